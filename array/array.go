@@ -1,0 +1,401 @@
+package array
+
+import (
+	"math"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+)
+
+// Array is an n-dimensional array, always used as *Array. It is immutable
+// once built: operations return new arrays. An array is either pending (a
+// node of the lazy graph: a primitive and its inputs) or evaluated (memory,
+// strides and an offset); Eval turns the first into the second and then
+// drops the node, so the inputs can be collected.
+type Array struct {
+	shape  []int
+	dtype  DType
+	size   int
+	stream Stream
+	tracer bool
+
+	node atomic.Pointer[node]
+	data atomic.Pointer[arrayData]
+}
+
+// arrayData is an evaluated array's memory. Views share storage.
+type arrayData struct {
+	storage  *Storage
+	strides  []int // in elements
+	offset   int   // in elements
+	rowMajor bool  // strides are row-major contiguous over shape
+}
+
+// node is one application of a primitive. Its fields never change after
+// construction, so graph walks read them without locks; mu only orders
+// evaluation.
+type node struct {
+	prim    Primitive
+	inputs  []*Array
+	outputs []*Array
+
+	mu   sync.Mutex
+	done bool
+	err  error
+}
+
+func checkShape(op string, shape []int) int {
+	n := 1
+	for _, d := range shape {
+		if d < 0 {
+			Panicf(op, "negative dimension in shape %v", shape)
+		}
+		if d != 0 && n > math.MaxInt/d {
+			Panicf(op, "shape %v has too many elements", shape)
+		}
+		n *= d
+	}
+	return n
+}
+
+func newArray(op string, shape []int, dt DType, s Stream) *Array {
+	if !dt.Valid() {
+		Panicf(op, "invalid dtype %v", dt)
+	}
+	return &Array{shape: append([]int(nil), shape...), dtype: dt, size: checkShape(op, shape), stream: s}
+}
+
+// New returns a pending array: output 0 of prim applied to inputs, to run
+// on stream s. Operations build the graph with it.
+func New(s Stream, shape []int, dt DType, prim Primitive, inputs ...*Array) *Array {
+	a := newArray("array.New", shape, dt, s)
+	n := &node{prim: prim, inputs: inputs, outputs: []*Array{a}}
+	for _, in := range inputs {
+		if in.tracer {
+			a.tracer = true
+		}
+	}
+	a.node.Store(n)
+	return a
+}
+
+// NewMulti returns the outputs of a primitive with several outputs
+// (siblings), to run on stream s. They are evaluated together.
+func NewMulti(s Stream, shapes [][]int, dts []DType, prim Primitive, inputs ...*Array) []*Array {
+	if len(shapes) != len(dts) || len(shapes) == 0 {
+		Panicf("array.NewMulti", "%d shapes and %d dtypes", len(shapes), len(dts))
+	}
+	tracer := false
+	for _, in := range inputs {
+		tracer = tracer || in.tracer
+	}
+	n := &node{prim: prim, inputs: inputs, outputs: make([]*Array, len(shapes))}
+	for i := range shapes {
+		a := newArray("array.NewMulti", shapes[i], dts[i], s)
+		a.tracer = tracer
+		a.node.Store(n)
+		n.outputs[i] = a
+	}
+	return n.outputs
+}
+
+// NewPlaceholder returns an array with a shape and dtype but neither value
+// nor node. Transforms and compile trace functions on placeholders; they
+// are tracers, and evaluating one is an error.
+func NewPlaceholder(s Stream, shape []int, dt DType) *Array {
+	a := newArray("array.NewPlaceholder", shape, dt, s)
+	a.tracer = true
+	return a
+}
+
+// NewTracer returns a pending array that is marked as a tracer: arrays
+// computed from it keep their graph when evaluated, so a transform can
+// still walk it. prim is usually an identity.
+func NewTracer(s Stream, shape []int, dt DType, prim Primitive, inputs ...*Array) *Array {
+	a := New(s, shape, dt, prim, inputs...)
+	a.tracer = true
+	return a
+}
+
+// FromStorage returns an evaluated array over existing storage.
+func FromStorage(s Stream, shape []int, dt DType, st *Storage, strides []int, offset int) *Array {
+	a := newArray("array.FromStorage", shape, dt, s)
+	a.setData(st, strides, offset)
+	return a
+}
+
+// FromSlice returns an array holding a copy of data, with the given shape
+// (no shape: 1-D). The product of the shape must be len(data).
+func FromSlice[T Elem](data []T, shape ...int) *Array {
+	if shape == nil {
+		shape = []int{len(data)}
+	}
+	dt := DTypeOf[T]()
+	n := checkShape("array.FromSlice", shape)
+	if n != len(data) {
+		Panicf("array.FromSlice", "%d elements do not fill shape %v (%d elements)", len(data), shape, n)
+	}
+	st := AllocCPU(n * dt.Size())
+	if n > 0 {
+		copy(st.bytes, unsafe.Slice((*byte)(unsafe.Pointer(&data[0])), n*dt.Size()))
+	}
+	return FromStorage(CurrentStream(), shape, dt, st, RowMajorStrides(shape), 0)
+}
+
+// Scalar returns a 0-d array holding v.
+func Scalar[T Elem](v T) *Array {
+	return FromSlice([]T{v}, []int{}...)
+}
+
+// RowMajorStrides returns the element strides of a row-major (C order)
+// array of the given shape.
+func RowMajorStrides(shape []int) []int {
+	st := make([]int, len(shape))
+	s := 1
+	for i := len(shape) - 1; i >= 0; i-- {
+		st[i] = s
+		s *= max(shape[i], 1)
+	}
+	return st
+}
+
+func isRowMajor(shape, strides []int) bool {
+	s := 1
+	for i := len(shape) - 1; i >= 0; i-- {
+		if shape[i] == 0 {
+			return true
+		}
+		if shape[i] != 1 && strides[i] != s {
+			return false
+		}
+		s *= shape[i]
+	}
+	return true
+}
+
+func (a *Array) setData(st *Storage, strides []int, offset int) {
+	if len(strides) != len(a.shape) {
+		Panicf("array.SetData", "%d strides for shape %v", len(strides), a.shape)
+	}
+	a.data.Store(&arrayData{storage: st, strides: append([]int(nil), strides...), offset: offset, rowMajor: isRowMajor(a.shape, strides)})
+}
+
+// SetData gives a pending array its memory. Only the array's own
+// primitive calls it, from Eval.
+func (a *Array) SetData(st *Storage, strides []int, offset int) { a.setData(st, strides, offset) }
+
+// Shape returns a copy of the array's shape.
+func (a *Array) Shape() []int { return append([]int(nil), a.shape...) }
+
+// Dim returns the size of axis i (negative counts from the end).
+func (a *Array) Dim(i int) int {
+	if i < 0 {
+		i += len(a.shape)
+	}
+	if i < 0 || i >= len(a.shape) {
+		Panicf("array.Dim", "axis %d out of range for shape %v", i, a.shape)
+	}
+	return a.shape[i]
+}
+
+// DType returns the element type.
+func (a *Array) DType() DType { return a.dtype }
+
+// Ndim returns the number of dimensions.
+func (a *Array) Ndim() int { return len(a.shape) }
+
+// Size returns the number of elements.
+func (a *Array) Size() int { return a.size }
+
+// NBytes returns the size of the array's elements in bytes.
+func (a *Array) NBytes() int { return a.size * a.dtype.Size() }
+
+// Stream returns the stream the array is (or was) computed on.
+func (a *Array) Stream() Stream { return a.stream }
+
+// Tracer reports whether the array is part of a function being
+// transformed or traced.
+func (a *Array) Tracer() bool { return a.tracer }
+
+// Evaluated reports whether the array has its value.
+func (a *Array) Evaluated() bool { return a.data.Load() != nil }
+
+// Primitive returns the primitive of a pending array (nil once evaluated,
+// unless the array is a tracer).
+func (a *Array) Primitive() Primitive {
+	if n := a.node.Load(); n != nil {
+		return n.prim
+	}
+	return nil
+}
+
+// Inputs returns the inputs of a pending array's node.
+func (a *Array) Inputs() []*Array {
+	if n := a.node.Load(); n != nil {
+		return n.inputs
+	}
+	return nil
+}
+
+// Siblings returns all outputs of the node (including a itself), in order;
+// nil for an array without a node.
+func (a *Array) Siblings() []*Array {
+	if n := a.node.Load(); n != nil {
+		return n.outputs
+	}
+	return nil
+}
+
+// SiblingIndex returns a's position among its node's outputs.
+func (a *Array) SiblingIndex() int {
+	if n := a.node.Load(); n != nil {
+		for i, o := range n.outputs {
+			if o == a {
+				return i
+			}
+		}
+	}
+	return 0
+}
+
+// NodeID returns an identifier shared by the outputs of one node and
+// distinct from every other live node's; 0 for an array without a node.
+func (a *Array) NodeID() uintptr {
+	return uintptr(unsafe.Pointer(a.node.Load()))
+}
+
+// Storage returns an evaluated array's memory (nil if pending).
+func (a *Array) Storage() *Storage {
+	if d := a.data.Load(); d != nil {
+		return d.storage
+	}
+	return nil
+}
+
+// Strides returns an evaluated array's element strides.
+func (a *Array) Strides() []int {
+	if d := a.data.Load(); d != nil {
+		return d.strides
+	}
+	return nil
+}
+
+// Offset returns an evaluated array's offset into its storage, in
+// elements.
+func (a *Array) Offset() int {
+	if d := a.data.Load(); d != nil {
+		return d.offset
+	}
+	return 0
+}
+
+// RowMajor reports whether an evaluated array's elements are contiguous in
+// row-major order.
+func (a *Array) RowMajor() bool {
+	if d := a.data.Load(); d != nil {
+		return d.rowMajor
+	}
+	return false
+}
+
+// ToSlice evaluates a and returns its elements in row-major order. T must
+// be a's dtype's Go type.
+func ToSlice[T Elem](a *Array) ([]T, error) {
+	if want := DTypeOf[T](); want != a.dtype {
+		return nil, Errorf("array.ToSlice", "array has dtype %v, not %v", a.dtype, want)
+	}
+	if err := a.Eval(); err != nil {
+		return nil, err
+	}
+	out := make([]T, a.size)
+	if a.size == 0 {
+		return out, nil
+	}
+	d := a.data.Load()
+	src := unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(d.storage.bytes))), len(d.storage.bytes)/a.dtype.Size())
+	if d.rowMajor {
+		copy(out, src[d.offset:d.offset+a.size])
+		return out, nil
+	}
+	i := 0
+	ForEachOffset(a.shape, d.strides, d.offset, func(off int) {
+		out[i] = src[off]
+		i++
+	})
+	return out, nil
+}
+
+// ForEachOffset calls f with the storage offset of each element of a
+// strided array, in row-major order.
+func ForEachOffset(shape, strides []int, offset int, f func(off int)) {
+	n := checkShape("array.ForEachOffset", shape)
+	if n == 0 {
+		return
+	}
+	nd := len(shape)
+	if nd == 0 {
+		f(offset)
+		return
+	}
+	idx := make([]int, nd)
+	off := offset
+	last := nd - 1
+	for {
+		for j := 0; j < shape[last]; j++ {
+			f(off + j*strides[last])
+		}
+		k := last - 1
+		for ; k >= 0; k-- {
+			idx[k]++
+			off += strides[k]
+			if idx[k] < shape[k] {
+				break
+			}
+			off -= idx[k] * strides[k]
+			idx[k] = 0
+		}
+		if k < 0 {
+			return
+		}
+	}
+}
+
+// Item evaluates a one-element array and returns its value as a float64
+// (a complex value's real part; true is 1). It panics with *Error if the
+// array has more than one element or cannot be evaluated.
+func (a *Array) Item() float64 {
+	if a.size != 1 {
+		Panicf("array.Item", "array of shape %v has %d elements, not 1", a.shape, a.size)
+	}
+	if err := a.Eval(); err != nil {
+		if e, ok := err.(*Error); ok {
+			panic(e)
+		}
+		panic(Errorf("array.Item", "%v", err))
+	}
+	d := a.data.Load()
+	p := unsafe.Pointer(&d.storage.bytes[d.offset*a.dtype.Size()])
+	switch a.dtype {
+	case Bool:
+		if *(*bool)(p) {
+			return 1
+		}
+		return 0
+	case Uint8:
+		return float64(*(*uint8)(p))
+	case Int32:
+		return float64(*(*int32)(p))
+	case Int64:
+		return float64(*(*int64)(p))
+	case Float16:
+		return float64((*(*F16)(p)).Float32())
+	case BFloat16:
+		return float64((*(*BF16)(p)).Float32())
+	case Float32:
+		return float64(*(*float32)(p))
+	case Float64:
+		return *(*float64)(p)
+	default:
+		return float64(real(*(*complex64)(p)))
+	}
+}

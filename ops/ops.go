@@ -1,0 +1,217 @@
+package ops
+
+import (
+	"math"
+	"slices"
+
+	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/backend/cpu"
+)
+
+// Every primitive's Eval goes through dispatch, which picks the kernel for
+// the stream's device. A primitive has a CPU kernel (evalCPU) and, once
+// the Metal backend has one, a GPU kernel (evalGPU).
+type cpuKernel interface {
+	evalCPU(in, out []*array.Array) error
+}
+
+type gpuKernel interface {
+	evalGPU(s array.Stream, in, out []*array.Array) error
+}
+
+func dispatch(p array.Primitive, s array.Stream, in, out []*array.Array) error {
+	if s.Device.Type == array.DeviceCPU {
+		return p.(cpuKernel).evalCPU(in, out)
+	}
+	if g, ok := p.(gpuKernel); ok {
+		return g.evalGPU(s, in, out)
+	}
+	return array.Errorf("ops."+p.Name(), "no kernel for %v", s.Device)
+}
+
+// stream is where new nodes are recorded.
+func stream() array.Stream { return array.CurrentStream() }
+
+// node builds a pending array of prim over inputs on the current stream.
+func node(shape []int, dt array.DType, prim array.Primitive, inputs ...*array.Array) *array.Array {
+	return array.New(stream(), shape, dt, prim, inputs...)
+}
+
+// bufOf returns an evaluated array's view for the CPU kernels.
+func bufOf(a *array.Array) cpu.Buf {
+	return cpu.Buf{Data: a.Storage().Bytes(), DType: a.DType(), Shape: a.Shape(), Strides: a.Strides(), Offset: a.Offset()}
+}
+
+// bcastBufOf returns a's view broadcast to shape (numpy's rule: align
+// trailing axes; size-1 and missing axes repeat with stride 0).
+func bcastBufOf(a *array.Array, shape []int) cpu.Buf {
+	b := bufOf(a)
+	st := make([]int, len(shape))
+	off := len(shape) - len(b.Shape)
+	for i := range b.Shape {
+		if b.Shape[i] != 1 {
+			st[i+off] = b.Strides[i]
+		}
+	}
+	b.Shape = slices.Clone(shape)
+	b.Strides = st
+	return b
+}
+
+// alloc gives out fresh row-major CPU memory and returns its view.
+func alloc(out *array.Array) cpu.Buf {
+	st := array.AllocCPU(out.NBytes())
+	strides := array.RowMajorStrides(out.Shape())
+	out.SetData(st, strides, 0)
+	return cpu.Buf{Data: st.Bytes(), DType: out.DType(), Shape: out.Shape(), Strides: strides}
+}
+
+// normAxis turns a possibly negative axis into one in [0, ndim).
+func normAxis(op string, axis, ndim int) int {
+	a := axis
+	if a < 0 {
+		a += ndim
+	}
+	if a < 0 || a >= ndim {
+		array.Panicf(op, "axis %d out of range for %d dimensions", axis, ndim)
+	}
+	return a
+}
+
+// normAxes normalises axes (none means all), rejecting repeats.
+func normAxes(op string, axes []int, ndim int) []int {
+	if len(axes) == 0 {
+		out := make([]int, ndim)
+		for i := range out {
+			out[i] = i
+		}
+		return out
+	}
+	out := make([]int, len(axes))
+	seen := make([]bool, ndim)
+	for i, ax := range axes {
+		a := normAxis(op, ax, ndim)
+		if seen[a] {
+			array.Panicf(op, "axis %d repeated in %v", ax, axes)
+		}
+		seen[a] = true
+		out[i] = a
+	}
+	slices.Sort(out)
+	return out
+}
+
+// BroadcastShapes returns the shape that arrays of the given shapes
+// broadcast to (numpy's rule), or panics with *array.Error naming op.
+func BroadcastShapes(op string, shapes ...[]int) []int {
+	nd := 0
+	for _, s := range shapes {
+		nd = max(nd, len(s))
+	}
+	out := make([]int, nd)
+	for i := range out {
+		out[i] = 1
+	}
+	for _, s := range shapes {
+		off := nd - len(s)
+		for i, d := range s {
+			switch {
+			case out[off+i] == d || d == 1:
+			case out[off+i] == 1:
+				out[off+i] = d
+			default:
+				array.Panicf(op, "shapes %v do not broadcast", shapesText(shapes))
+			}
+		}
+	}
+	return out
+}
+
+type shapesText [][]int
+
+func (s shapesText) String() string {
+	t := ""
+	for i, sh := range s {
+		switch {
+		case i == 0:
+		case i == len(s)-1:
+			t += " and "
+		default:
+			t += ", "
+		}
+		t += fmtShape(sh)
+	}
+	return t
+}
+
+func fmtShape(s []int) string {
+	t := "["
+	for i, d := range s {
+		if i > 0 {
+			t += " "
+		}
+		t += itoa(d)
+	}
+	return t + "]"
+}
+
+func itoa(d int) string {
+	if d < 0 {
+		return "-" + itoa(-d)
+	}
+	if d < 10 {
+		return string(rune('0' + d))
+	}
+	return itoa(d/10) + string(rune('0'+d%10))
+}
+
+// floatDType is the dtype a float-valued function of an array of dtype dt
+// computes in: integers and bools become float32 (as in MLX).
+func floatDType(dt array.DType) array.DType {
+	if dt.IsInexact() {
+		return dt
+	}
+	return array.Float32
+}
+
+// scalarDType is the dtype of a weakly typed Go scalar v combined with an
+// array of dtype dt: the array's, unless v has a fraction and dt is an
+// integer or bool type, which gives float32 (as MLX does).
+func scalarDType(dt array.DType, v float64) array.DType {
+	if dt.IsInexact() {
+		return dt
+	}
+	if v != math.Trunc(v) || math.IsInf(v, 0) || math.IsNaN(v) {
+		return array.Float32
+	}
+	if dt == array.Bool {
+		return array.Int32
+	}
+	return dt
+}
+
+// scalarOf returns a 0-d array of dtype dt holding v.
+func scalarOf(v float64, dt array.DType) *array.Array {
+	switch dt {
+	case array.Bool:
+		return array.Scalar(v != 0)
+	case array.Uint8:
+		return array.Scalar(uint8(v))
+	case array.Int32:
+		return array.Scalar(int32(v))
+	case array.Int64:
+		return array.Scalar(int64(v))
+	case array.Float16:
+		return array.Scalar(array.NewF16(float32(v)))
+	case array.BFloat16:
+		return array.Scalar(array.NewBF16(float32(v)))
+	case array.Float32:
+		return array.Scalar(float32(v))
+	case array.Float64:
+		return array.Scalar(v)
+	default:
+		return array.Scalar(complex(float32(v), 0))
+	}
+}
+
+func equalInts(a, b []int) bool { return slices.Equal(a, b) }
