@@ -1,0 +1,165 @@
+package bench
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
+
+	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/ops"
+)
+
+// sizes are the element counts of the memory-bound workloads: 1M fits in
+// the last-level cache of some machines, 16M (64 MiB of float32) does not.
+var sizes = []struct {
+	name       string
+	rows, cols int
+}{{"1M", 1024, 1024}, {"16M", 4096, 4096}}
+
+func randF32(n int, seed uint64) []float32 {
+	r := rand.New(rand.NewPCG(seed, 1))
+	out := make([]float32, n)
+	for i := range out {
+		out[i] = r.Float32()*2 - 1
+	}
+	return out
+}
+
+func randF64(n int, seed uint64) []float64 {
+	r := rand.New(rand.NewPCG(seed, 2))
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = r.Float64()*2 - 1
+	}
+	return out
+}
+
+func mustEval(b *testing.B, a *array.Array) {
+	if err := a.Eval(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+func BenchmarkAdd(b *testing.B) {
+	for _, s := range sizes {
+		n := s.rows * s.cols
+		x := array.FromSlice(randF32(n, 1), s.rows, s.cols)
+		y := array.FromSlice(randF32(n, 2), s.rows, s.cols)
+		row := array.FromSlice(randF32(s.cols, 3), s.cols)
+		b.Run("contiguous/"+s.name, func(b *testing.B) {
+			b.SetBytes(int64(3 * 4 * n))
+			for b.Loop() {
+				mustEval(b, ops.Add(x, y))
+			}
+		})
+		b.Run("row/"+s.name, func(b *testing.B) {
+			b.SetBytes(int64(2 * 4 * n))
+			for b.Loop() {
+				mustEval(b, ops.Add(x, row))
+			}
+		})
+	}
+}
+
+func BenchmarkExp(b *testing.B) {
+	for _, s := range sizes {
+		n := s.rows * s.cols
+		x := array.FromSlice(randF32(n, 1), n)
+		b.Run(s.name, func(b *testing.B) {
+			b.SetBytes(int64(2 * 4 * n))
+			for b.Loop() {
+				mustEval(b, ops.Exp(x))
+			}
+		})
+	}
+}
+
+func BenchmarkSum(b *testing.B) {
+	for _, s := range sizes {
+		n := s.rows * s.cols
+		x := array.FromSlice(randF32(n, 1), s.rows, s.cols)
+		for _, c := range []struct {
+			name string
+			axes []int
+		}{{"all", nil}, {"rows", []int{1}}, {"cols", []int{0}}} {
+			b.Run(c.name+"/"+s.name, func(b *testing.B) {
+				b.SetBytes(int64(4 * n))
+				for b.Loop() {
+					mustEval(b, ops.Sum(x, c.axes...))
+				}
+			})
+		}
+	}
+}
+
+func flops(b *testing.B, n int) {
+	b.ReportMetric(2*float64(n)*float64(n)*float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}
+
+func BenchmarkMatMul(b *testing.B) {
+	for _, n := range []int{256, 512, 1024} {
+		x := array.FromSlice(randF32(n*n, 1), n, n)
+		y := array.FromSlice(randF32(n*n, 2), n, n)
+		b.Run(fmt.Sprintf("float32/%d", n), func(b *testing.B) {
+			for b.Loop() {
+				mustEval(b, ops.MatMul(x, y))
+			}
+			flops(b, n)
+		})
+		xd := array.FromSlice(randF64(n*n, 1), n, n)
+		yd := array.FromSlice(randF64(n*n, 2), n, n)
+		b.Run(fmt.Sprintf("float64/%d", n), func(b *testing.B) {
+			for b.Loop() {
+				mustEval(b, ops.MatMul(xd, yd))
+			}
+			flops(b, n)
+		})
+	}
+}
+
+// BenchmarkGonumSgemm is the yardstick for MatMul float32: gonum's
+// blas32.Gemm called directly on the same sizes.
+func BenchmarkGonumSgemm(b *testing.B) {
+	for _, n := range []int{256, 512, 1024} {
+		g := func(seed uint64) blas32.General {
+			return blas32.General{Rows: n, Cols: n, Stride: n, Data: randF32(n*n, seed)}
+		}
+		x, y, z := g(1), g(2), g(3)
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			for b.Loop() {
+				blas32.Gemm(blas.NoTrans, blas.NoTrans, 1, x, y, 0, z)
+			}
+			flops(b, n)
+		})
+	}
+}
+
+func BenchmarkSoftmax(b *testing.B) {
+	const n = 4096
+	x := array.FromSlice(randF32(n*n, 1), n, n)
+	b.Run("rows/4096x4096", func(b *testing.B) {
+		b.SetBytes(2 * 4 * n * n)
+		for b.Loop() {
+			mustEval(b, ops.Softmax(x, -1))
+		}
+	})
+}
+
+// BenchmarkGraphOverhead measures what fathom adds to each operation:
+// building and evaluating a chain of 100 small ops, where the arithmetic
+// itself is negligible. It reports the cost per op.
+func BenchmarkGraphOverhead(b *testing.B) {
+	const chain = 100
+	x := array.FromSlice(randF32(16, 1), 16)
+	for b.Loop() {
+		y := x
+		for i := 0; i < chain; i++ {
+			y = ops.AddScalar(y, 1)
+		}
+		mustEval(b, y)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*chain), "ns/node")
+}
