@@ -399,3 +399,23 @@ func (a *Array) Item() float64 {
 		return float64(real(*(*complex64)(p)))
 	}
 }
+
+// Node is a snapshot of a pending array's node: its primitive, its inputs,
+// and all its outputs (siblings) in order. ID is shared by the outputs of
+// one node and distinct from every other live node's.
+type Node struct {
+	ID        uintptr
+	Primitive Primitive
+	Inputs    []*Array
+	Outputs   []*Array
+}
+
+// Node returns a's node, read once (so it is consistent even if another
+// goroutine evaluates and detaches it meanwhile), and false if a has none.
+func (a *Array) Node() (Node, bool) {
+	n := a.node.Load()
+	if n == nil {
+		return Node{}, false
+	}
+	return Node{ID: uintptr(unsafe.Pointer(n)), Primitive: n.prim, Inputs: n.inputs, Outputs: n.outputs}, true
+}

@@ -1,6 +1,9 @@
 package array
 
-import "fmt"
+import (
+	"fmt"
+	"sync/atomic"
+)
 
 // Eval computes the given arrays and everything they depend on that is
 // still pending. It walks the graph without recursion, runs each node once
@@ -141,13 +144,27 @@ func (n *node) eval() error {
 			return n.err
 		}
 	}
+	keep := activeTraces.Load() > 0
 	for _, o := range n.outputs {
-		if !o.tracer {
+		if !o.tracer || !keep {
 			o.node.Store(nil)
 		}
 	}
 	return nil
 }
+
+// activeTraces counts transforms and traces in progress, on any goroutine.
+// While one is, evaluating a tracer keeps its node, so the transform can
+// still walk the graph through it (MLX's is_tracer). Other goroutines'
+// tracers may so keep their graphs a little longer; nothing is ever wrong.
+var activeTraces atomic.Int64
+
+// BeginTrace marks the start of a transform or trace; EndTrace its end.
+// Package graph and compile bracket every function they trace with them.
+func BeginTrace() { activeTraces.Add(1) }
+
+// EndTrace marks the end of a transform or trace started with BeginTrace.
+func EndTrace() { activeTraces.Add(-1) }
 
 func runPrimitive(n *node, s Stream) (err error) {
 	if s.Device.Type != DeviceCPU {
