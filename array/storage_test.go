@@ -1,0 +1,178 @@
+package array
+
+import (
+	"errors"
+	"math/bits"
+	"runtime"
+	"testing"
+	"time"
+	"unsafe"
+)
+
+func TestSizeClassBounds(t *testing.T) {
+	check := func(n int) {
+		c := sizeClass(n)
+		switch {
+		case c < n:
+			t.Fatalf("sizeClass(%d) = %d, smaller than the request", n, c)
+		case n <= minPooled && c != n:
+			t.Fatalf("sizeClass(%d) = %d; unpooled sizes are not rounded", n, c)
+		case n > minPooled && 4*(c-n) > n:
+			t.Fatalf("sizeClass(%d) = %d wastes more than 25%%", n, c)
+		case n > minPooled && c%8 != 0:
+			t.Fatalf("sizeClass(%d) = %d is not a whole number of words", n, c)
+		case sizeClass(c) != c:
+			t.Fatalf("sizeClass(sizeClass(%d)) = %d, not %d", n, sizeClass(c), c)
+		}
+	}
+	prev := 0
+	for n := range 1 << 17 {
+		check(n)
+		if c := sizeClass(n); c < prev {
+			t.Fatalf("sizeClass(%d) = %d < sizeClass(%d) = %d", n, c, n-1, prev)
+		}
+		prev = sizeClass(n)
+	}
+	for p := 17; p < min(45, bits.UintSize-2); p++ {
+		for _, d := range []int{-1, 0, 1, 3, 1 << (p - 3), 1<<(p-3) + 1, 1 << (p - 1)} {
+			check(1<<p + d)
+		}
+	}
+	// four classes per doubling above the pooling threshold
+	classes := map[int]bool{}
+	for n := 1<<20 + 1; n <= 1<<21; n += 1 << 10 {
+		classes[sizeClass(n)] = true
+	}
+	if len(classes) != 4 {
+		t.Errorf("%d classes between 1 MiB and 2 MiB, want 4", len(classes))
+	}
+}
+
+func TestAllocCPU(t *testing.T) {
+	for _, n := range []int{0, 1, 7, minPooled, minPooled + 1, 1<<20 + 3} {
+		s := AllocCPU(n)
+		if len(s.Bytes()) != n || s.Bytes() == nil || s.Device() != CPU || s.Handle != nil {
+			t.Errorf("AllocCPU(%d): %d bytes (nil %v), device %v, handle %v", n, len(s.Bytes()), s.Bytes() == nil, s.Device(), s.Handle)
+		}
+		if n > 0 && uintptr(unsafe.Pointer(&s.Bytes()[0]))%8 != 0 {
+			t.Errorf("AllocCPU(%d) is not 8-byte aligned", n)
+		}
+	}
+	err := Try(func() { AllocCPU(-1) })
+	var e *Error
+	if !errors.As(err, &e) || e.Op != "array.AllocCPU" {
+		t.Errorf("AllocCPU(-1): %v", err)
+	}
+	st := NewStorage([]byte{1, 2}, GPU, "handle")
+	if len(st.Bytes()) != 2 || st.Device() != GPU || st.Handle != "handle" {
+		t.Errorf("NewStorage: %v %v %v", st.Bytes(), st.Device(), st.Handle)
+	}
+}
+
+// dropped allocates n bytes, marks them, lets the storage die and
+// returns the buffer's address.
+//
+//go:noinline
+func dropped(n int) uintptr {
+	s := AllocCPU(n)
+	s.Bytes()[0] = 42
+	return uintptr(unsafe.Pointer(&s.Bytes()[0]))
+}
+
+// awaitPooled collects until a buffer of the class is in the pool.
+func awaitPooled(t *testing.T, class int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		pool.mu.Lock()
+		k := len(pool.free[class])
+		pool.mu.Unlock()
+		if k > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no freed buffer of class %d came back to the pool", class)
+		}
+		runtime.GC()
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestPoolReusesFreedBuffer(t *testing.T) {
+	if pool.limit == 0 {
+		t.Skipf("pooling is off (%s=0)", EnvCPUCacheLimit)
+	}
+	// a size no other test allocates, and one in the same class
+	const n, m = 3<<20 + 12345, 7 << 19
+	class := sizeClass(n)
+	if sizeClass(m) != class {
+		t.Fatalf("%d and %d are in classes %d and %d", n, m, class, sizeClass(m))
+	}
+	addr := dropped(n)
+	awaitPooled(t, class)
+	before := CPUPoolStats()
+	if before.Cached < int64(class) {
+		t.Errorf("pool caches %d bytes, less than the freed buffer's %d", before.Cached, class)
+	}
+	s := AllocCPU(m)
+	after := CPUPoolStats()
+	if after.Hits <= before.Hits {
+		t.Errorf("hits %d -> %d: the freed buffer was not reused", before.Hits, after.Hits)
+	}
+	if got := uintptr(unsafe.Pointer(&s.Bytes()[0])); got != addr {
+		t.Errorf("reused buffer at %#x, freed one at %#x", got, addr)
+	}
+	if len(s.Bytes()) != m {
+		t.Errorf("%d bytes, want %d", len(s.Bytes()), m)
+	}
+	if after.Cached > before.Cached-int64(class) {
+		t.Errorf("cached bytes %d -> %d after taking a %d-byte buffer", before.Cached, after.Cached, class)
+	}
+	runtime.KeepAlive(s)
+
+	ClearCPUPool()
+	if st := CPUPoolStats(); st.Cached != 0 {
+		t.Errorf("after ClearCPUPool, %d bytes cached", st.Cached)
+	}
+}
+
+func TestPoolLimit(t *testing.T) {
+	p := &cpuPool{free: map[int][][]uint64{}, limit: 10 << 10}
+	buf := func() []uint64 { return make([]uint64, 512) } // 4 KiB
+	p.put(buf())
+	p.put(buf())
+	p.put(buf()) // 12 KiB would pass the 10 KiB limit
+	if p.cached != 8<<10 || p.dropped != 1 || len(p.free[4<<10]) != 2 {
+		t.Errorf("cached %d, dropped %d, %d free; want 8192, 1, 2", p.cached, p.dropped, len(p.free[4<<10]))
+	}
+	if b := p.get(4 << 10); len(b) != 512 || p.cached != 4<<10 {
+		t.Errorf("get: %d words, %d bytes left cached", len(b), p.cached)
+	}
+	if b := p.get(8 << 10); b != nil {
+		t.Error("get of a class with no free buffer returned one")
+	}
+	off := &cpuPool{free: map[int][][]uint64{}, limit: 0}
+	off.put(buf())
+	if off.cached != 0 || off.dropped != 1 {
+		t.Errorf("a pool with limit 0 cached %d bytes", off.cached)
+	}
+}
+
+func TestPoolLimitFromEnv(t *testing.T) {
+	for _, c := range []struct {
+		env  string
+		want int64
+	}{
+		{"12345", 12345},
+		{"0", 0},
+		{"", 1 << 30},
+		{"lots", 1 << 30},
+		{"-5", 1 << 30},
+		{"99999999999999999999", 1 << 30},
+	} {
+		t.Setenv(EnvCPUCacheLimit, c.env)
+		if got := newCPUPool().limit; got != c.want {
+			t.Errorf("%s=%q: limit %d, want %d", EnvCPUCacheLimit, c.env, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,310 @@
+package cpu
+
+import (
+	"sync/atomic"
+
+	"github.com/fathom-go/fathom/array"
+)
+
+// Gathers and scatters move elements without looking at them, so they
+// are written once per element size (word) and per index dtype rather
+// than per dtype: complex64 moves as a uint64, bool as a uint8.
+type word interface {
+	uint8 | uint16 | uint32 | uint64
+}
+
+// indexElem is the Go type of every dtype that can index.
+type indexElem interface {
+	uint8 | int32 | int64
+}
+
+// firstError keeps the first error of a parallel loop; the other
+// goroutines see it and stop early.
+type firstError struct{ p atomic.Pointer[array.Error] }
+
+func (f *firstError) set(e *array.Error) { f.p.CompareAndSwap(nil, e) }
+func (f *firstError) failed() bool       { return f.p.Load() != nil }
+func (f *firstError) err() error {
+	if e := f.p.Load(); e != nil {
+		return e
+	}
+	return nil
+}
+
+// wrapIndex turns a numpy-style index (negative counts from the end) into
+// a position in [0, n).
+func wrapIndex[I indexElem](v I, n int) (int, bool) {
+	j := int(v)
+	if j < 0 {
+		j += n
+	}
+	return j, j >= 0 && j < n
+}
+
+func indexError(op string, v int64, axis, n int) *array.Error {
+	return array.Errorf(op, "index %d out of range for axis %d of size %d", v, axis, n)
+}
+
+// gatherPlan describes out[e] = src[srcOff(e) + wrap(idx[e])*step] over
+// out's shape: idx and src are views of out's shape (with zero strides
+// where they do not vary), and step and n are the stride and size of the
+// source axis being indexed.
+type gatherPlan struct {
+	op       string
+	out, idx Buf
+	src      Buf
+	step, n  int
+	axis     int
+}
+
+func (g *gatherPlan) run() error {
+	switch g.out.DType.Size() {
+	case 1:
+		return gatherWord[uint8](g)
+	case 2:
+		return gatherWord[uint16](g)
+	case 4:
+		return gatherWord[uint32](g)
+	default:
+		return gatherWord[uint64](g)
+	}
+}
+
+func gatherWord[T word](g *gatherPlan) error {
+	switch g.idx.DType {
+	case array.Uint8:
+		return gatherRuns[T, uint8](g)
+	case array.Int32:
+		return gatherRuns[T, int32](g)
+	default:
+		return gatherRuns[T, int64](g)
+	}
+}
+
+func gatherRuns[T word, I indexElem](g *gatherPlan) error {
+	o, ix, s := Elems[T](g.out), Elems[I](g.idx), Elems[T](g.src)
+	w := NewWalker(g.out.Shape, g.out.Strides, g.idx.Strides, g.src.Strides)
+	st := w.InnerStrides()
+	so, si, ss := st[0], st[1], st[2]
+	step, n := g.step, g.n
+	var fe firstError
+	bad := func(v I) { fe.set(indexError(g.op, int64(v), g.axis, n)) }
+	ParallelFor(w.Size(), Grain, func(lo, hi int) {
+		if fe.failed() {
+			return
+		}
+		w.Runs(lo, hi, []int{g.out.Offset, g.idx.Offset, g.src.Offset}, func(offs []int, m int) {
+			a, b, c := offs[0], offs[1], offs[2]
+			if si == 0 {
+				// One index for the whole run (Take of rows, say): a
+				// plain strided copy.
+				j, ok := wrapIndex(ix[b], n)
+				if !ok {
+					bad(ix[b])
+					return
+				}
+				c += j * step
+				if so == 1 && ss == 1 {
+					copy(o[a:a+m], s[c:c+m])
+					return
+				}
+				for i := 0; i < m; i++ {
+					o[a+i*so] = s[c+i*ss]
+				}
+				return
+			}
+			for i := 0; i < m; i++ {
+				v := ix[b+i*si]
+				j, ok := wrapIndex(v, n)
+				if !ok {
+					bad(v)
+					return
+				}
+				o[a+i*so] = s[c+i*ss+j*step]
+			}
+		})
+	})
+	return fe.err()
+}
+
+func checkIndexDType(op string, idx Buf) error {
+	if !idx.DType.IsInteger() {
+		return array.Errorf(op, "indices have dtype %v, not an integer dtype", idx.DType)
+	}
+	return nil
+}
+
+// Take gathers a's elements at positions idx along axis (numpy's take):
+// out has shape a.Shape[:axis] + idx.Shape + a.Shape[axis+1:] and a's
+// dtype. idx may have any integer dtype; negative indices count from the
+// end. An index out of range is an *array.Error naming it and the axis
+// size.
+func Take(out, a, idx Buf, axis int) error {
+	const op = "cpu.Take"
+	if err := checkIndexDType(op, idx); err != nil {
+		return err
+	}
+	if axis < 0 || axis >= len(a.Shape) {
+		return array.Errorf(op, "axis %d out of range for shape %v", axis, a.Shape)
+	}
+	ni := len(idx.Shape)
+	want := append(append(append([]int{}, a.Shape[:axis]...), idx.Shape...), a.Shape[axis+1:]...)
+	if !equalShape(out.Shape, want) || out.DType != a.DType {
+		return array.Errorf(op, "out %v %v does not match a %v %v with indices %v along axis %d", out.Shape, out.DType, a.Shape, a.DType, idx.Shape, axis)
+	}
+	nd := len(want)
+	is := make([]int, nd)
+	ss := make([]int, nd)
+	copy(is[axis:], idx.Strides)
+	copy(ss, a.Strides[:axis])
+	copy(ss[axis+ni:], a.Strides[axis+1:])
+	g := gatherPlan{
+		op:   op,
+		out:  out,
+		idx:  Buf{Data: idx.Data, DType: idx.DType, Shape: want, Strides: is, Offset: idx.Offset},
+		src:  Buf{Data: a.Data, DType: a.DType, Shape: want, Strides: ss, Offset: a.Offset},
+		step: a.Strides[axis], n: a.Shape[axis], axis: axis,
+	}
+	return g.run()
+}
+
+// alongAxisShapes checks the shapes shared by TakeAlongAxis and
+// PutAlongAxis: idx has shape, and a matches it on every axis but axis.
+func alongAxisShapes(op string, a, idx Buf, shape []int, axis int) error {
+	if err := checkIndexDType(op, idx); err != nil {
+		return err
+	}
+	if axis < 0 || axis >= len(a.Shape) || len(a.Shape) != len(shape) || !equalShape(idx.Shape, shape) {
+		return array.Errorf(op, "shapes %v (array) and %v (indices) do not fit axis %d", a.Shape, idx.Shape, axis)
+	}
+	for d := range shape {
+		if d != axis && a.Shape[d] != shape[d] {
+			return array.Errorf(op, "shapes %v (array) and %v (indices) differ outside axis %d", a.Shape, idx.Shape, axis)
+		}
+	}
+	return nil
+}
+
+// TakeAlongAxis sets out[..., i, ...] = a[..., idx[..., i, ...], ...]
+// along axis (numpy's take_along_axis). idx has out's shape (broadcast
+// already); a has out's shape on every other axis. Negative indices count
+// from the end; one out of range is an *array.Error.
+func TakeAlongAxis(out, a, idx Buf, axis int) error {
+	const op = "cpu.TakeAlongAxis"
+	if err := alongAxisShapes(op, a, idx, out.Shape, axis); err != nil {
+		return err
+	}
+	if out.DType != a.DType {
+		return array.Errorf(op, "out dtype %v differs from a's %v", out.DType, a.DType)
+	}
+	ss := append([]int(nil), a.Strides...)
+	ss[axis] = 0
+	g := gatherPlan{
+		op:   op,
+		out:  out,
+		idx:  idx,
+		src:  Buf{Data: a.Data, DType: a.DType, Shape: out.Shape, Strides: ss, Offset: a.Offset},
+		step: a.Strides[axis], n: a.Shape[axis], axis: axis,
+	}
+	return g.run()
+}
+
+// PutAlongAxis sets out to a with values scattered along axis at idx
+// (numpy's put_along_axis): out[..., idx[..., j, ...], ...] =
+// values[..., j, ...]. idx and values have one shape, equal to a's on every
+// axis but axis. When an index repeats, the later write (higher j) wins.
+// Negative indices count from the end; one out of range is an
+// *array.Error. out must not alias a or values.
+func PutAlongAxis(out, a, idx, values Buf, axis int) error {
+	const op = "cpu.PutAlongAxis"
+	if err := alongAxisShapes(op, a, idx, idx.Shape, axis); err != nil {
+		return err
+	}
+	if !equalShape(values.Shape, idx.Shape) || values.DType != a.DType || out.DType != a.DType || !equalShape(out.Shape, a.Shape) {
+		return array.Errorf(op, "out %v %v, a %v %v and values %v %v do not match indices %v",
+			out.Shape, out.DType, a.Shape, a.DType, values.Shape, values.DType, idx.Shape)
+	}
+	if err := Copy(out, a); err != nil {
+		return err
+	}
+	switch out.DType.Size() {
+	case 1:
+		return scatterWord[uint8](out, idx, values, axis)
+	case 2:
+		return scatterWord[uint16](out, idx, values, axis)
+	case 4:
+		return scatterWord[uint32](out, idx, values, axis)
+	default:
+		return scatterWord[uint64](out, idx, values, axis)
+	}
+}
+
+func scatterWord[T word](out, idx, values Buf, axis int) error {
+	switch idx.DType {
+	case array.Uint8:
+		return scatterLines[T, uint8](out, idx, values, axis)
+	case array.Int32:
+		return scatterLines[T, int32](out, idx, values, axis)
+	default:
+		return scatterLines[T, int64](out, idx, values, axis)
+	}
+}
+
+// scatterLines walks the lines along axis in parallel: distinct lines
+// write distinct parts of out, and inside a line the writes go in order,
+// so the later of two writes to one place wins.
+func scatterLines[T word, I indexElem](out, idx, values Buf, axis int) error {
+	o, ix, v := Elems[T](out), Elems[I](idx), Elems[T](values)
+	n, m := out.Shape[axis], idx.Shape[axis]
+	so, si, sv := out.Strides[axis], idx.Strides[axis], values.Strides[axis]
+	var fe firstError
+	forLines(idx.Shape, axis, m, []Buf{out, idx, values}, func() func(offs []int) {
+		return func(offs []int) {
+			if fe.failed() {
+				return
+			}
+			a, b, c := offs[0], offs[1], offs[2]
+			for j := 0; j < m; j++ {
+				x := ix[b+j*si]
+				t, ok := wrapIndex(x, n)
+				if !ok {
+					fe.set(indexError("cpu.PutAlongAxis", int64(x), axis, n))
+					return
+				}
+				o[a+t*so] = v[c+j*sv]
+			}
+		}
+	})
+	return fe.err()
+}
+
+// forLines visits the lines of shape along axis: every position of the
+// other axes. For each it calls the function made by perChunk with each
+// operand's offset of the line's first element. perChunk runs once per
+// parallel chunk, so it can hold scratch memory for its lines. lineWork
+// is the cost of one line in elements, to size the chunks.
+func forLines(shape []int, axis, lineWork int, bufs []Buf, perChunk func() func(offs []int)) {
+	rest := make([]int, 0, len(shape))
+	rest = append(append(rest, shape[:axis]...), shape[axis+1:]...)
+	strides := make([][]int, len(bufs))
+	base := make([]int, len(bufs))
+	for k, b := range bufs {
+		st := make([]int, 0, len(shape))
+		strides[k] = append(append(st, b.Strides[:axis]...), b.Strides[axis+1:]...)
+		base[k] = b.Offset
+	}
+	w := NewWalker(rest, strides...)
+	inner := w.InnerStrides()
+	ParallelFor(w.Size(), max(1, Grain/max(1, lineWork)), func(lo, hi int) {
+		line := perChunk()
+		offs := make([]int, len(bufs))
+		w.Runs(lo, hi, base, func(start []int, n int) {
+			for i := 0; i < n; i++ {
+				for k := range offs {
+					offs[k] = start[k] + i*inner[k]
+				}
+				line(offs)
+			}
+		})
+	})
+}

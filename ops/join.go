@@ -1,0 +1,148 @@
+package ops
+
+import (
+	"math"
+
+	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/backend/cpu"
+)
+
+// ConcatenatePrim joins its inputs along Axis, converting each to the
+// output's dtype.
+type ConcatenatePrim struct{ Axis int }
+
+func (p *ConcatenatePrim) Name() string { return "Concatenate" }
+func (p *ConcatenatePrim) Eval(s array.Stream, in, out []*array.Array) error {
+	return dispatch(p, s, in, out)
+}
+func (p *ConcatenatePrim) evalCPU(in, out []*array.Array) error {
+	o := alloc(out[0])
+	pos := 0
+	for _, x := range in {
+		if x.Size() > 0 {
+			sub := o
+			sub.Shape = x.Shape()
+			sub.Offset = pos * o.Strides[p.Axis]
+			if err := cpu.Copy(sub, bufOf(x)); err != nil {
+				return err
+			}
+		}
+		pos += x.Shape()[p.Axis]
+	}
+	return nil
+}
+func (p *ConcatenatePrim) Equivalent(o array.Primitive) bool {
+	q, ok := o.(*ConcatenatePrim)
+	return ok && q.Axis == p.Axis
+}
+
+// checkJoinInputs rejects an empty list or a nil array among xs.
+func checkJoinInputs(op string, xs []*array.Array) {
+	if len(xs) == 0 {
+		array.Panicf(op, "no arrays")
+	}
+	for i, x := range xs {
+		if x == nil {
+			array.Panicf(op, "array %d is nil", i)
+		}
+	}
+}
+
+// Concatenate joins arrays along an existing axis. They must have the
+// same number of dimensions (at least one) and equal sizes on every other
+// axis; the result has the promoted dtype of all of them.
+func Concatenate(xs []*array.Array, axis int) *array.Array {
+	const op = "ops.Concatenate"
+	checkJoinInputs(op, xs)
+	shape := xs[0].Shape()
+	nd := len(shape)
+	if nd == 0 {
+		array.Panicf(op, "0-d arrays cannot be concatenated")
+	}
+	ax := normAxis(op, axis, nd)
+	dt := xs[0].DType()
+	for _, x := range xs[1:] {
+		sh := x.Shape()
+		ok := len(sh) == nd
+		for i := 0; ok && i < nd; i++ {
+			ok = i == ax || sh[i] == shape[i]
+		}
+		if !ok {
+			array.Panicf(op, "shapes %v do not match except along axis %d", shapesText(joinShapes(xs)), axis)
+		}
+		if shape[ax] > math.MaxInt-sh[ax] {
+			array.Panicf(op, "shapes %v concatenate to too many elements", shapesText(joinShapes(xs)))
+		}
+		shape[ax] += sh[ax]
+		dt = array.Promote(dt, x.DType())
+	}
+	checkedElems(op, shape)
+	if len(xs) == 1 {
+		return xs[0]
+	}
+	return node(shape, dt, &ConcatenatePrim{Axis: ax}, xs...)
+}
+
+func joinShapes(xs []*array.Array) [][]int {
+	out := make([][]int, len(xs))
+	for i, x := range xs {
+		out[i] = x.Shape()
+	}
+	return out
+}
+
+// Stack joins arrays of one shape along a new axis, which indexes the
+// result (so it may be Ndim()).
+func Stack(xs []*array.Array, axis int) *array.Array {
+	const op = "ops.Stack"
+	checkJoinInputs(op, xs)
+	shape := xs[0].Shape()
+	for _, x := range xs[1:] {
+		if !equalInts(x.Shape(), shape) {
+			array.Panicf(op, "shapes %v differ", shapesText(joinShapes(xs)))
+		}
+	}
+	ax := normAxis(op, axis, len(shape)+1)
+	ex := make([]*array.Array, len(xs))
+	for i, x := range xs {
+		ex[i] = ExpandDims(x, ax)
+	}
+	return Concatenate(ex, ax)
+}
+
+// Split divides a along axis into n parts of equal size, which must
+// divide the axis. The parts are views.
+func Split(a *array.Array, n, axis int) []*array.Array {
+	const op = "ops.Split"
+	ax := normAxis(op, axis, a.Ndim())
+	d := a.Shape()[ax]
+	if n <= 0 {
+		array.Panicf(op, "cannot split into %d parts", n)
+	}
+	if d%n != 0 {
+		array.Panicf(op, "axis %d of shape %v (size %d) does not split into %d equal parts", axis, a.Shape(), d, n)
+	}
+	k := d / n
+	out := make([]*array.Array, n)
+	for i := range out {
+		out[i] = SliceAxis(a, ax, R(i*k, (i+1)*k))
+	}
+	return out
+}
+
+// SplitAt divides a along axis before each of indices, giving
+// len(indices)+1 views: a[:i0], a[i0:i1], ..., a[ik:]. Indices follow
+// slice bounds, as in numpy's split: negative ones count from the end,
+// they are clamped to the axis, and a part whose end comes before its
+// start is empty.
+func SplitAt(a *array.Array, indices []int, axis int) []*array.Array {
+	ax := normAxis("ops.SplitAt", axis, a.Ndim())
+	out := make([]*array.Array, len(indices)+1)
+	prev := 0
+	for i, idx := range indices {
+		out[i] = SliceAxis(a, ax, R(prev, idx))
+		prev = idx
+	}
+	out[len(indices)] = SliceAxis(a, ax, Range{prev, None, 1})
+	return out
+}

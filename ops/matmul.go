@@ -1,0 +1,174 @@
+package ops
+
+import (
+	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/backend/cpu"
+)
+
+// matShape is numpy.matmul's view of an operand's shape: a 1-D first
+// operand [K] is the row [1, K], a 1-D second operand [K] the column
+// [K, 1].
+func matShape(shape []int, first bool) []int {
+	if len(shape) != 1 {
+		return shape
+	}
+	if first {
+		return []int{1, shape[0]}
+	}
+	return []int{shape[0], 1}
+}
+
+// matBatch returns the broadcast batch shape of two matmul operand
+// shapes (already at least 2-D), or nil if they do not broadcast.
+func matBatch(am, bm []int) []int {
+	return broadcastOrNil(am[:len(am)-2], bm[:len(bm)-2])
+}
+
+// MatMulPrim is numpy's matmul: a matrix product over the last two axes,
+// batched over the others.
+type MatMulPrim struct{}
+
+func (p *MatMulPrim) Name() string { return "MatMul" }
+func (p *MatMulPrim) Eval(s array.Stream, in, out []*array.Array) error {
+	return dispatch(p, s, in, out)
+}
+func (p *MatMulPrim) evalCPU(in, out []*array.Array) error {
+	am, bm := matShape(in[0].Shape(), true), matShape(in[1].Shape(), false)
+	batch := matBatch(am, bm)
+	o := alloc(out[0])
+	// out holds batch+[M, N] in row-major order whether or not the 1-D
+	// operands' axes were dropped from its shape.
+	o.Shape = append(append([]int{}, batch...), am[len(am)-2], bm[len(bm)-1])
+	o.Strides = array.RowMajorStrides(o.Shape)
+	return cpu.MatMul(o, matBuf(in[0], true, batch), matBuf(in[1], false, batch))
+}
+func (p *MatMulPrim) Equivalent(o array.Primitive) bool { _, ok := o.(*MatMulPrim); return ok }
+
+// matBuf returns x's view as a stack of matrices broadcast to batch: a
+// 1-D operand gains its size-1 axis (stride 0), and batch axes that x
+// lacks or has as size 1 repeat with stride 0.
+func matBuf(x *array.Array, first bool, batch []int) cpu.Buf {
+	b := bufOf(x)
+	if len(b.Shape) == 1 {
+		if first {
+			b.Shape, b.Strides = []int{1, b.Shape[0]}, []int{0, b.Strides[0]}
+		} else {
+			b.Shape, b.Strides = []int{b.Shape[0], 1}, []int{b.Strides[0], 0}
+		}
+	}
+	nd := len(b.Shape)
+	shape := append(append([]int{}, batch...), b.Shape[nd-2:]...)
+	strides := make([]int, len(shape))
+	copy(strides[len(shape)-2:], b.Strides[nd-2:])
+	off := len(batch) - (nd - 2)
+	for i := 0; i < nd-2; i++ {
+		if b.Shape[i] != 1 {
+			strides[off+i] = b.Strides[i]
+		}
+	}
+	b.Shape, b.Strides = shape, strides
+	return b
+}
+
+// MatMul is the matrix product of a and b with numpy.matmul's rules: 2-D
+// operands multiply as matrices; operands with more axes are stacks of
+// matrices in their last two axes, and the other (batch) axes broadcast;
+// a 1-D a is a row vector and a 1-D b a column vector, whose added axis
+// is removed from the result. The dtypes promote. float32 and float64 run
+// on gonum's BLAS, which reads transposed views in place.
+func MatMul(a, b *array.Array) *array.Array {
+	const op = "ops.MatMul"
+	as, bs := a.Shape(), b.Shape()
+	if len(as) == 0 || len(bs) == 0 {
+		array.Panicf(op, "shapes %v and %v: operands must have at least one dimension", as, bs)
+	}
+	am, bm := matShape(as, true), matShape(bs, false)
+	if ka, kb := am[len(am)-1], bm[len(bm)-2]; ka != kb {
+		array.Panicf(op, "shapes %v and %v: inner dimensions %d and %d differ", as, bs, ka, kb)
+	}
+	batch := matBatch(am, bm)
+	if batch == nil {
+		array.Panicf(op, "shapes %v and %v: batch dimensions %v and %v do not broadcast", as, bs, am[:len(am)-2], bm[:len(bm)-2])
+	}
+	shape := batch
+	if len(as) > 1 {
+		shape = append(shape, am[len(am)-2])
+	}
+	if len(bs) > 1 {
+		shape = append(shape, bm[len(bm)-1])
+	}
+	dt := array.Promote(a.DType(), b.DType())
+	return node(shape, dt, &MatMulPrim{}, AsType(a, dt), AsType(b, dt))
+}
+
+// Outer returns the outer product of a and b, both flattened (numpy's
+// outer): result[i, j] = a[i] * b[j], of shape [a.Size(), b.Size()].
+func Outer(a, b *array.Array) *array.Array {
+	return MatMul(Reshape(a, a.Size(), 1), Reshape(b, 1, b.Size()))
+}
+
+// tensordotAxes normalises axes of an operand of ndim dimensions, keeping
+// their order and rejecting repeats.
+func tensordotAxes(op string, axes []int, shape []int) []int {
+	out := make([]int, len(axes))
+	seen := make([]bool, len(shape))
+	for i, ax := range axes {
+		a := ax
+		if a < 0 {
+			a += len(shape)
+		}
+		if a < 0 || a >= len(shape) {
+			array.Panicf(op, "axis %d out of range for shape %v", ax, shape)
+		}
+		if seen[a] {
+			array.Panicf(op, "axis %d repeated in %v for shape %v", ax, axes, shape)
+		}
+		seen[a] = true
+		out[i] = a
+	}
+	return out
+}
+
+// Tensordot sums the products of a's and b's elements over the axes
+// axesA of a and axesB of b, paired in order (numpy's tensordot with
+// explicit axes). The result's axes are a's remaining axes followed by
+// b's. It is a MatMul of a and b transposed and reshaped into matrices.
+func Tensordot(a, b *array.Array, axesA, axesB []int) *array.Array {
+	const op = "ops.Tensordot"
+	as, bs := a.Shape(), b.Shape()
+	if len(axesA) != len(axesB) {
+		array.Panicf(op, "%d axes %v of shape %v and %d axes %v of shape %v do not pair up", len(axesA), axesA, as, len(axesB), axesB, bs)
+	}
+	ca, cb := tensordotAxes(op, axesA, as), tensordotAxes(op, axesB, bs)
+	k := 1
+	for i := range ca {
+		if as[ca[i]] != bs[cb[i]] {
+			array.Panicf(op, "axis %d of shape %v (%d) and axis %d of shape %v (%d) differ", axesA[i], as, as[ca[i]], axesB[i], bs, bs[cb[i]])
+		}
+		k *= as[ca[i]]
+	}
+	freeA, shapeA, m := freeAxes(as, ca)
+	freeB, shapeB, n := freeAxes(bs, cb)
+	at := Reshape(Transpose(a, append(freeA, ca...)...), m, k)
+	bt := Reshape(Transpose(b, append(cb, freeB...)...), k, n)
+	return Reshape(MatMul(at, bt), append(shapeA, shapeB...)...)
+}
+
+// freeAxes returns the axes of shape not in contracted, their sizes and
+// the product of the sizes.
+func freeAxes(shape, contracted []int) (axes, sizes []int, n int) {
+	in := make([]bool, len(shape))
+	for _, a := range contracted {
+		in[a] = true
+	}
+	n = 1
+	axes, sizes = []int{}, []int{}
+	for a, d := range shape {
+		if !in[a] {
+			axes = append(axes, a)
+			sizes = append(sizes, d)
+			n *= d
+		}
+	}
+	return axes, sizes, n
+}

@@ -1,0 +1,374 @@
+package ops
+
+import (
+	"math"
+	"slices"
+
+	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/backend/cpu"
+)
+
+// ReshapePrim gives its input a new shape, keeping the elements in
+// row-major order. It is a view whenever the input's strides allow one
+// (always when only size-1 axes are added or removed) and a copy
+// otherwise.
+type ReshapePrim struct{ Shape []int }
+
+func (p *ReshapePrim) Name() string { return "Reshape" }
+func (p *ReshapePrim) Eval(s array.Stream, in, out []*array.Array) error {
+	if st, ok := reshapeStrides(in[0].Shape(), in[0].Strides(), p.Shape); ok {
+		out[0].SetData(in[0].Storage(), st, in[0].Offset())
+		return nil
+	}
+	return dispatch(p, s, in, out)
+}
+func (p *ReshapePrim) evalCPU(in, out []*array.Array) error {
+	// Both sides are row-major, so copying into the output's memory seen
+	// with the input's shape lays the elements out in the new shape.
+	o := alloc(out[0])
+	o.Shape = in[0].Shape()
+	o.Strides = array.RowMajorStrides(o.Shape)
+	return cpu.Copy(o, bufOf(in[0]))
+}
+func (p *ReshapePrim) Equivalent(o array.Primitive) bool {
+	q, ok := o.(*ReshapePrim)
+	return ok && equalInts(q.Shape, p.Shape)
+}
+
+// reshapeStrides returns strides that show memory laid out with
+// oldShape/oldStrides as newShape, if there are any (numpy's
+// _attempt_nocopy_reshape). Size-1 axes are ignored on both sides, so
+// adding or removing them always succeeds; otherwise each group of old
+// axes that merges into or splits from a group of new axes must be
+// contiguous within itself.
+func reshapeStrides(oldShape, oldStrides, newShape []int) ([]int, bool) {
+	size := 1
+	for _, d := range oldShape {
+		size *= d
+	}
+	if size == 0 {
+		return array.RowMajorStrides(newShape), true
+	}
+	var od, os []int
+	for i, d := range oldShape {
+		if d != 1 {
+			od = append(od, d)
+			os = append(os, oldStrides[i])
+		}
+	}
+	var nd []int // positions of the new shape's axes that are not size 1
+	for i, d := range newShape {
+		if d != 1 {
+			nd = append(nd, i)
+		}
+	}
+	st := make([]int, len(newShape))
+	oi, ni := 0, 0
+	for oi < len(od) && ni < len(nd) {
+		// Grow the groups od[oi:oj] and new[ni:nj] until their sizes
+		// agree; with no size-1 axes left this always terminates, since
+		// both shapes hold the same number of elements.
+		oj, nj := oi+1, ni+1
+		op, np := od[oi], newShape[nd[ni]]
+		for op != np {
+			if np < op {
+				np *= newShape[nd[nj]]
+				nj++
+			} else {
+				op *= od[oj]
+				oj++
+			}
+		}
+		for k := oi; k < oj-1; k++ {
+			if os[k] != od[k+1]*os[k+1] {
+				return nil, false
+			}
+		}
+		st[nd[nj-1]] = os[oj-1]
+		for k := nj - 1; k > ni; k-- {
+			st[nd[k-1]] = st[nd[k]] * newShape[nd[k]]
+		}
+		oi, ni = oj, nj
+	}
+	// A size-1 axis's stride is never used to step; giving it the span of
+	// the axes after it keeps a contiguous result recognisably row-major.
+	for i := len(newShape) - 1; i >= 0; i-- {
+		if newShape[i] != 1 {
+			continue
+		}
+		st[i] = 1
+		if i+1 < len(newShape) {
+			st[i] = st[i+1] * newShape[i+1]
+		}
+	}
+	return st, true
+}
+
+// checkedElems returns the number of elements of shape, panicking with a
+// *array.Error naming op if a dimension is negative or the count
+// overflows.
+func checkedElems(op string, shape []int) int {
+	n := 1
+	for _, d := range shape {
+		if d < 0 {
+			array.Panicf(op, "negative dimension in shape %v", shape)
+		}
+		if d != 0 && n > math.MaxInt/d {
+			array.Panicf(op, "shape %v has too many elements", shape)
+		}
+		n *= d
+	}
+	return n
+}
+
+// Reshape returns a with a new shape holding the same elements in
+// row-major order. One dimension may be -1: it is inferred from the
+// others. The result is a view of a's memory whenever a's layout allows
+// it, and a copy otherwise.
+func Reshape(a *array.Array, shape ...int) *array.Array {
+	const op = "ops.Reshape"
+	ns := slices.Clone(shape)
+	if ns == nil {
+		ns = []int{}
+	}
+	infer := -1
+	known := 1
+	for i, d := range ns {
+		switch {
+		case d == -1 && infer >= 0:
+			array.Panicf(op, "shape %v has more than one -1", shape)
+		case d == -1:
+			infer = i
+		case d < 0:
+			array.Panicf(op, "negative dimension in shape %v", shape)
+		case d != 0 && known > math.MaxInt/d:
+			array.Panicf(op, "shape %v has too many elements", shape)
+		default:
+			known *= d
+		}
+	}
+	if infer >= 0 {
+		if known == 0 || a.Size()%known != 0 {
+			array.Panicf(op, "cannot reshape array of shape %v (%d elements) into shape %v", a.Shape(), a.Size(), shape)
+		}
+		ns[infer] = a.Size() / known
+	} else if known != a.Size() {
+		array.Panicf(op, "cannot reshape array of shape %v (%d elements) into shape %v (%d elements)", a.Shape(), a.Size(), shape, known)
+	}
+	if equalInts(ns, a.Shape()) {
+		return a
+	}
+	return node(ns, a.DType(), &ReshapePrim{Shape: ns}, a)
+}
+
+// Flatten returns a as a 1-D array (a 0-d array becomes one element).
+func Flatten(a *array.Array) *array.Array { return Reshape(a, -1) }
+
+// TransposePrim permutes the axes of its input: output axis i is input
+// axis Axes[i]. Always a view.
+type TransposePrim struct{ Axes []int }
+
+func (p *TransposePrim) Name() string { return "Transpose" }
+func (p *TransposePrim) Eval(s array.Stream, in, out []*array.Array) error {
+	st := in[0].Strides()
+	ns := make([]int, len(p.Axes))
+	for i, ax := range p.Axes {
+		ns[i] = st[ax]
+	}
+	out[0].SetData(in[0].Storage(), ns, in[0].Offset())
+	return nil
+}
+func (p *TransposePrim) Equivalent(o array.Primitive) bool {
+	q, ok := o.(*TransposePrim)
+	return ok && equalInts(q.Axes, p.Axes)
+}
+
+// Transpose permutes a's axes: axis i of the result is axis axes[i] of a.
+// With no axes it reverses them (a matrix transpose for 2-D). The result
+// is a view.
+func Transpose(a *array.Array, axes ...int) *array.Array {
+	nd := a.Ndim()
+	perm := make([]int, nd)
+	if len(axes) == 0 {
+		for i := range perm {
+			perm[i] = nd - 1 - i
+		}
+	} else {
+		if len(axes) != nd {
+			array.Panicf("ops.Transpose", "axes %v are not a permutation of the %d axes of shape %v", axes, nd, a.Shape())
+		}
+		seen := make([]bool, nd)
+		for i, ax := range axes {
+			p := ax
+			if p < 0 {
+				p += nd
+			}
+			if p < 0 || p >= nd || seen[p] {
+				array.Panicf("ops.Transpose", "axes %v are not a permutation of the %d axes of shape %v", axes, nd, a.Shape())
+			}
+			seen[p] = true
+			perm[i] = p
+		}
+	}
+	return applyPerm(a, perm)
+}
+
+// applyPerm applies a checked permutation.
+func applyPerm(a *array.Array, perm []int) *array.Array {
+	identity := true
+	for i, p := range perm {
+		identity = identity && p == i
+	}
+	if identity {
+		return a
+	}
+	sh := a.Shape()
+	ns := make([]int, len(perm))
+	for i, p := range perm {
+		ns[i] = sh[p]
+	}
+	return node(ns, a.DType(), &TransposePrim{Axes: perm}, a)
+}
+
+// SwapAxes returns a view of a with axes i and j exchanged.
+func SwapAxes(a *array.Array, i, j int) *array.Array {
+	nd := a.Ndim()
+	i = normAxis("ops.SwapAxes", i, nd)
+	j = normAxis("ops.SwapAxes", j, nd)
+	perm := make([]int, nd)
+	for k := range perm {
+		perm[k] = k
+	}
+	perm[i], perm[j] = j, i
+	return applyPerm(a, perm)
+}
+
+// MoveAxis returns a view of a with axis src moved to position dst, the
+// other axes keeping their order (numpy's moveaxis).
+func MoveAxis(a *array.Array, src, dst int) *array.Array {
+	nd := a.Ndim()
+	src = normAxis("ops.MoveAxis", src, nd)
+	dst = normAxis("ops.MoveAxis", dst, nd)
+	perm := make([]int, 0, nd)
+	for k := 0; k < nd; k++ {
+		if k != src {
+			perm = append(perm, k)
+		}
+	}
+	perm = slices.Insert(perm, dst, src)
+	return applyPerm(a, perm)
+}
+
+// BroadcastPrim broadcasts its input to Shape (numpy's rule). Always a
+// view: repeated axes get stride 0.
+type BroadcastPrim struct{ Shape []int }
+
+func (p *BroadcastPrim) Name() string { return "Broadcast" }
+func (p *BroadcastPrim) Eval(s array.Stream, in, out []*array.Array) error {
+	sh, st := in[0].Shape(), in[0].Strides()
+	ns := make([]int, len(p.Shape))
+	off := len(p.Shape) - len(sh)
+	for i, d := range sh {
+		if d == p.Shape[i+off] {
+			ns[i+off] = st[i]
+		}
+	}
+	out[0].SetData(in[0].Storage(), ns, in[0].Offset())
+	return nil
+}
+func (p *BroadcastPrim) Equivalent(o array.Primitive) bool {
+	q, ok := o.(*BroadcastPrim)
+	return ok && equalInts(q.Shape, p.Shape)
+}
+
+// BroadcastTo returns a view of a broadcast to shape: a's axes are
+// aligned with the last axes of shape, and each must equal the target
+// dimension or be 1.
+func BroadcastTo(a *array.Array, shape ...int) *array.Array {
+	const op = "ops.BroadcastTo"
+	ns := slices.Clone(shape)
+	if ns == nil {
+		ns = []int{}
+	}
+	checkedElems(op, ns)
+	sh := a.Shape()
+	if len(sh) > len(ns) {
+		array.Panicf(op, "cannot broadcast shape %v to %v", sh, shape)
+	}
+	off := len(ns) - len(sh)
+	for i, d := range sh {
+		if d != 1 && d != ns[i+off] {
+			array.Panicf(op, "cannot broadcast shape %v to %v", sh, shape)
+		}
+	}
+	if equalInts(ns, sh) {
+		return a
+	}
+	return node(ns, a.DType(), &BroadcastPrim{Shape: ns}, a)
+}
+
+// ExpandDims returns a view of a with a size-1 axis inserted at each of
+// axes, which index the result (negative ones count from its end).
+func ExpandDims(a *array.Array, axes ...int) *array.Array {
+	if len(axes) == 0 {
+		return a
+	}
+	const op = "ops.ExpandDims"
+	nd := a.Ndim() + len(axes)
+	ins := make([]bool, nd)
+	for _, ax := range axes {
+		p := ax
+		if p < 0 {
+			p += nd
+		}
+		if p < 0 || p >= nd {
+			array.Panicf(op, "axis %d out of range for %d dimensions (shape %v with %d new axes)", ax, nd, a.Shape(), len(axes))
+		}
+		if ins[p] {
+			array.Panicf(op, "axis %d repeated in %v", ax, axes)
+		}
+		ins[p] = true
+	}
+	sh := a.Shape()
+	ns := make([]int, nd)
+	j := 0
+	for i := range ns {
+		if ins[i] {
+			ns[i] = 1
+			continue
+		}
+		ns[i] = sh[j]
+		j++
+	}
+	return node(ns, a.DType(), &ReshapePrim{Shape: ns}, a)
+}
+
+// Squeeze returns a view of a without the given axes, which must have
+// size 1; with no axes it removes every size-1 axis.
+func Squeeze(a *array.Array, axes ...int) *array.Array {
+	const op = "ops.Squeeze"
+	sh := a.Shape()
+	drop := make([]bool, len(sh))
+	if len(axes) == 0 {
+		for i, d := range sh {
+			drop[i] = d == 1
+		}
+	} else {
+		for _, ax := range normAxes(op, axes, len(sh)) {
+			if sh[ax] != 1 {
+				array.Panicf(op, "cannot squeeze axis %d of size %d in shape %v", ax, sh[ax], sh)
+			}
+			drop[ax] = true
+		}
+	}
+	ns := []int{}
+	for i, d := range sh {
+		if !drop[i] {
+			ns = append(ns, d)
+		}
+	}
+	if len(ns) == len(sh) {
+		return a
+	}
+	return node(ns, a.DType(), &ReshapePrim{Shape: ns}, a)
+}

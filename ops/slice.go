@@ -1,0 +1,153 @@
+package ops
+
+import (
+	"math"
+
+	"github.com/fathom-go/fathom/array"
+)
+
+// None stands for an omitted start or stop in a Range, like a missing
+// bound in Python's a[:3] or a[::-1].
+const None = math.MinInt
+
+// Range selects part of one axis like a Python slice start:stop:step.
+// Negative Start and Stop count from the end of the axis, bounds past
+// either end are clamped, and None leaves a bound out (the whole axis in
+// the direction of Step). Step 0 means 1; a negative Step walks
+// backwards.
+type Range struct{ Start, Stop, Step int }
+
+// R returns the Range start:stop:step (step defaults to 1). An explicit
+// step of 0, or more than one step, panics with *array.Error.
+func R(start, stop int, step ...int) Range {
+	switch {
+	case len(step) > 1:
+		array.Panicf("ops.R", "more than one step: %v", step)
+	case len(step) == 1 && step[0] == 0:
+		array.Panicf("ops.R", "step 0 in range %d:%d:0", start, stop)
+	case len(step) == 1:
+		return Range{start, stop, step[0]}
+	}
+	return Range{start, stop, 1}
+}
+
+// All returns the Range of a whole axis (Python's ":").
+func All() Range { return Range{None, None, 1} }
+
+// bounds resolves r over an axis of size n as Python's
+// slice.indices does: the first index, the (exclusive) stop, the step and
+// the number of elements selected. A single element comes back with step
+// 1, so equal selections resolve equally.
+func (r Range) bounds(n int) (start, stop, step, length int) {
+	step = r.Step
+	if step == 0 {
+		step = 1
+	}
+	// Python clamps the step the same way, so that -step cannot overflow.
+	step = max(step, -math.MaxInt)
+	clamp := func(v, dflt int) int {
+		switch {
+		case v == None:
+			return dflt
+		case v < 0:
+			v += n
+			if v < 0 {
+				if step < 0 {
+					return -1
+				}
+				return 0
+			}
+		case v >= n:
+			if step < 0 {
+				return n - 1
+			}
+			return n
+		}
+		return v
+	}
+	if step > 0 {
+		start, stop = clamp(r.Start, 0), clamp(r.Stop, n)
+		if start < stop {
+			length = (stop-start-1)/step + 1
+		}
+	} else {
+		start, stop = clamp(r.Start, n-1), clamp(r.Stop, -1)
+		if stop < start {
+			length = (start-stop-1)/(-step) + 1
+		}
+	}
+	if length == 1 {
+		// One element needs no step; a huge one would overflow the
+		// stride it multiplies.
+		stop, step = start+1, 1
+	}
+	return start, stop, step, length
+}
+
+// SlicePrim selects Start:Stop:Step along every axis, with the bounds
+// resolved against the input's shape: Start is the first index, Stop the
+// exclusive end and Step is never 0. Always a view.
+type SlicePrim struct{ Start, Stop, Step []int }
+
+func (p *SlicePrim) Name() string { return "Slice" }
+func (p *SlicePrim) Eval(s array.Stream, in, out []*array.Array) error {
+	if out[0].Size() == 0 {
+		// An empty result's start may lie past the end of the memory;
+		// nothing is ever read through it.
+		out[0].SetData(in[0].Storage(), array.RowMajorStrides(out[0].Shape()), in[0].Offset())
+		return nil
+	}
+	st := in[0].Strides()
+	ns := make([]int, len(st))
+	off := in[0].Offset()
+	for i := range st {
+		off += p.Start[i] * st[i]
+		ns[i] = st[i] * p.Step[i]
+	}
+	out[0].SetData(in[0].Storage(), ns, off)
+	return nil
+}
+func (p *SlicePrim) Equivalent(o array.Primitive) bool {
+	q, ok := o.(*SlicePrim)
+	return ok && equalInts(q.Start, p.Start) && equalInts(q.Stop, p.Stop) && equalInts(q.Step, p.Step)
+}
+
+// Slice returns a view of part of a: ranges[i] selects along axis i, and
+// axes past the last range are taken whole. Ranges follow numpy's basic
+// slicing: negative bounds count from the end, out-of-range bounds are
+// clamped, negative steps reverse, and an empty selection gives an empty
+// axis.
+func Slice(a *array.Array, ranges ...Range) *array.Array {
+	sh := a.Shape()
+	if len(ranges) > len(sh) {
+		array.Panicf("ops.Slice", "%d ranges for shape %v", len(ranges), sh)
+	}
+	nd := len(sh)
+	p := &SlicePrim{Start: make([]int, nd), Stop: make([]int, nd), Step: make([]int, nd)}
+	ns := make([]int, nd)
+	whole := true
+	for i, n := range sh {
+		r := All()
+		if i < len(ranges) {
+			r = ranges[i]
+		}
+		p.Start[i], p.Stop[i], p.Step[i], ns[i] = r.bounds(n)
+		whole = whole && p.Start[i] == 0 && p.Step[i] == 1 && ns[i] == n
+	}
+	if whole {
+		return a
+	}
+	return node(ns, a.DType(), p, a)
+}
+
+// SliceAxis returns a view of a with r selecting along axis and every
+// other axis whole.
+func SliceAxis(a *array.Array, axis int, r Range) *array.Array {
+	ax := normAxis("ops.SliceAxis", axis, a.Ndim())
+	rs := make([]Range, ax+1)
+	for i := range ax {
+		rs[i] = All()
+	}
+	rs[ax] = r
+	return Slice(a, rs...)
+}

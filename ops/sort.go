@@ -1,0 +1,90 @@
+package ops
+
+import (
+	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/backend/cpu"
+)
+
+// checkSortable rejects the dtypes without an order and returns the
+// normalised axis.
+func checkSortable(op string, a *array.Array, axis int) int {
+	if a.DType().IsComplex() {
+		array.Panicf(op, "dtype %v has no order", a.DType())
+	}
+	return normAxis(op, axis, a.Ndim())
+}
+
+// SortPrim sorts along an axis.
+type SortPrim struct{ Axis int }
+
+func (p *SortPrim) Name() string { return "Sort" }
+func (p *SortPrim) Eval(s array.Stream, in, out []*array.Array) error {
+	return dispatch(p, s, in, out)
+}
+func (p *SortPrim) evalCPU(in, out []*array.Array) error {
+	return cpu.Sort(alloc(out[0]), bufOf(in[0]), p.Axis)
+}
+func (p *SortPrim) Equivalent(o array.Primitive) bool {
+	q, ok := o.(*SortPrim)
+	return ok && q.Axis == p.Axis
+}
+
+// Sort returns a sorted ascending along axis. NaNs go last, as in numpy.
+// Every real dtype and bool can be sorted; complex64 cannot.
+func Sort(a *array.Array, axis int) *array.Array {
+	ax := checkSortable("ops.Sort", a, axis)
+	return node(a.Shape(), a.DType(), &SortPrim{Axis: ax}, a)
+}
+
+// ArgSortPrim returns the positions that sort along an axis.
+type ArgSortPrim struct{ Axis int }
+
+func (p *ArgSortPrim) Name() string { return "ArgSort" }
+func (p *ArgSortPrim) Eval(s array.Stream, in, out []*array.Array) error {
+	return dispatch(p, s, in, out)
+}
+func (p *ArgSortPrim) evalCPU(in, out []*array.Array) error {
+	return cpu.ArgSort(alloc(out[0]), bufOf(in[0]), p.Axis)
+}
+func (p *ArgSortPrim) Equivalent(o array.Primitive) bool {
+	q, ok := o.(*ArgSortPrim)
+	return ok && q.Axis == p.Axis
+}
+
+// ArgSort returns the positions (Int32) that sort a along axis. The sort
+// is stable (numpy's kind="stable"): equal elements keep their order, and
+// NaNs come last.
+func ArgSort(a *array.Array, axis int) *array.Array {
+	ax := checkSortable("ops.ArgSort", a, axis)
+	return node(a.Shape(), array.Int32, &ArgSortPrim{Axis: ax}, a)
+}
+
+// TopKPrim selects the k largest elements along an axis.
+type TopKPrim struct{ K, Axis int }
+
+func (p *TopKPrim) Name() string { return "TopK" }
+func (p *TopKPrim) Eval(s array.Stream, in, out []*array.Array) error {
+	return dispatch(p, s, in, out)
+}
+func (p *TopKPrim) evalCPU(in, out []*array.Array) error {
+	return cpu.TopK(alloc(out[0]), bufOf(in[0]), p.Axis, p.K)
+}
+func (p *TopKPrim) Equivalent(o array.Primitive) bool {
+	q, ok := o.(*TopKPrim)
+	return ok && q.K == p.K && q.Axis == p.Axis
+}
+
+// TopK returns the k largest elements of a along axis, largest first: the
+// result has a's shape with k along axis. NaNs count as larger than every
+// number (they are last in Sort's order). k must lie in [0, a's length
+// along axis].
+func TopK(a *array.Array, k, axis int) *array.Array {
+	const op = "ops.TopK"
+	ax := checkSortable(op, a, axis)
+	sh := a.Shape()
+	if k < 0 || k > sh[ax] {
+		array.Panicf(op, "k=%d out of range for axis %d of shape %v", k, axis, sh)
+	}
+	sh[ax] = k
+	return node(sh, a.DType(), &TopKPrim{K: k, Axis: ax}, a)
+}

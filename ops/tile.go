@@ -1,0 +1,144 @@
+package ops
+
+import (
+	"math"
+	"slices"
+
+	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/backend/cpu"
+)
+
+// Tile repeats a reps[i] times along axis i (numpy's tile). If reps is
+// shorter than a's shape it is padded with leading 1s; if it is longer, a
+// gains leading size-1 axes.
+func Tile(a *array.Array, reps ...int) *array.Array {
+	const op = "ops.Tile"
+	for _, r := range reps {
+		if r < 0 {
+			array.Panicf(op, "negative repetition in %v", reps)
+		}
+	}
+	nd := max(len(reps), a.Ndim())
+	shape := slices.Concat(slices.Repeat([]int{1}, nd-a.Ndim()), a.Shape())
+	rs := slices.Concat(slices.Repeat([]int{1}, nd-len(reps)), reps)
+	// The view (1, s0, 1, s1, ...) broadcast to (r0, s0, r1, s1, ...) holds
+	// the tiles in order; merging each pair of axes lays them out.
+	inter := make([]int, 2*nd)
+	bcast := make([]int, 2*nd)
+	final := make([]int, nd)
+	for i := range nd {
+		inter[2*i], inter[2*i+1] = 1, shape[i]
+		bcast[2*i], bcast[2*i+1] = rs[i], shape[i]
+		final[i] = checkedElems(op, []int{rs[i], shape[i]})
+	}
+	checkedElems(op, final)
+	if equalInts(final, a.Shape()) {
+		return a
+	}
+	return Reshape(BroadcastTo(Reshape(a, inter...), bcast...), final...)
+}
+
+// Repeat repeats each element of a repeats times along axis (numpy's
+// repeat with an axis): [1 2] repeated twice is [1 1 2 2].
+func Repeat(a *array.Array, repeats, axis int) *array.Array {
+	const op = "ops.Repeat"
+	ax := normAxis(op, axis, a.Ndim())
+	if repeats < 0 {
+		array.Panicf(op, "negative repeats %d", repeats)
+	}
+	shape := a.Shape()
+	bcast := slices.Insert(slices.Clone(shape), ax+1, repeats)
+	checkedElems(op, bcast)
+	if repeats == 1 {
+		return a
+	}
+	shape[ax] = checkedElems(op, []int{shape[ax], repeats})
+	return Reshape(BroadcastTo(ExpandDims(a, ax+1), bcast...), shape...)
+}
+
+// PadPrim pads its input with Value: Widths[i] elements before and after
+// along axis i.
+type PadPrim struct {
+	Widths [][2]int
+	Value  float64
+}
+
+func (p *PadPrim) Name() string { return "Pad" }
+func (p *PadPrim) Eval(s array.Stream, in, out []*array.Array) error {
+	return dispatch(p, s, in, out)
+}
+func (p *PadPrim) evalCPU(in, out []*array.Array) error {
+	o := alloc(out[0])
+	inShape := in[0].Shape()
+	// The value goes through cpu.Copy's conversion, so it becomes the
+	// output dtype exactly as numpy's astype would make it.
+	fill := array.Scalar(p.Value)
+	// Fill the border one slab per axis and side: along axis k, the slab
+	// spans the interior of the axes before k and the whole of the axes
+	// after it, so the slabs cover the border exactly once.
+	for k := range inShape {
+		for side := range 2 {
+			sub := o
+			sub.Shape = slices.Clone(o.Shape)
+			sub.Offset = 0
+			for j := range k {
+				sub.Shape[j] = inShape[j]
+				sub.Offset += p.Widths[j][0] * o.Strides[j]
+			}
+			sub.Shape[k] = p.Widths[k][side]
+			if side == 1 {
+				sub.Offset += (p.Widths[k][0] + inShape[k]) * o.Strides[k]
+			}
+			if err := copyRegion(sub, bcastBufOf(fill, sub.Shape)); err != nil {
+				return err
+			}
+		}
+	}
+	sub := o
+	sub.Shape = inShape
+	for j := range inShape {
+		sub.Offset += p.Widths[j][0] * o.Strides[j]
+	}
+	return copyRegion(sub, bufOf(in[0]))
+}
+func (p *PadPrim) Equivalent(o array.Primitive) bool {
+	q, ok := o.(*PadPrim)
+	return ok && slices.Equal(q.Widths, p.Widths) && math.Float64bits(q.Value) == math.Float64bits(p.Value)
+}
+
+// copyRegion copies in to out unless the region is empty, where an
+// offset may point past the end of the memory.
+func copyRegion(out, in cpu.Buf) error {
+	if out.Size() == 0 {
+		return nil
+	}
+	return cpu.Copy(out, in)
+}
+
+// Pad returns a padded with value (converted to a's dtype): widths[i]
+// gives the number of elements added before and after along axis i, one
+// pair for every axis.
+func Pad(a *array.Array, widths [][2]int, value float64) *array.Array {
+	const op = "ops.Pad"
+	sh := a.Shape()
+	if len(widths) != len(sh) {
+		array.Panicf(op, "%d pad widths for shape %v", len(widths), sh)
+	}
+	ns := slices.Clone(sh)
+	pad := false
+	for i, w := range widths {
+		if w[0] < 0 || w[1] < 0 {
+			array.Panicf(op, "negative pad widths %v for shape %v", widths, sh)
+		}
+		if w[0] > math.MaxInt-ns[i] || w[1] > math.MaxInt-ns[i]-w[0] {
+			array.Panicf(op, "pad widths %v of shape %v give too many elements", widths, sh)
+		}
+		ns[i] += w[0] + w[1]
+		pad = pad || w != [2]int{}
+	}
+	checkedElems(op, ns)
+	if !pad {
+		return a
+	}
+	return node(ns, a.DType(), &PadPrim{Widths: slices.Clone(widths), Value: value}, a)
+}
