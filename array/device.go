@@ -86,7 +86,11 @@ func DeviceAvailable(d Device) error {
 	}
 	b := backendFor(d.Type)
 	if b == nil {
-		return Errorf("array.DeviceAvailable", "Metal is unavailable on %s/%s: no GPU backend is linked into this program (import github.com/fathom-go/fathom/ops)", runtime.GOOS, runtime.GOARCH)
+		why := "fathom's GPU backend needs macOS with Metal"
+		if runtime.GOOS == "darwin" {
+			why = "no GPU backend is linked into this program (import github.com/fathom-go/fathom/ops)"
+		}
+		return Errorf("array.DeviceAvailable", "Metal is unavailable on %s/%s: %s", runtime.GOOS, runtime.GOARCH, why)
 	}
 	if err := b.Available(); err != nil {
 		return Errorf("array.DeviceAvailable", "Metal is unavailable on %s/%s: %v", runtime.GOOS, runtime.GOARCH, err)

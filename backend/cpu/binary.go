@@ -1,0 +1,710 @@
+package cpu
+
+import (
+	"math"
+	"math/cmplx"
+	"strconv"
+
+	"github.com/fathom-go/fathom/array"
+)
+
+// BinaryOp names an elementwise function of two operands. The names match
+// the functions of package ops.
+type BinaryOp uint8
+
+// The binary operations.
+const (
+	Add          BinaryOp = iota // a + b (integers wrap; bools: or)
+	Sub                          // a - b
+	Mul                          // a * b (bools: and)
+	Div                          // a / b (inexact dtypes only)
+	FloorDivide                  // floor(a / b); integer division by zero gives 0
+	Remainder                    // a - b*floor(a/b): the sign of b; integer remainder by zero gives 0
+	Pow                          // a^b; integers by repeated squaring
+	Maximum                      // the larger; NaN if either is NaN
+	Minimum                      // the smaller; NaN if either is NaN
+	Equal                        // a == b, as Bool
+	NotEqual                     // a != b, as Bool
+	Less                         // a < b, as Bool
+	LessEqual                    // a <= b, as Bool
+	Greater                      // a > b, as Bool
+	GreaterEqual                 // a >= b, as Bool
+	LogicalAnd                   // a && b (Bool operands)
+	LogicalOr                    // a || b (Bool operands)
+	LogAddExp                    // log(e^a + e^b), without overflow
+	ArcTan2                      // the angle of the point (b, a)
+	numBinaryOps
+)
+
+var binaryNames = [numBinaryOps]string{
+	"Add", "Sub", "Mul", "Div", "FloorDivide", "Remainder", "Pow", "Maximum", "Minimum",
+	"Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual",
+	"LogicalAnd", "LogicalOr", "LogAddExp", "ArcTan2",
+}
+
+// String returns the operation's name ("Add").
+func (op BinaryOp) String() string {
+	if op < numBinaryOps {
+		return binaryNames[op]
+	}
+	return "BinaryOp(" + strconv.Itoa(int(op)) + ")"
+}
+
+// IsComparison reports whether op is one of Equal ... GreaterEqual, which
+// give Bool.
+func (op BinaryOp) IsComparison() bool { return op >= Equal && op <= GreaterEqual }
+
+// BinaryResult returns the dtype of op applied to two operands of dtype
+// dt, and whether the kernel supports that combination. Comparisons take
+// every dtype (complex64: Equal and NotEqual only) and give Bool;
+// LogicalAnd and LogicalOr take Bool. Bool also takes Add, Mul, Maximum
+// and Minimum (or, and, or, and). Integers take the arithmetic
+// operations except Div, LogAddExp and ArcTan2; floats take all of them;
+// complex64 takes Add, Sub, Mul, Div and Pow.
+func BinaryResult(op BinaryOp, dt array.DType) (array.DType, bool) {
+	if op >= numBinaryOps || !dt.Valid() {
+		return 0, false
+	}
+	if op.IsComparison() {
+		if dt == array.Complex64 && op != Equal && op != NotEqual {
+			return 0, false
+		}
+		return array.Bool, true
+	}
+	ok := false
+	switch {
+	case op == LogicalAnd || op == LogicalOr:
+		ok = dt == array.Bool
+	case dt == array.Bool:
+		ok = op == Add || op == Mul || op == Maximum || op == Minimum
+	case dt.IsInteger():
+		ok = op != Div && op != LogAddExp && op != ArcTan2
+	case dt.IsFloat():
+		ok = true
+	case dt == array.Complex64:
+		ok = op == Add || op == Sub || op == Mul || op == Div || op == Pow
+	}
+	if !ok {
+		return 0, false
+	}
+	return dt, true
+}
+
+// Binary computes out = op(a, b) elementwise. a and b have one dtype and
+// out's shape (broadcast operands have zero strides; any may be strided);
+// out's dtype must be BinaryResult(op, a.DType).
+//
+// Integer semantics follow numpy: FloorDivide floors and Remainder takes
+// the sign of the divisor. Where numpy warns and gives 0 for an integer
+// division or remainder by zero, Binary gives 0 silently. Pow of integers
+// with a negative exponent gives 0, except for bases 1 and -1, where
+// numpy raises an error. Float16 and BFloat16 compute in float32 and
+// round on store, as numpy does.
+func Binary(op BinaryOp, out, a, b Buf) error {
+	if !equalShape(out.Shape, a.Shape) || !equalShape(out.Shape, b.Shape) {
+		return array.Errorf("cpu.Binary", "%v: shapes %v, %v and %v differ", op, out.Shape, a.Shape, b.Shape)
+	}
+	if a.DType != b.DType {
+		return array.Errorf("cpu.Binary", "%v: dtypes %v and %v differ", op, a.DType, b.DType)
+	}
+	want, ok := BinaryResult(op, a.DType)
+	if !ok {
+		return array.Errorf("cpu.Binary", "%v is not defined for dtype %v", op, a.DType)
+	}
+	if out.DType != want {
+		return array.Errorf("cpu.Binary", "%v of %v gives %v, not %v", op, a.DType, want, out.DType)
+	}
+	switch a.DType {
+	case array.Bool:
+		runBinary(out, a, b, fixedBin(boolBinary(op)))
+	case array.Uint8:
+		realBinary[uint8](op, out, a, b)
+	case array.Int32:
+		realBinary[int32](op, out, a, b)
+	case array.Int64:
+		realBinary[int64](op, out, a, b)
+	case array.Float16:
+		halfBinary[array.F16](op, out, a, b)
+	case array.BFloat16:
+		halfBinary[array.BF16](op, out, a, b)
+	case array.Float32:
+		realBinary[float32](op, out, a, b)
+	case array.Float64:
+		realBinary[float64](op, out, a, b)
+	case array.Complex64:
+		complexBinary(op, out, a, b)
+	}
+	return nil
+}
+
+// binKernel is one operation over slices. vv takes two slices; vs and sv,
+// when not nil, take a slice and a broadcast scalar, which spares the
+// runner from filling a tile with the scalar.
+type binKernel[T, D any] struct {
+	vv func(d []D, a, b []T)
+	vs func(d []D, a []T, b T)
+	sv func(d []D, a T, b []T)
+}
+
+func fixedBin[T, D any](k binKernel[T, D]) func(int) binKernel[T, D] {
+	return func(int) binKernel[T, D] { return k }
+}
+
+// elementwise makes a kernel of a per-element function, for the
+// operations whose arithmetic costs more than the call.
+func elementwise[T, D any](f func(a, b T) D) binKernel[T, D] {
+	return binKernel[T, D]{vv: func(d []D, a, b []T) {
+		a, b = a[:len(d)], b[:len(d)]
+		for i := range d {
+			d[i] = f(a[i], b[i])
+		}
+	}}
+}
+
+// operand returns the m elements of src at off, off+st, ...: a subslice
+// of src when they are contiguous, else a copy in tile.
+func operand[T any](src []T, off, st, m int, tile []T) []T {
+	if st == 1 {
+		return src[off : off+m]
+	}
+	t := tile[:m]
+	if st == 0 {
+		v := src[off]
+		for i := range t {
+			t[i] = v
+		}
+		return t
+	}
+	for i := range t {
+		t[i] = src[off+i*st]
+	}
+	return t
+}
+
+// runBinary applies a kernel over out, a and b, one run at a time. mk is
+// called once per parallel chunk with the chunk's length, so kernels that
+// need scratch get their own.
+func runBinary[T, D any](out, a, b Buf, mk func(n int) binKernel[T, D]) {
+	w := NewWalker(out.Shape, out.Strides, a.Strides, b.Strides)
+	o, x, y := Elems[D](out), Elems[T](a), Elems[T](b)
+	st := w.InnerStrides()
+	so, sa, sb := st[0], st[1], st[2]
+	base := []int{out.Offset, a.Offset, b.Offset}
+	ParallelFor(w.Size(), Grain, func(lo, hi int) {
+		k := mk(hi - lo)
+		var ta, tb []T
+		var td []D
+		w.Runs(lo, hi, base, func(offs []int, n int) {
+			po, pa, pb := offs[0], offs[1], offs[2]
+			if so == 1 {
+				switch {
+				case sa == 1 && sb == 1:
+					k.vv(o[po:po+n], x[pa:pa+n], y[pb:pb+n])
+					return
+				case sa == 1 && sb == 0 && k.vs != nil:
+					k.vs(o[po:po+n], x[pa:pa+n], y[pb])
+					return
+				case sa == 0 && sb == 1 && k.sv != nil:
+					k.sv(o[po:po+n], x[pa], y[pb:pb+n])
+					return
+				}
+			}
+			if ta == nil {
+				m := tileFor(hi - lo)
+				ta, tb, td = make([]T, m), make([]T, m), make([]D, m)
+			}
+			for i := 0; i < n; i += len(ta) {
+				m := min(len(ta), n-i)
+				va := operand(x, pa+i*sa, sa, m, ta)
+				vb := operand(y, pb+i*sb, sb, m, tb)
+				if so == 1 {
+					k.vv(o[po+i:po+i+m], va, vb)
+					continue
+				}
+				k.vv(td[:m], va, vb)
+				for j := range m {
+					o[po+(i+j)*so] = td[j]
+				}
+			}
+		})
+	})
+}
+
+// ewNum is the set of element types with Go arithmetic.
+type ewNum interface{ ewReal | complex64 }
+
+func addKernel[T ewNum]() binKernel[T, T] {
+	return binKernel[T, T]{
+		vv: func(d, a, b []T) {
+			a, b = a[:len(d)], b[:len(d)]
+			for i := range d {
+				d[i] = a[i] + b[i]
+			}
+		},
+		vs: func(d, a []T, b T) {
+			a = a[:len(d)]
+			for i := range d {
+				d[i] = a[i] + b
+			}
+		},
+		sv: func(d []T, a T, b []T) {
+			b = b[:len(d)]
+			for i := range d {
+				d[i] = a + b[i]
+			}
+		},
+	}
+}
+
+func subKernel[T ewNum]() binKernel[T, T] {
+	return binKernel[T, T]{
+		vv: func(d, a, b []T) {
+			a, b = a[:len(d)], b[:len(d)]
+			for i := range d {
+				d[i] = a[i] - b[i]
+			}
+		},
+		vs: func(d, a []T, b T) {
+			a = a[:len(d)]
+			for i := range d {
+				d[i] = a[i] - b
+			}
+		},
+		sv: func(d []T, a T, b []T) {
+			b = b[:len(d)]
+			for i := range d {
+				d[i] = a - b[i]
+			}
+		},
+	}
+}
+
+func mulKernel[T ewNum]() binKernel[T, T] {
+	return binKernel[T, T]{
+		vv: func(d, a, b []T) {
+			a, b = a[:len(d)], b[:len(d)]
+			for i := range d {
+				d[i] = a[i] * b[i]
+			}
+		},
+		vs: func(d, a []T, b T) {
+			a = a[:len(d)]
+			for i := range d {
+				d[i] = a[i] * b
+			}
+		},
+		sv: func(d []T, a T, b []T) {
+			b = b[:len(d)]
+			for i := range d {
+				d[i] = a * b[i]
+			}
+		},
+	}
+}
+
+// divKernel is only used for inexact types: BinaryResult rejects Div of
+// integers.
+func divKernel[T ewNum]() binKernel[T, T] {
+	return binKernel[T, T]{
+		vv: func(d, a, b []T) {
+			a, b = a[:len(d)], b[:len(d)]
+			for i := range d {
+				d[i] = a[i] / b[i]
+			}
+		},
+		vs: func(d, a []T, b T) {
+			a = a[:len(d)]
+			for i := range d {
+				d[i] = a[i] / b
+			}
+		},
+		sv: func(d []T, a T, b []T) {
+			b = b[:len(d)]
+			for i := range d {
+				d[i] = a / b[i]
+			}
+		},
+	}
+}
+
+// maxKernel propagates NaN from either side like numpy's maximum: b wins
+// when it is larger or NaN, a otherwise (so a NaN a stays).
+func maxKernel[T ewReal]() binKernel[T, T] {
+	return binKernel[T, T]{
+		vv: func(d, a, b []T) {
+			a, b = a[:len(d)], b[:len(d)]
+			for i := range d {
+				x, y := a[i], b[i]
+				if x < y || y != y {
+					x = y
+				}
+				d[i] = x
+			}
+		},
+		vs: func(d, a []T, b T) {
+			a = a[:len(d)]
+			if b != b {
+				for i := range d {
+					d[i] = b
+				}
+				return
+			}
+			for i := range d {
+				x := a[i]
+				if x < b {
+					x = b
+				}
+				d[i] = x
+			}
+		},
+		sv: func(d []T, a T, b []T) {
+			b = b[:len(d)]
+			for i := range d {
+				x, y := a, b[i]
+				if x < y || y != y {
+					x = y
+				}
+				d[i] = x
+			}
+		},
+	}
+}
+
+func minKernel[T ewReal]() binKernel[T, T] {
+	return binKernel[T, T]{
+		vv: func(d, a, b []T) {
+			a, b = a[:len(d)], b[:len(d)]
+			for i := range d {
+				x, y := a[i], b[i]
+				if x > y || y != y {
+					x = y
+				}
+				d[i] = x
+			}
+		},
+		vs: func(d, a []T, b T) {
+			a = a[:len(d)]
+			if b != b {
+				for i := range d {
+					d[i] = b
+				}
+				return
+			}
+			for i := range d {
+				x := a[i]
+				if x > b {
+					x = b
+				}
+				d[i] = x
+			}
+		},
+		sv: func(d []T, a T, b []T) {
+			b = b[:len(d)]
+			for i := range d {
+				x, y := a, b[i]
+				if x > y || y != y {
+					x = y
+				}
+				d[i] = x
+			}
+		},
+	}
+}
+
+func compareKernel[T ewReal](op BinaryOp) binKernel[T, bool] {
+	var vv func(d []bool, a, b []T)
+	switch op {
+	case Equal:
+		vv = func(d []bool, a, b []T) {
+			a, b = a[:len(d)], b[:len(d)]
+			for i := range d {
+				d[i] = a[i] == b[i]
+			}
+		}
+	case NotEqual:
+		vv = func(d []bool, a, b []T) {
+			a, b = a[:len(d)], b[:len(d)]
+			for i := range d {
+				d[i] = a[i] != b[i]
+			}
+		}
+	case Less:
+		vv = func(d []bool, a, b []T) {
+			a, b = a[:len(d)], b[:len(d)]
+			for i := range d {
+				d[i] = a[i] < b[i]
+			}
+		}
+	case LessEqual:
+		vv = func(d []bool, a, b []T) {
+			a, b = a[:len(d)], b[:len(d)]
+			for i := range d {
+				d[i] = a[i] <= b[i]
+			}
+		}
+	case Greater:
+		vv = func(d []bool, a, b []T) {
+			a, b = a[:len(d)], b[:len(d)]
+			for i := range d {
+				d[i] = a[i] > b[i]
+			}
+		}
+	default:
+		vv = func(d []bool, a, b []T) {
+			a, b = a[:len(d)], b[:len(d)]
+			for i := range d {
+				d[i] = a[i] >= b[i]
+			}
+		}
+	}
+	return binKernel[T, bool]{vv: vv}
+}
+
+// arithKernel returns the kernel of a non-comparison op for a real type.
+func arithKernel[T ewReal](op BinaryOp) binKernel[T, T] {
+	var z T
+	isFloat := false
+	switch any(z).(type) {
+	case float32, float64:
+		isFloat = true
+	}
+	switch op {
+	case Add:
+		return addKernel[T]()
+	case Sub:
+		return subKernel[T]()
+	case Mul:
+		return mulKernel[T]()
+	case Maximum:
+		return maxKernel[T]()
+	case Minimum:
+		return minKernel[T]()
+	case Div:
+		return divKernel[T]()
+	case FloorDivide:
+		if isFloat {
+			return elementwise(func(a, b T) T { d, _ := floatDivMod(a, b); return d })
+		}
+		return intKernel[T](op)
+	case Remainder:
+		if isFloat {
+			return elementwise(func(a, b T) T { _, m := floatDivMod(a, b); return m })
+		}
+		return intKernel[T](op)
+	case Pow:
+		if isFloat {
+			return elementwise(func(a, b T) T { return T(math.Pow(float64(a), float64(b))) })
+		}
+		return intKernel[T](op)
+	case LogAddExp:
+		return elementwise(func(a, b T) T { return T(logAddExp(float64(a), float64(b))) })
+	default: // ArcTan2
+		return elementwise(func(a, b T) T { return T(math.Atan2(float64(a), float64(b))) })
+	}
+}
+
+func realBinary[T ewReal](op BinaryOp, out, a, b Buf) {
+	if op.IsComparison() {
+		runBinary(out, a, b, fixedBin(compareKernel[T](op)))
+		return
+	}
+	runBinary(out, a, b, fixedBin(arithKernel[T](op)))
+}
+
+// intKernel returns the FloorDivide, Remainder or Pow kernel of the
+// integer type T, whose bit operations ewReal does not allow.
+func intKernel[T ewReal](op BinaryOp) binKernel[T, T] {
+	var k any
+	switch any(*new(T)).(type) {
+	case uint8:
+		k = intKernelOf[uint8](op)
+	case int32:
+		k = intKernelOf[int32](op)
+	case int64:
+		k = intKernelOf[int64](op)
+	}
+	return k.(binKernel[T, T])
+}
+
+func intKernelOf[T ewInt](op BinaryOp) binKernel[T, T] {
+	switch op {
+	case FloorDivide:
+		return elementwise(intFloorDiv[T])
+	case Remainder:
+		return elementwise(intRemainder[T])
+	}
+	return elementwise(intPow[T])
+}
+
+// intFloorDiv is numpy's floor_divide for integers, with 0 for a zero
+// divisor.
+func intFloorDiv[T ewInt](a, b T) T {
+	if b == 0 {
+		return 0
+	}
+	q := a / b
+	if r := a % b; r != 0 && (r < 0) != (b < 0) {
+		q--
+	}
+	return q
+}
+
+// intRemainder is numpy's remainder for integers (the sign of the
+// divisor), with 0 for a zero divisor.
+func intRemainder[T ewInt](a, b T) T {
+	if b == 0 {
+		return 0
+	}
+	r := a % b
+	if r != 0 && (r < 0) != (b < 0) {
+		r += b
+	}
+	return r
+}
+
+// intPow raises a to b by repeated squaring, wrapping on overflow. A
+// negative exponent gives 0, except for the bases 1 and -1.
+func intPow[T ewInt](a, b T) T {
+	if b < 0 {
+		switch {
+		case a == 1:
+			return 1
+		case a+1 == 0: // -1, spelled so that it compiles for uint8
+			if b%2 == 0 {
+				return 1
+			}
+			return a
+		}
+		return 0
+	}
+	r := T(1)
+	for b > 0 {
+		if b&1 == 1 {
+			r *= a
+		}
+		a *= a
+		b >>= 1
+	}
+	return r
+}
+
+// floatDivMod is numpy's npy_divmod for a float type T: the floored
+// quotient and the remainder with the sign of b, computed in T's
+// precision so float32 results match numpy's.
+func floatDivMod[T ewReal](a, b T) (div, mod T) {
+	mod = T(math.Mod(float64(a), float64(b)))
+	if b == 0 {
+		return a / b, mod
+	}
+	q := (a - mod) / b
+	if mod != 0 {
+		if (b < 0) != (mod < 0) {
+			mod += b
+			q -= 1
+		}
+	} else {
+		mod = T(math.Copysign(0, float64(b)))
+	}
+	if q != 0 {
+		div = T(math.Floor(float64(q)))
+		if float64(q-div) > 0.5 {
+			div += 1
+		}
+	} else {
+		div = T(math.Copysign(0, float64(a/b)))
+	}
+	return div, mod
+}
+
+// logAddExp is numpy's npy_logaddexp.
+func logAddExp(x, y float64) float64 {
+	if x == y {
+		// also handles infinities of the same sign
+		return x + math.Ln2
+	}
+	d := x - y
+	switch {
+	case d > 0:
+		return x + math.Log1p(math.Exp(-d))
+	case d <= 0:
+		return y + math.Log1p(math.Exp(d))
+	}
+	return d // NaN
+}
+
+func boolBinary(op BinaryOp) binKernel[bool, bool] {
+	var f func(a, b bool) bool
+	switch op {
+	case Add, Maximum, LogicalOr:
+		f = func(a, b bool) bool { return a || b }
+	case Mul, Minimum, LogicalAnd:
+		f = func(a, b bool) bool { return a && b }
+	case Equal:
+		f = func(a, b bool) bool { return a == b }
+	case NotEqual:
+		f = func(a, b bool) bool { return a != b }
+	case Less:
+		f = func(a, b bool) bool { return !a && b }
+	case LessEqual:
+		f = func(a, b bool) bool { return !a || b }
+	case Greater:
+		f = func(a, b bool) bool { return a && !b }
+	default: // GreaterEqual
+		f = func(a, b bool) bool { return a || !b }
+	}
+	return elementwise(f)
+}
+
+// halfBinary widens tiles of both operands to float32, runs the float32
+// kernel and rounds the result on store.
+func halfBinary[H halfFloat](op BinaryOp, out, a, b Buf) {
+	if op.IsComparison() {
+		k := compareKernel[float32](op).vv
+		runBinary(out, a, b, func(n int) binKernel[H, bool] {
+			ta, tb := make([]float32, tileFor(n)), make([]float32, tileFor(n))
+			return binKernel[H, bool]{vv: func(d []bool, x, y []H) {
+				for i := 0; i < len(d); i += len(ta) {
+					m := min(len(ta), len(d)-i)
+					halfLoad(ta[:m], x[i:i+m])
+					halfLoad(tb[:m], y[i:i+m])
+					k(d[i:i+m], ta[:m], tb[:m])
+				}
+			}}
+		})
+		return
+	}
+	k := arithKernel[float32](op).vv
+	runBinary(out, a, b, func(n int) binKernel[H, H] {
+		ta, tb := make([]float32, tileFor(n)), make([]float32, tileFor(n))
+		return binKernel[H, H]{vv: func(d, x, y []H) {
+			for i := 0; i < len(d); i += len(ta) {
+				m := min(len(ta), len(d)-i)
+				halfLoad(ta[:m], x[i:i+m])
+				halfLoad(tb[:m], y[i:i+m])
+				k(ta[:m], ta[:m], tb[:m])
+				halfStore(d[i:i+m], ta[:m])
+			}
+		}}
+	})
+}
+
+func complexBinary(op BinaryOp, out, a, b Buf) {
+	switch op {
+	case Add:
+		runBinary(out, a, b, fixedBin(addKernel[complex64]()))
+	case Sub:
+		runBinary(out, a, b, fixedBin(subKernel[complex64]()))
+	case Mul:
+		runBinary(out, a, b, fixedBin(mulKernel[complex64]()))
+	case Div:
+		runBinary(out, a, b, fixedBin(divKernel[complex64]()))
+	case Pow:
+		runBinary(out, a, b, fixedBin(elementwise(func(x, y complex64) complex64 {
+			return complex64(cmplx.Pow(complex128(x), complex128(y)))
+		})))
+	case Equal:
+		runBinary(out, a, b, fixedBin(elementwise(func(x, y complex64) bool { return x == y })))
+	default: // NotEqual
+		runBinary(out, a, b, fixedBin(elementwise(func(x, y complex64) bool { return x != y })))
+	}
+}

@@ -1,0 +1,562 @@
+package cpu
+
+import (
+	"math"
+	"math/cmplx"
+	"strconv"
+
+	"github.com/fathom-go/fathom/array"
+)
+
+// UnaryOp names an elementwise function of one operand. The names match
+// the functions of package ops.
+type UnaryOp uint8
+
+// The unary operations.
+const (
+	Neg        UnaryOp = iota // -x (integers wrap)
+	Abs                       // |x|; the modulus (float32) of a complex64
+	Sign                      // -1, 0 or 1; NaN for NaN
+	Exp                       // e^x
+	Expm1                     // e^x - 1, accurate near 0
+	Log                       // natural logarithm
+	Log1p                     // log(1 + x), accurate near 0
+	Log2                      // base-2 logarithm
+	Sqrt                      // square root
+	Rsqrt                     // 1 / sqrt(x)
+	Square                    // x * x
+	Reciprocal                // 1 / x
+	Sin                       // sine
+	Cos                       // cosine
+	Tan                       // tangent
+	ArcSin                    // inverse sine
+	ArcCos                    // inverse cosine
+	ArcTan                    // inverse tangent
+	Sinh                      // hyperbolic sine
+	Cosh                      // hyperbolic cosine
+	Tanh                      // hyperbolic tangent
+	Sigmoid                   // 1 / (1 + e^-x)
+	Erf                       // error function
+	ErfInv                    // inverse error function
+	Floor                     // largest integer <= x
+	Ceil                      // smallest integer >= x
+	Round                     // nearest integer, halves to even (numpy)
+	LogicalNot                // x == 0, as Bool
+	IsNaN                     // x is NaN (either part of a complex), as Bool
+	IsInf                     // x is ±Inf (either part of a complex), as Bool
+	numUnaryOps
+)
+
+var unaryNames = [numUnaryOps]string{
+	"Neg", "Abs", "Sign", "Exp", "Expm1", "Log", "Log1p", "Log2", "Sqrt", "Rsqrt", "Square", "Reciprocal",
+	"Sin", "Cos", "Tan", "ArcSin", "ArcCos", "ArcTan", "Sinh", "Cosh", "Tanh", "Sigmoid", "Erf", "ErfInv",
+	"Floor", "Ceil", "Round", "LogicalNot", "IsNaN", "IsInf",
+}
+
+// String returns the operation's name ("Exp").
+func (op UnaryOp) String() string {
+	if op < numUnaryOps {
+		return unaryNames[op]
+	}
+	return "UnaryOp(" + strconv.Itoa(int(op)) + ")"
+}
+
+// IsFloatFunc reports whether op is a function defined only on inexact
+// values (Exp, Sin, Reciprocal, ...): callers convert integer and bool
+// operands to a float type first.
+func (op UnaryOp) IsFloatFunc() bool {
+	return op >= Exp && op <= ErfInv && op != Square
+}
+
+// UnaryResult returns the dtype of op applied to an operand of dtype dt,
+// and whether the kernel supports that combination. Integers and bools
+// take Neg (integers only), Abs, Sign, Square, Floor, Ceil and Round,
+// which keep the dtype, and the predicates, which give Bool. Complex64
+// takes Neg, Square, Reciprocal, Sqrt, Rsqrt, Exp, Log, Log2, the
+// trigonometric and hyperbolic functions (not their inverses), Abs (giving
+// Float32) and the predicates.
+func UnaryResult(op UnaryOp, dt array.DType) (array.DType, bool) {
+	if op >= numUnaryOps || !dt.Valid() {
+		return 0, false
+	}
+	switch op {
+	case LogicalNot, IsNaN, IsInf:
+		return array.Bool, true
+	}
+	switch {
+	case dt.IsFloat():
+		return dt, true
+	case dt == array.Complex64:
+		switch op {
+		case Abs:
+			return array.Float32, true
+		case Neg, Square, Reciprocal, Sqrt, Rsqrt, Exp, Log, Log2, Sin, Cos, Tan, Sinh, Cosh, Tanh:
+			return dt, true
+		}
+		return 0, false
+	case op == Neg && dt == array.Bool:
+		return 0, false
+	}
+	switch op {
+	case Neg, Abs, Sign, Square, Floor, Ceil, Round:
+		return dt, true
+	}
+	return 0, false
+}
+
+// Unary computes out = op(x) elementwise. x has out's shape and may be
+// strided or broadcast (zero strides); out's dtype must be
+// UnaryResult(op, x.DType). Float16 and BFloat16 compute in float32 and
+// round on store; float32 transcendental functions compute in float64.
+func Unary(op UnaryOp, out, x Buf) error {
+	if !equalShape(out.Shape, x.Shape) {
+		return array.Errorf("cpu.Unary", "%v: shapes %v and %v differ", op, out.Shape, x.Shape)
+	}
+	want, ok := UnaryResult(op, x.DType)
+	if !ok {
+		return array.Errorf("cpu.Unary", "%v is not defined for dtype %v", op, x.DType)
+	}
+	if out.DType != want {
+		return array.Errorf("cpu.Unary", "%v of %v gives %v, not %v", op, x.DType, want, out.DType)
+	}
+	switch x.DType {
+	case array.Bool:
+		switch op {
+		case LogicalNot, IsNaN, IsInf:
+			runUnary(out, x, fixed(boolPredicate(op)))
+		default: // Abs, Sign, Square, Floor, Ceil, Round: 0 and 1 are fixed points
+			runUnary(out, x, fixed(copyKernel[bool]))
+		}
+	case array.Uint8:
+		intUnary[uint8](op, out, x)
+	case array.Int32:
+		intUnary[int32](op, out, x)
+	case array.Int64:
+		intUnary[int64](op, out, x)
+	case array.Float16:
+		halfUnary[array.F16](op, out, x)
+	case array.BFloat16:
+		halfUnary[array.BF16](op, out, x)
+	case array.Float32:
+		floatUnary[float32](op, out, x)
+	case array.Float64:
+		floatUnary[float64](op, out, x)
+	case array.Complex64:
+		complexUnary(op, out, x)
+	}
+	return nil
+}
+
+// tileLen is the length of the scratch tiles that strided operands are
+// gathered into and 16-bit floats are widened into: small enough to stay
+// in L1 next to the output.
+const tileLen = 512
+
+// fixed wraps a kernel without scratch state as a per-chunk factory.
+func fixed[S, D any](k func(d []D, s []S)) func(int) func(d []D, s []S) {
+	return func(int) func(d []D, s []S) { return k }
+}
+
+// tileFor returns the length of the tiles a chunk of n elements needs.
+func tileFor(n int) int { return min(tileLen, n) }
+
+// runUnary applies a slice kernel d[i] = f(s[i]) over out and x. mk is
+// called once per parallel chunk with the chunk's length, so kernels that
+// need scratch memory get their own, no larger than needed. Contiguous
+// runs go to the kernel directly; a broadcast operand is computed once per
+// run; other runs are gathered into a tile.
+func runUnary[S, D any](out, x Buf, mk func(n int) func(d []D, s []S)) {
+	w := NewWalker(out.Shape, out.Strides, x.Strides)
+	o, src := Elems[D](out), Elems[S](x)
+	st := w.InnerStrides()
+	so, sx := st[0], st[1]
+	base := []int{out.Offset, x.Offset}
+	ParallelFor(w.Size(), Grain, func(lo, hi int) {
+		k := mk(hi - lo)
+		var ts []S
+		var td []D
+		w.Runs(lo, hi, base, func(offs []int, n int) {
+			po, px := offs[0], offs[1]
+			if so == 1 && sx == 1 {
+				k(o[po:po+n], src[px:px+n])
+				return
+			}
+			if td == nil {
+				ts, td = make([]S, tileFor(hi-lo)), make([]D, tileFor(hi-lo))
+			}
+			if sx == 0 {
+				k(td[:1], src[px:px+1])
+				v := td[0]
+				for i := 0; i < n; i++ {
+					o[po+i*so] = v
+				}
+				return
+			}
+			for i := 0; i < n; i += len(ts) {
+				m := min(len(ts), n-i)
+				for j := range m {
+					ts[j] = src[px+(i+j)*sx]
+				}
+				if so == 1 {
+					k(o[po+i:po+i+m], ts[:m])
+					continue
+				}
+				k(td[:m], ts[:m])
+				for j := range m {
+					o[po+(i+j)*so] = td[j]
+				}
+			}
+		})
+	})
+}
+
+func copyKernel[T any](d, s []T) { copy(d, s) }
+
+// ewFloat is the set of Go float types the kernels compute in.
+type ewFloat interface{ float32 | float64 }
+
+// ewInt is the set of integer element types.
+type ewInt interface{ uint8 | int32 | int64 }
+
+// ewReal is the set of real element types with Go arithmetic.
+type ewReal interface{ ewInt | ewFloat }
+
+func floatUnary[T ewFloat](op UnaryOp, out, x Buf) {
+	switch op {
+	case LogicalNot, IsNaN, IsInf:
+		runUnary(out, x, fixed(floatPredicate[T](op)))
+	default:
+		runUnary(out, x, fixed(floatKernel[T](op)))
+	}
+}
+
+// floatKernel returns the slice kernel of op for a float type. float32
+// functions from package math compute in float64 and round once.
+func floatKernel[T ewFloat](op UnaryOp) func(d, s []T) {
+	switch op {
+	case Neg:
+		return func(d, s []T) {
+			s = s[:len(d)]
+			for i, v := range s {
+				d[i] = -v
+			}
+		}
+	case Abs:
+		return func(d, s []T) {
+			s = s[:len(d)]
+			for i, v := range s {
+				d[i] = T(math.Abs(float64(v)))
+			}
+		}
+	case Sign:
+		return func(d, s []T) {
+			s = s[:len(d)]
+			for i, v := range s {
+				switch {
+				case v > 0:
+					d[i] = 1
+				case v < 0:
+					d[i] = -1
+				case v == 0:
+					d[i] = 0
+				default:
+					d[i] = v
+				}
+			}
+		}
+	case Square:
+		return func(d, s []T) {
+			s = s[:len(d)]
+			for i, v := range s {
+				d[i] = v * v
+			}
+		}
+	case Reciprocal:
+		return func(d, s []T) {
+			s = s[:len(d)]
+			for i, v := range s {
+				d[i] = 1 / v
+			}
+		}
+	case Rsqrt:
+		return func(d, s []T) {
+			s = s[:len(d)]
+			for i, v := range s {
+				d[i] = T(1 / math.Sqrt(float64(v)))
+			}
+		}
+	case Sigmoid:
+		return func(d, s []T) {
+			s = s[:len(d)]
+			for i, v := range s {
+				d[i] = T(1 / (1 + math.Exp(-float64(v))))
+			}
+		}
+	case ErfInv:
+		return func(d, s []T) {
+			s = s[:len(d)]
+			for i, v := range s {
+				d[i] = T(erfInv(float64(v)))
+			}
+		}
+	}
+	f := mathFuncs[op]
+	return func(d, s []T) {
+		s = s[:len(d)]
+		for i, v := range s {
+			d[i] = T(f(float64(v)))
+		}
+	}
+}
+
+// mathFuncs are the unary operations that are one function of package
+// math. Their cost dwarfs the indirect call.
+var mathFuncs = map[UnaryOp]func(float64) float64{
+	Exp: math.Exp, Expm1: math.Expm1, Log: math.Log, Log1p: math.Log1p, Log2: math.Log2,
+	Sqrt: math.Sqrt, Sin: math.Sin, Cos: math.Cos, Tan: math.Tan, ArcSin: math.Asin,
+	ArcCos: math.Acos, ArcTan: math.Atan, Sinh: math.Sinh, Cosh: math.Cosh, Tanh: math.Tanh,
+	Erf: math.Erf, Floor: math.Floor, Ceil: math.Ceil, Round: math.RoundToEven,
+}
+
+func floatPredicate[T ewFloat](op UnaryOp) func(d []bool, s []T) {
+	switch op {
+	case IsNaN:
+		return func(d []bool, s []T) {
+			s = s[:len(d)]
+			for i, v := range s {
+				d[i] = v != v
+			}
+		}
+	case IsInf:
+		return func(d []bool, s []T) {
+			s = s[:len(d)]
+			for i, v := range s {
+				d[i] = math.IsInf(float64(v), 0)
+			}
+		}
+	}
+	return func(d []bool, s []T) {
+		s = s[:len(d)]
+		for i, v := range s {
+			d[i] = v == 0
+		}
+	}
+}
+
+// erfInv is the inverse error function: math.Erfinv's rational
+// approximation refined by one Newton step, which brings it to within an
+// ulp or two in float64. Near ±1 the step solves erfc(|y|) = 1-|x|
+// instead of erf(y) = x: there erf has lost the digits that decide y,
+// while 1-|x| is exact and erfc keeps them.
+func erfInv(x float64) float64 {
+	y := math.Erfinv(x)
+	if math.IsInf(y, 0) || math.IsNaN(y) || y == 0 {
+		return y
+	}
+	d := 2 / math.SqrtPi * math.Exp(-y*y) // erf'(y)
+	if ax := math.Abs(x); ax > 0.5 {
+		ay := math.Abs(y)
+		ay += (math.Erfc(ay) - (1 - ax)) / d
+		return math.Copysign(ay, x)
+	}
+	return y - (math.Erf(y)-x)/d
+}
+
+// halfFloat is the set of 16-bit float element types, which compute in
+// float32.
+type halfFloat interface{ array.F16 | array.BF16 }
+
+// halfLoad widens s into d (len(d) elements).
+func halfLoad[H halfFloat](d []float32, s []H) {
+	switch s := any(s).(type) {
+	case []array.F16:
+		s = s[:len(d)]
+		for i, v := range s {
+			d[i] = v.Float32()
+		}
+	case []array.BF16:
+		s = s[:len(d)]
+		for i, v := range s {
+			d[i] = v.Float32()
+		}
+	}
+}
+
+// halfStore rounds s into d (len(d) elements), ties to even.
+func halfStore[H halfFloat](d []H, s []float32) {
+	switch d := any(d).(type) {
+	case []array.F16:
+		s = s[:len(d)]
+		for i, v := range s {
+			d[i] = array.NewF16(v)
+		}
+	case []array.BF16:
+		s = s[:len(d)]
+		for i, v := range s {
+			d[i] = array.NewBF16(v)
+		}
+	}
+}
+
+func halfUnary[H halfFloat](op UnaryOp, out, x Buf) {
+	switch op {
+	case LogicalNot, IsNaN, IsInf:
+		k := floatPredicate[float32](op)
+		runUnary(out, x, func(n int) func(d []bool, s []H) {
+			t := make([]float32, tileFor(n))
+			return func(d []bool, s []H) {
+				for i := 0; i < len(d); i += len(t) {
+					m := min(len(t), len(d)-i)
+					halfLoad(t[:m], s[i:i+m])
+					k(d[i:i+m], t[:m])
+				}
+			}
+		})
+		return
+	}
+	k := floatKernel[float32](op)
+	runUnary(out, x, func(n int) func(d, s []H) {
+		t := make([]float32, tileFor(n))
+		return func(d, s []H) {
+			for i := 0; i < len(d); i += len(t) {
+				m := min(len(t), len(d)-i)
+				halfLoad(t[:m], s[i:i+m])
+				k(t[:m], t[:m])
+				halfStore(d[i:i+m], t[:m])
+			}
+		}
+	})
+}
+
+func intUnary[T ewInt](op UnaryOp, out, x Buf) {
+	var k func(d, s []T)
+	switch op {
+	case LogicalNot, IsNaN, IsInf:
+		runUnary(out, x, fixed(func(d []bool, s []T) {
+			s = s[:len(d)]
+			for i, v := range s {
+				d[i] = op == LogicalNot && v == 0
+			}
+		}))
+		return
+	case Neg:
+		k = func(d, s []T) {
+			s = s[:len(d)]
+			for i, v := range s {
+				d[i] = -v
+			}
+		}
+	case Abs:
+		k = func(d, s []T) {
+			s = s[:len(d)]
+			for i, v := range s {
+				if v < 0 {
+					v = -v
+				}
+				d[i] = v
+			}
+		}
+	case Sign:
+		k = func(d, s []T) {
+			s = s[:len(d)]
+			one := T(1)
+			for i, v := range s {
+				switch {
+				case v > 0:
+					d[i] = one
+				case v < 0:
+					d[i] = -one
+				default:
+					d[i] = 0
+				}
+			}
+		}
+	case Square:
+		k = func(d, s []T) {
+			s = s[:len(d)]
+			for i, v := range s {
+				d[i] = v * v
+			}
+		}
+	default: // Floor, Ceil, Round: integers are already whole
+		k = copyKernel[T]
+	}
+	runUnary(out, x, fixed(k))
+}
+
+func boolPredicate(op UnaryOp) func(d []bool, s []bool) {
+	return func(d, s []bool) {
+		s = s[:len(d)]
+		for i, v := range s {
+			d[i] = op == LogicalNot && !v
+		}
+	}
+}
+
+func complexUnary(op UnaryOp, out, x Buf) {
+	switch op {
+	case Abs:
+		runUnary(out, x, fixed(func(d []float32, s []complex64) {
+			s = s[:len(d)]
+			for i, v := range s {
+				d[i] = float32(math.Hypot(float64(real(v)), float64(imag(v))))
+			}
+		}))
+		return
+	case LogicalNot, IsNaN, IsInf:
+		runUnary(out, x, fixed(func(d []bool, s []complex64) {
+			s = s[:len(d)]
+			for i, v := range s {
+				re, im := float64(real(v)), float64(imag(v))
+				switch op {
+				case LogicalNot:
+					d[i] = v == 0
+				case IsNaN:
+					d[i] = re != re || im != im
+				default:
+					d[i] = math.IsInf(re, 0) || math.IsInf(im, 0)
+				}
+			}
+		}))
+		return
+	case Neg:
+		runUnary(out, x, fixed(func(d, s []complex64) {
+			s = s[:len(d)]
+			for i, v := range s {
+				d[i] = -v
+			}
+		}))
+		return
+	case Square:
+		runUnary(out, x, fixed(func(d, s []complex64) {
+			s = s[:len(d)]
+			for i, v := range s {
+				d[i] = v * v
+			}
+		}))
+		return
+	}
+	f := complexFuncs[op]
+	runUnary(out, x, fixed(func(d, s []complex64) {
+		s = s[:len(d)]
+		for i, v := range s {
+			d[i] = complex64(f(complex128(v)))
+		}
+	}))
+}
+
+// complexFuncs compute in complex128 and round once.
+var complexFuncs = map[UnaryOp]func(complex128) complex128{
+	Reciprocal: func(z complex128) complex128 { return 1 / z },
+	Sqrt:       cmplx.Sqrt,
+	Rsqrt:      func(z complex128) complex128 { return 1 / cmplx.Sqrt(z) },
+	Exp:        cmplx.Exp,
+	Log:        cmplx.Log,
+	Log2:       func(z complex128) complex128 { return cmplx.Log(z) / math.Ln2 },
+	Sin:        cmplx.Sin,
+	Cos:        cmplx.Cos,
+	Tan:        cmplx.Tan,
+	Sinh:       cmplx.Sinh,
+	Cosh:       cmplx.Cosh,
+	Tanh:       cmplx.Tanh,
+}

@@ -1,0 +1,172 @@
+package ops
+
+import (
+	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/backend/cpu"
+)
+
+// Binary is the primitive of the elementwise functions of two arrays; Op
+// says which. Its inputs have one dtype and broadcast to the output's
+// shape; the kernel reads them through zero strides, without a
+// BroadcastTo node.
+type Binary struct{ Op cpu.BinaryOp }
+
+// Name returns the operation's name ("Add").
+func (p *Binary) Name() string { return p.Op.String() }
+
+// Eval computes the function on the stream's device.
+func (p *Binary) Eval(s array.Stream, in, out []*array.Array) error {
+	return dispatch(p, s, in, out)
+}
+
+func (p *Binary) evalCPU(in, out []*array.Array) error {
+	shape := out[0].Shape()
+	return cpu.Binary(p.Op, alloc(out[0]), bcastBufOf(in[0], shape), bcastBufOf(in[1], shape))
+}
+
+// Equivalent reports whether o is the same function.
+func (p *Binary) Equivalent(o array.Primitive) bool {
+	q, ok := o.(*Binary)
+	return ok && q.Op == p.Op
+}
+
+// binaryDType is the dtype op computes in for operands of dtypes a and b:
+// the promoted dtype, made inexact for the float functions, Bool for the
+// logical ones, and Int32 for integer arithmetic on two bools.
+func binaryDType(name string, op cpu.BinaryOp, a, b array.DType) array.DType {
+	dt := array.Promote(a, b)
+	switch op {
+	case cpu.Div, cpu.LogAddExp, cpu.ArcTan2:
+		dt = floatDType(dt)
+	case cpu.LogicalAnd, cpu.LogicalOr:
+		dt = array.Bool
+	case cpu.FloorDivide, cpu.Remainder, cpu.Pow:
+		if dt == array.Bool {
+			dt = array.Int32
+		}
+	}
+	if _, ok := cpu.BinaryResult(op, dt); !ok {
+		if a == b {
+			array.Panicf(name, "not defined for dtype %v", a)
+		}
+		array.Panicf(name, "not defined for dtypes %v and %v (promoted to %v)", a, b, dt)
+	}
+	return dt
+}
+
+// binary records op applied to a and b, broadcast together.
+func binary(name string, op cpu.BinaryOp, a, b *array.Array) *array.Array {
+	requireNonNil(name, a, b)
+	shape := BroadcastShapes(name, a.Shape(), b.Shape())
+	dt := binaryDType(name, op, a.DType(), b.DType())
+	out, _ := cpu.BinaryResult(op, dt)
+	return node(shape, out, &Binary{Op: op}, AsType(a, dt), AsType(b, dt))
+}
+
+// Add returns a + b elementwise, broadcasting a and b together (numpy's
+// rule) in their promoted dtype. Integers wrap; for bools Add is "or".
+func Add(a, b *array.Array) *array.Array { return binary("ops.Add", cpu.Add, a, b) }
+
+// Sub returns a - b elementwise, broadcasting, in the promoted dtype.
+// Integers wrap. Two bool arrays are rejected, as in numpy.
+func Sub(a, b *array.Array) *array.Array { return binary("ops.Sub", cpu.Sub, a, b) }
+
+// Mul returns a * b elementwise, broadcasting, in the promoted dtype.
+// Integers wrap; for bools Mul is "and".
+func Mul(a, b *array.Array) *array.Array { return binary("ops.Mul", cpu.Mul, a, b) }
+
+// Div returns a / b elementwise, broadcasting. Integer and bool operands
+// divide in float32 (true division, as in numpy and MLX).
+func Div(a, b *array.Array) *array.Array { return binary("ops.Div", cpu.Div, a, b) }
+
+// FloorDivide returns floor(a / b) elementwise, broadcasting, in the
+// promoted dtype (Int32 for two bools). As in numpy, integer results are
+// floored (-7 // 2 is -4); an integer division by zero gives 0 (numpy
+// warns and gives 0). Not defined for complex64.
+func FloorDivide(a, b *array.Array) *array.Array {
+	return binary("ops.FloorDivide", cpu.FloorDivide, a, b)
+}
+
+// Remainder returns a - b*floor(a/b) elementwise, broadcasting: the
+// result has the sign of b, as in numpy (and Python's %). An integer
+// remainder by zero gives 0; a float one gives NaN. Not defined for
+// complex64.
+func Remainder(a, b *array.Array) *array.Array {
+	return binary("ops.Remainder", cpu.Remainder, a, b)
+}
+
+// Pow returns a raised to b elementwise, broadcasting, in the promoted
+// dtype (Int32 for two bools). Integers use repeated squaring and wrap; a
+// negative integer exponent gives 0 except for the bases 1 and -1, where
+// numpy raises an error.
+func Pow(a, b *array.Array) *array.Array { return binary("ops.Pow", cpu.Pow, a, b) }
+
+// Maximum returns the larger of a and b elementwise, broadcasting; NaN if
+// either is NaN (numpy's maximum). Not defined for complex64.
+func Maximum(a, b *array.Array) *array.Array {
+	return binary("ops.Maximum", cpu.Maximum, a, b)
+}
+
+// Minimum returns the smaller of a and b elementwise, broadcasting; NaN if
+// either is NaN (numpy's minimum). Not defined for complex64.
+func Minimum(a, b *array.Array) *array.Array {
+	return binary("ops.Minimum", cpu.Minimum, a, b)
+}
+
+// Equal returns a == b elementwise as a Bool array, comparing in the
+// promoted dtype. NaN equals nothing.
+func Equal(a, b *array.Array) *array.Array { return binary("ops.Equal", cpu.Equal, a, b) }
+
+// NotEqual returns a != b elementwise as a Bool array, comparing in the
+// promoted dtype. NaN differs from everything.
+func NotEqual(a, b *array.Array) *array.Array {
+	return binary("ops.NotEqual", cpu.NotEqual, a, b)
+}
+
+// Less returns a < b elementwise as a Bool array. Not defined for
+// complex64.
+func Less(a, b *array.Array) *array.Array { return binary("ops.Less", cpu.Less, a, b) }
+
+// LessEqual returns a <= b elementwise as a Bool array. Not defined for
+// complex64.
+func LessEqual(a, b *array.Array) *array.Array {
+	return binary("ops.LessEqual", cpu.LessEqual, a, b)
+}
+
+// Greater returns a > b elementwise as a Bool array. Not defined for
+// complex64.
+func Greater(a, b *array.Array) *array.Array {
+	return binary("ops.Greater", cpu.Greater, a, b)
+}
+
+// GreaterEqual returns a >= b elementwise as a Bool array. Not defined
+// for complex64.
+func GreaterEqual(a, b *array.Array) *array.Array {
+	return binary("ops.GreaterEqual", cpu.GreaterEqual, a, b)
+}
+
+// LogicalAnd returns a && b elementwise as a Bool array; operands are read
+// as Bool (non-zero is true).
+func LogicalAnd(a, b *array.Array) *array.Array {
+	return binary("ops.LogicalAnd", cpu.LogicalAnd, a, b)
+}
+
+// LogicalOr returns a || b elementwise as a Bool array; operands are read
+// as Bool (non-zero is true).
+func LogicalOr(a, b *array.Array) *array.Array {
+	return binary("ops.LogicalOr", cpu.LogicalOr, a, b)
+}
+
+// LogAddExp returns log(e^a + e^b) elementwise, broadcasting, without
+// overflowing for large operands. Integer and bool operands compute in
+// float32.
+func LogAddExp(a, b *array.Array) *array.Array {
+	return binary("ops.LogAddExp", cpu.LogAddExp, a, b)
+}
+
+// ArcTan2 returns the angle in (-π, π] of the point (b, a) elementwise
+// (numpy's arctan2(a, b)), broadcasting. Integer and bool operands compute
+// in float32.
+func ArcTan2(a, b *array.Array) *array.Array {
+	return binary("ops.ArcTan2", cpu.ArcTan2, a, b)
+}

@@ -1,0 +1,238 @@
+package ops
+
+import (
+	"math"
+	"slices"
+
+	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/backend/cpu"
+)
+
+// checkCreateShape rejects a shape with a negative dimension or more elements
+// than an int can count.
+func checkCreateShape(op string, shape []int) {
+	n := 1
+	for _, d := range shape {
+		if d < 0 {
+			array.Panicf(op, "negative dimension in shape %v", shape)
+		}
+		if d != 0 && n > math.MaxInt/d {
+			array.Panicf(op, "shape %v has too many elements", shape)
+		}
+		n *= d
+	}
+}
+
+func checkCreateDType(op string, dt array.DType) {
+	if !dt.Valid() {
+		array.Panicf(op, "invalid dtype %v", dt)
+	}
+}
+
+// sameFloat compares parameters bit for bit, so NaN matches NaN and 0
+// does not match -0.
+func sameFloat(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }
+
+// FullPrim fills an array with one value.
+type FullPrim struct {
+	Shape []int
+	Value float64
+	DType array.DType
+}
+
+// Name returns "Full".
+func (p *FullPrim) Name() string { return "Full" }
+
+// Eval fills the output on the stream's device.
+func (p *FullPrim) Eval(s array.Stream, in, out []*array.Array) error {
+	return dispatch(p, s, in, out)
+}
+
+// evalCPU copies a broadcast float64 scalar, so the value is converted as
+// AsType converts (fractions truncate toward zero for integer dtypes).
+func (p *FullPrim) evalCPU(in, out []*array.Array) error {
+	return cpu.Copy(alloc(out[0]), bcastBufOf(array.Scalar(p.Value), out[0].Shape()))
+}
+
+// Equivalent reports whether o fills the same shape with the same value
+// and dtype.
+func (p *FullPrim) Equivalent(o array.Primitive) bool {
+	q, ok := o.(*FullPrim)
+	return ok && slices.Equal(q.Shape, p.Shape) && sameFloat(q.Value, p.Value) && q.DType == p.DType
+}
+
+func full(op string, shape []int, v float64, dt array.DType) *array.Array {
+	checkCreateDType(op, dt)
+	checkCreateShape(op, shape)
+	return node(shape, dt, &FullPrim{Shape: slices.Clone(shape), Value: v, DType: dt})
+}
+
+// Full returns an array of the given shape and dtype with every element
+// v, converted as AsType converts (a fraction truncates toward zero for an
+// integer dtype; any non-zero value is true for Bool).
+func Full(shape []int, v float64, dt array.DType) *array.Array { return full("ops.Full", shape, v, dt) }
+
+// Zeros returns an array of the given shape and dtype filled with 0.
+func Zeros(shape []int, dt array.DType) *array.Array { return full("ops.Zeros", shape, 0, dt) }
+
+// Ones returns an array of the given shape and dtype filled with 1.
+func Ones(shape []int, dt array.DType) *array.Array { return full("ops.Ones", shape, 1, dt) }
+
+// ZerosLike returns zeros with a's shape and dtype.
+func ZerosLike(a *array.Array) *array.Array {
+	requireNonNil("ops.ZerosLike", a)
+	return full("ops.ZerosLike", a.Shape(), 0, a.DType())
+}
+
+// OnesLike returns ones with a's shape and dtype.
+func OnesLike(a *array.Array) *array.Array {
+	requireNonNil("ops.OnesLike", a)
+	return full("ops.OnesLike", a.Shape(), 1, a.DType())
+}
+
+// FullLike returns an array with a's shape and dtype filled with v (see
+// Full).
+func FullLike(a *array.Array, v float64) *array.Array {
+	requireNonNil("ops.FullLike", a)
+	return full("ops.FullLike", a.Shape(), v, a.DType())
+}
+
+// ArangePrim fills a 1-D array of N elements with Start + i*Step.
+type ArangePrim struct {
+	Start, Step float64
+	N           int
+	DType       array.DType
+}
+
+// Name returns "Arange".
+func (p *ArangePrim) Name() string { return "Arange" }
+
+// Eval fills the output on the stream's device.
+func (p *ArangePrim) Eval(s array.Stream, in, out []*array.Array) error {
+	return dispatch(p, s, in, out)
+}
+
+func (p *ArangePrim) evalCPU(in, out []*array.Array) error {
+	return cpu.Arange(alloc(out[0]), p.Start, p.Step)
+}
+
+// Equivalent reports whether o makes the same sequence.
+func (p *ArangePrim) Equivalent(o array.Primitive) bool {
+	q, ok := o.(*ArangePrim)
+	return ok && sameFloat(q.Start, p.Start) && sameFloat(q.Step, p.Step) && q.N == p.N && q.DType == p.DType
+}
+
+// maxCreated bounds the length of Arange and Linspace results: beyond
+// 2^53 the float64 index arithmetic is no longer exact.
+const maxCreated = 1 << 53
+
+// Arange returns the 1-D array start, start+step, ... up to but excluding
+// stop, with numpy's length ceil((stop-start)/step) (empty when that is
+// not positive). Element i is start + i*step computed in float64 and then
+// converted to dt (as AsType converts). step must not be 0, and all three
+// must be finite.
+func Arange(start, stop, step float64, dt array.DType) *array.Array {
+	const op = "ops.Arange"
+	checkCreateDType(op, dt)
+	for _, v := range []float64{start, stop, step} {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			array.Panicf(op, "start %v, stop %v and step %v must be finite", start, stop, step)
+		}
+	}
+	if step == 0 {
+		array.Panicf(op, "step is 0")
+	}
+	n := math.Ceil((stop - start) / step)
+	if n > maxCreated {
+		array.Panicf(op, "start %v, stop %v and step %v give too many elements", start, stop, step)
+	}
+	length := 0
+	if n > 0 {
+		length = int(n)
+	}
+	return node([]int{length}, dt, &ArangePrim{Start: start, Step: step, N: length, DType: dt})
+}
+
+// LinspacePrim fills a 1-D array with N evenly spaced values from Start to
+// Stop inclusive.
+type LinspacePrim struct {
+	Start, Stop float64
+	N           int
+	DType       array.DType
+}
+
+// Name returns "Linspace".
+func (p *LinspacePrim) Name() string { return "Linspace" }
+
+// Eval fills the output on the stream's device.
+func (p *LinspacePrim) Eval(s array.Stream, in, out []*array.Array) error {
+	return dispatch(p, s, in, out)
+}
+
+// evalCPU computes start + i*step like numpy, then stores stop itself in
+// the last element, which the product may miss by rounding.
+func (p *LinspacePrim) evalCPU(in, out []*array.Array) error {
+	buf := alloc(out[0])
+	if p.N <= 1 {
+		return cpu.Arange(buf, p.Start, 0)
+	}
+	if err := cpu.Arange(buf, p.Start, (p.Stop-p.Start)/float64(p.N-1)); err != nil {
+		return err
+	}
+	last := buf
+	last.Shape, last.Strides, last.Offset = nil, nil, p.N-1
+	return cpu.Copy(last, bufOf(array.Scalar(p.Stop)))
+}
+
+// Equivalent reports whether o makes the same sequence.
+func (p *LinspacePrim) Equivalent(o array.Primitive) bool {
+	q, ok := o.(*LinspacePrim)
+	return ok && sameFloat(q.Start, p.Start) && sameFloat(q.Stop, p.Stop) && q.N == p.N && q.DType == p.DType
+}
+
+// Linspace returns n evenly spaced values from start to stop inclusive
+// (numpy's linspace): element i is start + i*(stop-start)/(n-1) in
+// float64, the last is exactly stop, and all are converted to dt as
+// AsType converts. n = 1 gives [start]; n = 0 an empty array.
+func Linspace(start, stop float64, n int, dt array.DType) *array.Array {
+	const op = "ops.Linspace"
+	checkCreateDType(op, dt)
+	if n < 0 {
+		array.Panicf(op, "negative number of values %d", n)
+	}
+	return node([]int{n}, dt, &LinspacePrim{Start: start, Stop: stop, N: n, DType: dt})
+}
+
+// EyePrim fills an N×M array with ones on diagonal K.
+type EyePrim struct {
+	N, M, K int
+	DType   array.DType
+}
+
+// Name returns "Eye".
+func (p *EyePrim) Name() string { return "Eye" }
+
+// Eval fills the output on the stream's device.
+func (p *EyePrim) Eval(s array.Stream, in, out []*array.Array) error {
+	return dispatch(p, s, in, out)
+}
+
+func (p *EyePrim) evalCPU(in, out []*array.Array) error {
+	return cpu.Eye(alloc(out[0]), p.K)
+}
+
+// Equivalent reports whether o makes the same matrix.
+func (p *EyePrim) Equivalent(o array.Primitive) bool {
+	q, ok := o.(*EyePrim)
+	return ok && *q == *p
+}
+
+// Eye returns the n×m matrix of dtype dt with ones on diagonal k (0 the
+// main diagonal, k > 0 above it, k < 0 below) and zeros elsewhere, like
+// numpy's eye(n, m, k).
+func Eye(n, m, k int, dt array.DType) *array.Array {
+	const op = "ops.Eye"
+	checkCreateDType(op, dt)
+	checkCreateShape(op, []int{n, m})
+	return node([]int{n, m}, dt, &EyePrim{N: n, M: m, K: k, DType: dt})
+}

@@ -1,0 +1,353 @@
+package ops_test
+
+import (
+	"errors"
+	"math"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/ops"
+)
+
+var unaryFuncs = map[string]func(*array.Array) *array.Array{
+	"Neg": ops.Neg, "Abs": ops.Abs, "Sign": ops.Sign, "Exp": ops.Exp, "Expm1": ops.Expm1, "Log": ops.Log,
+	"Log1p": ops.Log1p, "Log2": ops.Log2, "Sqrt": ops.Sqrt, "Rsqrt": ops.Rsqrt, "Square": ops.Square,
+	"Reciprocal": ops.Reciprocal, "Sin": ops.Sin, "Cos": ops.Cos, "Tan": ops.Tan, "ArcSin": ops.ArcSin,
+	"ArcCos": ops.ArcCos, "ArcTan": ops.ArcTan, "Sinh": ops.Sinh, "Cosh": ops.Cosh, "Tanh": ops.Tanh,
+	"Sigmoid": ops.Sigmoid, "Erf": ops.Erf, "ErfInv": ops.ErfInv, "Floor": ops.Floor, "Ceil": ops.Ceil,
+	"Round": ops.Round, "LogicalNot": ops.LogicalNot, "IsNaN": ops.IsNaN, "IsInf": ops.IsInf,
+}
+
+var binaryFuncs = map[string]func(a, b *array.Array) *array.Array{
+	"Add": ops.Add, "Sub": ops.Sub, "Mul": ops.Mul, "Div": ops.Div, "FloorDivide": ops.FloorDivide,
+	"Remainder": ops.Remainder, "Pow": ops.Pow, "Maximum": ops.Maximum, "Minimum": ops.Minimum,
+	"Equal": ops.Equal, "NotEqual": ops.NotEqual, "Less": ops.Less, "LessEqual": ops.LessEqual,
+	"Greater": ops.Greater, "GreaterEqual": ops.GreaterEqual, "LogicalAnd": ops.LogicalAnd,
+	"LogicalOr": ops.LogicalOr, "LogAddExp": ops.LogAddExp, "ArcTan2": ops.ArcTan2,
+}
+
+var scalarFuncs = map[string]func(*array.Array, float64) *array.Array{
+	"AddScalar": ops.AddScalar, "SubScalar": ops.SubScalar, "MulScalar": ops.MulScalar,
+	"DivScalar": ops.DivScalar, "PowScalar": ops.PowScalar, "MaximumScalar": ops.MaximumScalar,
+	"MinimumScalar": ops.MinimumScalar,
+}
+
+var creationOps = []string{"Zeros", "Ones", "Full", "ZerosLike", "OnesLike", "FullLike", "Arange", "Linspace", "Eye"}
+
+// elementwiseResult runs a reference case's op on inputs (the case's
+// inputs, or the same values in another layout).
+func elementwiseResult(t *testing.T, c refCase, inputs []*array.Array) *array.Array {
+	t.Helper()
+	var v, start, stop, step float64
+	var shape []int
+	var n, m, k int
+	var dtName string
+	c.param(t, "v", &v)
+	c.param(t, "shape", &shape)
+	c.param(t, "start", &start)
+	c.param(t, "stop", &stop)
+	c.param(t, "step", &step)
+	c.param(t, "n", &n)
+	c.param(t, "m", &m)
+	c.param(t, "k", &k)
+	var dt array.DType
+	if c.param(t, "dtype", &dtName) {
+		dt = parseDType(t, dtName)
+	}
+	if shape == nil {
+		shape = []int{}
+	}
+	if f, ok := unaryFuncs[c.Op]; ok {
+		return f(inputs[0])
+	}
+	if f, ok := binaryFuncs[c.Op]; ok {
+		return f(inputs[0], inputs[1])
+	}
+	if f, ok := scalarFuncs[c.Op]; ok {
+		return f(inputs[0], v)
+	}
+	switch c.Op {
+	case "Where":
+		return ops.Where(inputs[0], inputs[1], inputs[2])
+	case "Zeros":
+		return ops.Zeros(shape, dt)
+	case "Ones":
+		return ops.Ones(shape, dt)
+	case "Full":
+		return ops.Full(shape, v, dt)
+	case "ZerosLike":
+		return ops.ZerosLike(inputs[0])
+	case "OnesLike":
+		return ops.OnesLike(inputs[0])
+	case "FullLike":
+		return ops.FullLike(inputs[0], v)
+	case "Arange":
+		return ops.Arange(start, stop, step, dt)
+	case "Linspace":
+		return ops.Linspace(start, stop, n, dt)
+	case "Eye":
+		return ops.Eye(n, m, k, dt)
+	}
+	t.Fatalf("%s: unknown op %q", c.Name, c.Op)
+	return nil
+}
+
+func caseInputs(t *testing.T, c refCase) []*array.Array {
+	t.Helper()
+	in := make([]*array.Array, len(c.Inputs))
+	for i, r := range c.Inputs {
+		in[i] = r.array(t)
+	}
+	return in
+}
+
+// TestElementwiseReference runs every numpy case of gen_elementwise.py and
+// checks that every op has cases.
+func TestElementwiseReference(t *testing.T) {
+	seen := map[string]bool{}
+	for _, c := range loadCases(t, "elementwise.json") {
+		seen[c.Op] = true
+		got := elementwiseResult(t, c, caseInputs(t, c))
+		checkArray(t, c.Name, got, c.Expected[0])
+	}
+	var all []string
+	for name := range unaryFuncs {
+		all = append(all, name)
+	}
+	for name := range binaryFuncs {
+		all = append(all, name)
+	}
+	for name := range scalarFuncs {
+		all = append(all, name)
+	}
+	all = append(all, creationOps...)
+	all = append(all, "Where")
+	sort.Strings(all)
+	for _, name := range all {
+		if !seen[name] {
+			t.Errorf("no reference case for %s", name)
+		}
+	}
+}
+
+// relayout returns a with the same values in another memory layout:
+// column-major (through two transposes) or every other element of a
+// repeated copy (a stepped slice).
+func relayout(a *array.Array, kind string) *array.Array {
+	if a.Ndim() != 2 {
+		return a
+	}
+	switch kind {
+	case "transposed":
+		return ops.Transpose(ops.Copy(ops.Transpose(a)))
+	default:
+		return ops.Slice(ops.Repeat(a, 2, 1), ops.All(), ops.R(0, ops.None, 2))
+	}
+}
+
+// TestElementwiseLayouts reruns the 2-D unary, binary and Where cases on
+// transposed and stepped inputs.
+func TestElementwiseLayouts(t *testing.T) {
+	for _, c := range loadCases(t, "elementwise.json") {
+		if len(c.Inputs) == 0 {
+			continue
+		}
+		for _, kind := range []string{"transposed", "stepped"} {
+			in := caseInputs(t, c)
+			changed := false
+			for i, a := range in {
+				if a.Ndim() != 2 {
+					continue
+				}
+				in[i] = relayout(a, kind)
+				changed = true
+				if err := in[i].Eval(); err != nil {
+					t.Fatal(err)
+				}
+				if in[i].RowMajor() && a.Dim(0) > 1 && a.Dim(1) > 1 {
+					t.Fatalf("%s: %s input %d is still row-major", c.Name, kind, i)
+				}
+			}
+			if !changed {
+				continue
+			}
+			got := elementwiseResult(t, c, in)
+			checkArray(t, c.Name+"/"+kind, got, c.Expected[0])
+		}
+	}
+}
+
+// TestElementwiseDTypes checks result dtypes that the reference cases
+// take from fathom's rules rather than numpy's.
+func TestElementwiseDTypes(t *testing.T) {
+	i32 := array.FromSlice([]int32{1, 2})
+	u8 := array.FromSlice([]uint8{1, 2})
+	b := array.FromSlice([]bool{true, false})
+	f16 := array.FromSlice([]array.F16{array.NewF16(1), array.NewF16(2)})
+	bf16 := array.FromSlice([]array.BF16{array.NewBF16(1), array.NewBF16(2)})
+	i64 := array.FromSlice([]int64{1, 2})
+	f32 := array.FromSlice([]float32{1, 2})
+	f64 := array.FromSlice([]float64{1, 2})
+	c64 := array.FromSlice([]complex64{1, 2i})
+	tests := []struct {
+		name string
+		got  *array.Array
+		want array.DType
+	}{
+		{"Exp(int32)", ops.Exp(i32), array.Float32},
+		{"Sqrt(bool)", ops.Sqrt(b), array.Float32},
+		{"Floor(int32)", ops.Floor(i32), array.Int32},
+		{"Abs(complex64)", ops.Abs(c64), array.Float32},
+		{"Abs(bool)", ops.Abs(b), array.Bool},
+		{"Neg(uint8)", ops.Neg(u8), array.Uint8},
+		{"IsNaN(int32)", ops.IsNaN(i32), array.Bool},
+		{"LogicalNot(float32)", ops.LogicalNot(f32), array.Bool},
+		{"Div(int32, int32)", ops.Div(i32, i32), array.Float32},
+		{"FloorDivide(bool, bool)", ops.FloorDivide(b, b), array.Int32},
+		{"Add(bool, bool)", ops.Add(b, b), array.Bool},
+		{"Add(int64, float32)", ops.Add(i64, f32), array.Float32},
+		{"Add(int32, float16)", ops.Add(i32, f16), array.Float16},
+		{"Add(float16, bfloat16)", ops.Add(f16, bf16), array.Float32},
+		{"Add(complex64, float64)", ops.Add(c64, f64), array.Complex64},
+		{"Less(float64, int32)", ops.Less(f64, i32), array.Bool},
+		{"LogicalAnd(float32, int32)", ops.LogicalAnd(f32, i32), array.Bool},
+		{"ArcTan2(uint8, int32)", ops.ArcTan2(u8, i32), array.Float32},
+		{"AddScalar(int32, 2)", ops.AddScalar(i32, 2), array.Int32},
+		{"AddScalar(int32, 2.5)", ops.AddScalar(i32, 2.5), array.Float32},
+		{"MulScalar(float16, 1e6)", ops.MulScalar(f16, 1e6), array.Float16},
+		{"AddScalar(bool, 1)", ops.AddScalar(b, 1), array.Int32},
+		{"DivScalar(uint8, 2)", ops.DivScalar(u8, 2), array.Float32},
+		{"PowScalar(int64, 3)", ops.PowScalar(i64, 3), array.Int64},
+		{"MaximumScalar(bfloat16, 0)", ops.MaximumScalar(bf16, 0), array.BFloat16},
+		{"Where(bool, int32, float16)", ops.Where(b, i32, f16), array.Float16},
+	}
+	for _, tt := range tests {
+		if tt.got.DType() != tt.want {
+			t.Errorf("%s has dtype %v, want %v", tt.name, tt.got.DType(), tt.want)
+		}
+	}
+}
+
+// TestElementwiseBadInput checks that bad arguments panic with an
+// *array.Error that names the op.
+func TestElementwiseBadInput(t *testing.T) {
+	a23 := ops.Zeros([]int{2, 3}, array.Float32)
+	a4 := ops.Zeros([]int{4}, array.Float32)
+	c := array.FromSlice([]complex64{1, 2})
+	b := array.FromSlice([]bool{true})
+	tests := []struct {
+		name, want string
+		f          func()
+	}{
+		{"Add shapes", "ops.Add: shapes [2 3] and [4] do not broadcast", func() { ops.Add(a23, a4) }},
+		{"Less shapes", "ops.Less: shapes [2 3] and [4] do not broadcast", func() { ops.Less(a23, a4) }},
+		{"Where shapes", "ops.Where: shapes [2], [2 3] and [4] do not broadcast", func() { ops.Where(ops.Ones([]int{2}, array.Bool), a23, a4) }},
+		{"Less complex", "ops.Less: not defined for dtype complex64", func() { ops.Less(c, c) }},
+		{"Maximum complex", "ops.Maximum: not defined for dtypes complex64 and float32", func() { ops.Maximum(c, array.Scalar(float32(1))) }},
+		{"LogAddExp complex", "ops.LogAddExp", func() { ops.LogAddExp(c, c) }},
+		{"FloorDivide complex", "ops.FloorDivide", func() { ops.FloorDivide(c, c) }},
+		{"Sub bool", "ops.Sub: not defined for dtype bool", func() { ops.Sub(b, b) }},
+		{"Neg bool", "ops.Neg: not defined for dtype bool", func() { ops.Neg(b) }},
+		{"Floor complex", "ops.Floor: not defined for dtype complex64", func() { ops.Floor(c) }},
+		{"Sign complex", "ops.Sign", func() { ops.Sign(c) }},
+		{"ArcSin complex", "ops.ArcSin", func() { ops.ArcSin(c) }},
+		{"Erf complex", "ops.Erf", func() { ops.Erf(c) }},
+		{"Add nil", "ops.Add: operand 1 is nil", func() { ops.Add(a4, nil) }},
+		{"Exp nil", "ops.Exp: operand 0 is nil", func() { ops.Exp(nil) }},
+		{"Where nil", "ops.Where", func() { ops.Where(nil, a4, a4) }},
+		{"AddScalar nil", "ops.AddScalar", func() { ops.AddScalar(nil, 1) }},
+		{"AddScalar range", "ops.AddScalar: 300 does not fit dtype uint8", func() { ops.AddScalar(array.FromSlice([]uint8{1}), 300) }},
+		{"SubScalar range", "ops.SubScalar: -1 does not fit dtype uint8", func() { ops.SubScalar(array.FromSlice([]uint8{1}), -1) }},
+		{"MulScalar range", "ops.MulScalar", func() { ops.MulScalar(array.FromSlice([]int32{1}), 1e10) }},
+		{"Full dtype", "ops.Full: invalid dtype", func() { ops.Full([]int{2}, 1, array.DType(99)) }},
+		{"Zeros dtype", "ops.Zeros: invalid dtype", func() { ops.Zeros([]int{2}, array.DType(200)) }},
+		{"Ones shape", "ops.Ones: negative dimension in shape [2 -1]", func() { ops.Ones([]int{2, -1}, array.Float32) }},
+		{"Full overflow", "ops.Full: shape", func() { ops.Full([]int{math.MaxInt / 2, 3}, 0, array.Uint8) }},
+		{"ZerosLike nil", "ops.ZerosLike", func() { ops.ZerosLike(nil) }},
+		{"FullLike nil", "ops.FullLike", func() { ops.FullLike(nil, 1) }},
+		{"Arange step", "ops.Arange: step is 0", func() { ops.Arange(0, 1, 0, array.Float32) }},
+		{"Arange NaN", "ops.Arange: start NaN", func() { ops.Arange(math.NaN(), 1, 1, array.Float32) }},
+		{"Arange Inf", "ops.Arange", func() { ops.Arange(0, math.Inf(1), 1, array.Float32) }},
+		{"Arange huge", "too many elements", func() { ops.Arange(0, 1e300, 1e-300, array.Float32) }},
+		{"Arange dtype", "ops.Arange: invalid dtype", func() { ops.Arange(0, 1, 1, array.DType(9)) }},
+		{"Linspace n", "ops.Linspace: negative number of values -1", func() { ops.Linspace(0, 1, -1, array.Float32) }},
+		{"Linspace dtype", "ops.Linspace: invalid dtype", func() { ops.Linspace(0, 1, 3, array.DType(42)) }},
+		{"Eye n", "ops.Eye: negative dimension in shape [-1 2]", func() { ops.Eye(-1, 2, 0, array.Float32) }},
+		{"Eye dtype", "ops.Eye: invalid dtype", func() { ops.Eye(2, 2, 0, array.DType(10)) }},
+	}
+	for _, tt := range tests {
+		err := array.Try(tt.f)
+		var ae *array.Error
+		if !errors.As(err, &ae) {
+			t.Errorf("%s: got %v, want *array.Error", tt.name, err)
+			continue
+		}
+		if !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: error %q does not contain %q", tt.name, err, tt.want)
+		}
+	}
+}
+
+// TestElementwiseEquivalent checks the parameters Equivalent compares.
+func TestElementwiseEquivalent(t *testing.T) {
+	x := array.FromSlice([]float32{1, 2})
+	prim := func(a *array.Array) array.Primitive { return a.Primitive() }
+	eq := func(a, b *array.Array) bool {
+		return prim(a).(array.Equivalence).Equivalent(prim(b))
+	}
+	tests := []struct {
+		name string
+		a, b *array.Array
+		want bool
+	}{
+		{"Exp Exp", ops.Exp(x), ops.Exp(x), true},
+		{"Exp Log", ops.Exp(x), ops.Log(x), false},
+		{"Add Add", ops.Add(x, x), ops.Add(x, x), true},
+		{"Add Sub", ops.Add(x, x), ops.Sub(x, x), false},
+		{"Add Exp", ops.Add(x, x), ops.Exp(x), false},
+		{"Where Where", ops.Where(ops.Less(x, x), x, x), ops.Where(ops.Less(x, x), x, x), true},
+		{"Full same", ops.Full([]int{2}, 1, array.Float32), ops.Full([]int{2}, 1, array.Float32), true},
+		{"Full NaN", ops.Full([]int{2}, math.NaN(), array.Float32), ops.Full([]int{2}, math.NaN(), array.Float32), true},
+		{"Full value", ops.Full([]int{2}, 1, array.Float32), ops.Full([]int{2}, 2, array.Float32), false},
+		{"Full zero sign", ops.Full([]int{2}, 0, array.Float32), ops.Full([]int{2}, math.Copysign(0, -1), array.Float32), false},
+		{"Full shape", ops.Full([]int{2}, 1, array.Float32), ops.Full([]int{3}, 1, array.Float32), false},
+		{"Full dtype", ops.Full([]int{2}, 1, array.Float32), ops.Full([]int{2}, 1, array.Float64), false},
+		{"Arange same", ops.Arange(0, 3, 1, array.Int32), ops.Arange(0, 3, 1, array.Int32), true},
+		{"Arange step", ops.Arange(0, 3, 1, array.Int32), ops.Arange(0, 6, 2, array.Int32), false},
+		{"Linspace same", ops.Linspace(0, 1, 3, array.Float32), ops.Linspace(0, 1, 3, array.Float32), true},
+		{"Linspace stop", ops.Linspace(0, 1, 3, array.Float32), ops.Linspace(0, 2, 3, array.Float32), false},
+		{"Eye same", ops.Eye(2, 3, 1, array.Float32), ops.Eye(2, 3, 1, array.Float32), true},
+		{"Eye k", ops.Eye(2, 3, 1, array.Float32), ops.Eye(2, 3, 0, array.Float32), false},
+		{"Eye Full", ops.Eye(2, 3, 1, array.Float32), ops.Full([]int{2, 3}, 1, array.Float32), false},
+	}
+	for _, tt := range tests {
+		if got := eq(tt.a, tt.b); got != tt.want {
+			t.Errorf("%s: Equivalent = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+	for _, p := range []array.Primitive{prim(ops.Exp(x)), prim(ops.Add(x, x)), prim(ops.Where(ops.Less(x, x), x, x)),
+		prim(ops.Zeros([]int{1}, array.Int32)), prim(ops.Arange(0, 1, 1, array.Int32)),
+		prim(ops.Linspace(0, 1, 2, array.Int32)), prim(ops.Eye(1, 1, 0, array.Int32))} {
+		if p.Name() == "" {
+			t.Errorf("%T has no name", p)
+		}
+	}
+}
+
+// TestLinspaceEndpoint checks that the last value is stop itself, which
+// start + (n-1)*step can miss by rounding.
+func TestLinspaceEndpoint(t *testing.T) {
+	for _, tt := range []struct{ start, stop float64 }{{0, 0.3}, {0.1, 0.7}, {-1e-3, 1e5}, {1, 1.1}} {
+		for _, n := range []int{2, 3, 7, 10, 49} {
+			got, err := array.ToSlice[float64](ops.Linspace(tt.start, tt.stop, n, array.Float64))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got[0] != tt.start || got[n-1] != tt.stop {
+				t.Errorf("Linspace(%v, %v, %d) runs from %v to %v", tt.start, tt.stop, n, got[0], got[n-1])
+			}
+		}
+	}
+}

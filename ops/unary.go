@@ -1,0 +1,182 @@
+package ops
+
+import (
+	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/backend/cpu"
+)
+
+// Unary is the primitive of the elementwise functions of one array; Op
+// says which.
+type Unary struct{ Op cpu.UnaryOp }
+
+// Name returns the operation's name ("Exp").
+func (p *Unary) Name() string { return p.Op.String() }
+
+// Eval computes the function on the stream's device.
+func (p *Unary) Eval(s array.Stream, in, out []*array.Array) error {
+	return dispatch(p, s, in, out)
+}
+
+func (p *Unary) evalCPU(in, out []*array.Array) error {
+	return cpu.Unary(p.Op, alloc(out[0]), bufOf(in[0]))
+}
+
+// Equivalent reports whether o is the same function.
+func (p *Unary) Equivalent(o array.Primitive) bool {
+	q, ok := o.(*Unary)
+	return ok && q.Op == p.Op
+}
+
+// requireNonNil rejects nil operands, which would otherwise panic with a
+// nil dereference.
+func requireNonNil(op string, xs ...*array.Array) {
+	for i, x := range xs {
+		if x == nil {
+			array.Panicf(op, "operand %d is nil", i)
+		}
+	}
+}
+
+// unary records op applied to a. Float functions of integer and bool
+// arrays compute in float32; LogicalNot reads its operand as Bool.
+func unary(op cpu.UnaryOp, a *array.Array) *array.Array {
+	name := "ops." + op.String()
+	requireNonNil(name, a)
+	dt := a.DType()
+	switch {
+	case op == cpu.LogicalNot:
+		dt = array.Bool
+	case op.IsFloatFunc():
+		dt = floatDType(dt)
+	}
+	out, ok := cpu.UnaryResult(op, dt)
+	if !ok {
+		array.Panicf(name, "not defined for dtype %v", a.DType())
+	}
+	return node(a.Shape(), out, &Unary{Op: op}, AsType(a, dt))
+}
+
+// Neg returns -a elementwise. Integers wrap (the negation of the most
+// negative value is itself, and uint8 wraps modulo 256). Bool arrays are
+// rejected, as in numpy: use LogicalNot.
+func Neg(a *array.Array) *array.Array { return unary(cpu.Neg, a) }
+
+// Abs returns |a| elementwise, in a's dtype; the modulus of a complex64
+// array is float32. Bool arrays are returned unchanged.
+func Abs(a *array.Array) *array.Array { return unary(cpu.Abs, a) }
+
+// Sign returns -1, 0 or 1 by the sign of each element, in a's dtype; NaN
+// stays NaN and -0 gives 0. Not defined for complex64.
+func Sign(a *array.Array) *array.Array { return unary(cpu.Sign, a) }
+
+// Exp returns e^a elementwise. Integer and bool arrays compute in float32.
+func Exp(a *array.Array) *array.Array { return unary(cpu.Exp, a) }
+
+// Expm1 returns e^a - 1 elementwise, accurate for small a. Integer and
+// bool arrays compute in float32.
+func Expm1(a *array.Array) *array.Array { return unary(cpu.Expm1, a) }
+
+// Log returns the natural logarithm of a elementwise (NaN below 0, -Inf at
+// 0). Integer and bool arrays compute in float32.
+func Log(a *array.Array) *array.Array { return unary(cpu.Log, a) }
+
+// Log1p returns log(1 + a) elementwise, accurate for small a. Integer and
+// bool arrays compute in float32.
+func Log1p(a *array.Array) *array.Array { return unary(cpu.Log1p, a) }
+
+// Log2 returns the base-2 logarithm of a elementwise. Integer and bool
+// arrays compute in float32.
+func Log2(a *array.Array) *array.Array { return unary(cpu.Log2, a) }
+
+// Sqrt returns the square root of a elementwise (NaN below 0; the
+// principal root for complex64). Integer and bool arrays compute in
+// float32.
+func Sqrt(a *array.Array) *array.Array { return unary(cpu.Sqrt, a) }
+
+// Rsqrt returns 1/sqrt(a) elementwise. Integer and bool arrays compute in
+// float32.
+func Rsqrt(a *array.Array) *array.Array { return unary(cpu.Rsqrt, a) }
+
+// Square returns a*a elementwise, in a's dtype (integers wrap).
+func Square(a *array.Array) *array.Array { return unary(cpu.Square, a) }
+
+// Reciprocal returns 1/a elementwise. Integer and bool arrays compute in
+// float32 (numpy would divide integers).
+func Reciprocal(a *array.Array) *array.Array { return unary(cpu.Reciprocal, a) }
+
+// Sin returns the sine of a (radians) elementwise. Integer and bool arrays
+// compute in float32.
+func Sin(a *array.Array) *array.Array { return unary(cpu.Sin, a) }
+
+// Cos returns the cosine of a (radians) elementwise. Integer and bool
+// arrays compute in float32.
+func Cos(a *array.Array) *array.Array { return unary(cpu.Cos, a) }
+
+// Tan returns the tangent of a (radians) elementwise. Integer and bool
+// arrays compute in float32.
+func Tan(a *array.Array) *array.Array { return unary(cpu.Tan, a) }
+
+// ArcSin returns the inverse sine of a elementwise (NaN outside [-1, 1]).
+// Integer and bool arrays compute in float32; complex64 is not supported.
+func ArcSin(a *array.Array) *array.Array { return unary(cpu.ArcSin, a) }
+
+// ArcCos returns the inverse cosine of a elementwise (NaN outside
+// [-1, 1]). Integer and bool arrays compute in float32; complex64 is not
+// supported.
+func ArcCos(a *array.Array) *array.Array { return unary(cpu.ArcCos, a) }
+
+// ArcTan returns the inverse tangent of a elementwise. Integer and bool
+// arrays compute in float32; complex64 is not supported.
+func ArcTan(a *array.Array) *array.Array { return unary(cpu.ArcTan, a) }
+
+// Sinh returns the hyperbolic sine of a elementwise. Integer and bool
+// arrays compute in float32.
+func Sinh(a *array.Array) *array.Array { return unary(cpu.Sinh, a) }
+
+// Cosh returns the hyperbolic cosine of a elementwise. Integer and bool
+// arrays compute in float32.
+func Cosh(a *array.Array) *array.Array { return unary(cpu.Cosh, a) }
+
+// Tanh returns the hyperbolic tangent of a elementwise. Integer and bool
+// arrays compute in float32.
+func Tanh(a *array.Array) *array.Array { return unary(cpu.Tanh, a) }
+
+// Sigmoid returns 1/(1 + e^-a) elementwise. Integer and bool arrays
+// compute in float32; complex64 is not supported.
+func Sigmoid(a *array.Array) *array.Array { return unary(cpu.Sigmoid, a) }
+
+// Erf returns the error function of a elementwise. Integer and bool arrays
+// compute in float32; complex64 is not supported.
+func Erf(a *array.Array) *array.Array { return unary(cpu.Erf, a) }
+
+// ErfInv returns the inverse error function of a elementwise: ±Inf at ±1,
+// NaN outside [-1, 1]. Integer and bool arrays compute in float32;
+// complex64 is not supported.
+func ErfInv(a *array.Array) *array.Array { return unary(cpu.ErfInv, a) }
+
+// Floor returns the largest integer not above each element, in a's dtype
+// (integer and bool arrays are returned unchanged in value). Not defined
+// for complex64.
+func Floor(a *array.Array) *array.Array { return unary(cpu.Floor, a) }
+
+// Ceil returns the smallest integer not below each element, in a's dtype
+// (integer and bool arrays are returned unchanged in value). Not defined
+// for complex64.
+func Ceil(a *array.Array) *array.Array { return unary(cpu.Ceil, a) }
+
+// Round returns the nearest integer to each element, halves to even as in
+// numpy (0.5 gives 0, 1.5 gives 2), in a's dtype. Not defined for
+// complex64.
+func Round(a *array.Array) *array.Array { return unary(cpu.Round, a) }
+
+// LogicalNot returns a == 0 elementwise as a Bool array.
+func LogicalNot(a *array.Array) *array.Array { return unary(cpu.LogicalNot, a) }
+
+// IsNaN reports elementwise whether a is NaN (for complex64, either part),
+// as a Bool array; false everywhere for integer and bool arrays.
+func IsNaN(a *array.Array) *array.Array { return unary(cpu.IsNaN, a) }
+
+// IsInf reports elementwise whether a is +Inf or -Inf (for complex64,
+// either part), as a Bool array; false everywhere for integer and bool
+// arrays.
+func IsInf(a *array.Array) *array.Array { return unary(cpu.IsInf, a) }
