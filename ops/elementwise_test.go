@@ -143,7 +143,7 @@ func relayout(a *array.Array, kind string) *array.Array {
 	case "transposed":
 		return ops.Transpose(ops.Copy(ops.Transpose(a)))
 	default:
-		return ops.Slice(ops.Repeat(a, 2, 1), ops.All(), ops.R(0, ops.None, 2))
+		return ops.Slice(ops.Repeat(a, 2, 1), ops.Whole(), ops.R(0, ops.None, 2))
 	}
 }
 

@@ -31,8 +31,8 @@ func R(start, stop int, step ...int) Range {
 	return Range{start, stop, 1}
 }
 
-// All returns the Range of a whole axis (Python's ":").
-func All() Range { return Range{None, None, 1} }
+// Whole returns the Range of a whole axis (Python's ":").
+func Whole() Range { return Range{None, None, 1} }
 
 // bounds resolves r over an axis of size n as Python's
 // slice.indices does: the first index, the (exclusive) stop, the step and
@@ -127,7 +127,7 @@ func Slice(a *array.Array, ranges ...Range) *array.Array {
 	ns := make([]int, nd)
 	whole := true
 	for i, n := range sh {
-		r := All()
+		r := Whole()
 		if i < len(ranges) {
 			r = ranges[i]
 		}
@@ -146,7 +146,7 @@ func SliceAxis(a *array.Array, axis int, r Range) *array.Array {
 	ax := normAxis("ops.SliceAxis", axis, a.Ndim())
 	rs := make([]Range, ax+1)
 	for i := range ax {
-		rs[i] = All()
+		rs[i] = Whole()
 	}
 	rs[ax] = r
 	return Slice(a, rs...)

@@ -40,7 +40,7 @@ func TestViewsShareStorage(t *testing.T) {
 		},
 			[]int{12, 8, 1}, 13, []float32{13, 14, 15, 21, 22, 23}},
 		{"slice negative step", x, func(a *array.Array) *array.Array {
-			return ops.Slice(a, ops.All(), ops.R(ops.None, ops.None, -1), ops.R(-1, 0, -2))
+			return ops.Slice(a, ops.Whole(), ops.R(ops.None, ops.None, -1), ops.R(-1, 0, -2))
 		},
 			[]int{12, -4, -2}, 11, []float32{11, 9, 7, 5, 3, 1, 23, 21, 19, 17, 15, 13}},
 		{"slice huge negative step", x, func(a *array.Array) *array.Array { return ops.Slice(a, ops.R(ops.None, ops.None, math.MinInt)) },
@@ -52,15 +52,15 @@ func TestViewsShareStorage(t *testing.T) {
 		{"expand dims of transpose", x, func(a *array.Array) *array.Array { return ops.ExpandDims(ops.Transpose(a), 1) }, nil, 0, nil},
 		{"squeeze", col, func(a *array.Array) *array.Array { return ops.Squeeze(a) }, []int{1}, 0, nil},
 		{"squeeze of strided", x, func(a *array.Array) *array.Array {
-			return ops.Squeeze(ops.Slice(a, ops.R(1, 2), ops.All(), ops.R(ops.None, ops.None, -3)), 0)
+			return ops.Squeeze(ops.Slice(a, ops.R(1, 2), ops.Whole(), ops.R(ops.None, ops.None, -3)), 0)
 		}, []int{4, -3}, 15, []float32{15, 12, 19, 16, 23, 20}},
 		{"reshape contiguous", x, func(a *array.Array) *array.Array { return ops.Reshape(a, 4, -1) }, []int{6, 1}, 0, nil},
 		{"flatten", x, ops.Flatten, []int{1}, 0, nil},
 		{"reshape splits a strided axis", x, func(a *array.Array) *array.Array {
-			return ops.Reshape(ops.Slice(a, ops.All(), ops.All(), ops.R(0, 4, 2)), 3, 2, 2)
+			return ops.Reshape(ops.Slice(a, ops.Whole(), ops.Whole(), ops.R(0, 4, 2)), 3, 2, 2)
 		}, []int{8, 4, 2}, 0, []float32{0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22}},
 		{"reshape merges contiguous axes of a slice", x, func(a *array.Array) *array.Array {
-			return ops.Reshape(ops.Slice(a, ops.All(), ops.R(1, 3)), 2, 8)
+			return ops.Reshape(ops.Slice(a, ops.Whole(), ops.R(1, 3)), 2, 8)
 		}, []int{12, 1}, 4, []float32{4, 5, 6, 7, 8, 9, 10, 11, 16, 17, 18, 19, 20, 21, 22, 23}},
 		{"reshape of broadcast", row, func(a *array.Array) *array.Array {
 			return ops.Reshape(ops.BroadcastTo(a, 3, 4), 3, 2, 2)
@@ -119,7 +119,7 @@ func TestReshapeCopiesWhenLayoutForbidsView(t *testing.T) {
 	}{
 		{"transposed", func() *array.Array { return ops.Reshape(ops.Transpose(x), 6) }, []float32{0, 3, 1, 4, 2, 5}},
 		{"transposed split", func() *array.Array { return ops.Reshape(ops.Transpose(x), 2, 3) }, []float32{0, 3, 1, 4, 2, 5}},
-		{"reversed", func() *array.Array { return ops.Flatten(ops.Slice(x, ops.All(), ops.R(ops.None, ops.None, -1))) }, []float32{2, 1, 0, 5, 4, 3}},
+		{"reversed", func() *array.Array { return ops.Flatten(ops.Slice(x, ops.Whole(), ops.R(ops.None, ops.None, -1))) }, []float32{2, 1, 0, 5, 4, 3}},
 		{"broadcast", func() *array.Array { return ops.Reshape(ops.BroadcastTo(ops.Reshape(x, 2, 1, 3), 2, 2, 3), 4, 3) },
 			[]float32{0, 1, 2, 0, 1, 2, 3, 4, 5, 3, 4, 5}},
 	}

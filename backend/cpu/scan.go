@@ -1,0 +1,306 @@
+package cpu
+
+import (
+	"strconv"
+
+	"github.com/fathom-go/fathom/array"
+)
+
+// ScanOp is the operation Scan accumulates with.
+type ScanOp uint8
+
+// The scans: running sum, product, maximum and minimum. CumMax and CumMin
+// propagate NaN from where it first appears (numpy's
+// maximum.accumulate).
+const (
+	CumSum ScanOp = iota
+	CumProd
+	CumMax
+	CumMin
+)
+
+var scanNames = [...]string{"cumsum", "cumprod", "cummax", "cummin"}
+
+// String returns the scan's name ("cumsum").
+func (op ScanOp) String() string {
+	if int(op) < len(scanNames) {
+		return scanNames[op]
+	}
+	return "ScanOp(" + strconv.Itoa(int(op)) + ")"
+}
+
+// ScanDType returns the dtype of op's result on elements of dtype dt, and
+// false if op does not apply to dt: CumSum and CumProd of bool give int32;
+// CumMax and CumMin of complex64 are not defined.
+func ScanDType(op ScanOp, dt array.DType) (array.DType, bool) {
+	switch {
+	case !dt.Valid() || op > CumMin:
+		return 0, false
+	case dt == array.Complex64 && (op == CumMax || op == CumMin):
+		return 0, false
+	case dt == array.Bool && (op == CumSum || op == CumProd):
+		return array.Int32, true
+	}
+	return dt, true
+}
+
+// Scan writes the running op of in along axis to out (same shape, dtype
+// ScanDType(op, in.DType)). Inclusive scans include each element in its
+// own result (numpy's cumsum); exclusive ones start from the identity (0,
+// 1, the lowest value, the highest value) and leave the element out.
+// reverse runs from the end of the axis to its start. float16 and bfloat16
+// accumulate in float32 and round each result; integers wrap.
+func Scan(op ScanOp, out, in Buf, axis int, reverse, inclusive bool) error {
+	const name = "cpu.Scan"
+	want, ok := ScanDType(op, in.DType)
+	if !ok {
+		return array.Errorf(name, "%v of %v is not supported", op, in.DType)
+	}
+	if out.DType != want {
+		return array.Errorf(name, "%v of %v gives %v, not %v", op, in.DType, want, out.DType)
+	}
+	if err := checkAxisBufs(name, out, in, axis, false); err != nil {
+		return err
+	}
+	l := newRedLines(in, out, axis, true)
+	if l.count == 0 || l.n == 0 {
+		return nil
+	}
+	switch in.DType {
+	case array.Bool:
+		if op == CumSum || op == CumProd {
+			k := scanNum[int32](op)
+			k.io = redIO[int32]{load: redLoadBoolInt(in), o: Elems[int32](out)}
+			scanRun(l, &k, reverse, inclusive)
+			return nil
+		}
+		k := scanOrd[uint8](op)
+		if op == CumMin {
+			k.ident = 1
+		}
+		scanDirect(l, &k, out, in, reverse, inclusive)
+	case array.Float16, array.BFloat16:
+		k := scanOrd[float32](op)
+		k.io = redIO[float32]{load: redLoadHalf(in), store: redStoreHalf(out)}
+		scanRun(l, &k, reverse, inclusive)
+	case array.Uint8:
+		k := scanOrd[uint8](op)
+		scanDirect(l, &k, out, in, reverse, inclusive)
+	case array.Int32:
+		k := scanOrd[int32](op)
+		scanDirect(l, &k, out, in, reverse, inclusive)
+	case array.Int64:
+		k := scanOrd[int64](op)
+		scanDirect(l, &k, out, in, reverse, inclusive)
+	case array.Float32:
+		k := scanOrd[float32](op)
+		scanDirect(l, &k, out, in, reverse, inclusive)
+	case array.Float64:
+		k := scanOrd[float64](op)
+		scanDirect(l, &k, out, in, reverse, inclusive)
+	default:
+		k := scanNum[complex64](op)
+		scanDirect(l, &k, out, in, reverse, inclusive)
+	}
+	return nil
+}
+
+// scanKernel is one scan on elements of type A. line scans a contiguous
+// line; step advances the running values acc of a panel of lines by one
+// row x, writing the row's results to o.
+type scanKernel[A any] struct {
+	ident A
+	line  func(o, x []A, acc A, inclusive bool)
+	step  func(acc, o, x []A, inclusive bool)
+	io    redIO[A]
+}
+
+func scanDirect[A any](l *redLines, k *scanKernel[A], out, in Buf, reverse, inclusive bool) {
+	k.io.x, k.io.o = Elems[A](in), Elems[A](out)
+	scanRun(l, k, reverse, inclusive)
+}
+
+func scanRun[A any](l *redLines, k *scanKernel[A], reverse, inclusive bool) {
+	if l.columnar(8) {
+		l.panels(redTile, func() func(inOff, outOff, w, kIn, kOut int) {
+			acc, xb, ob := make([]A, redTile), make([]A, redTile), make([]A, redTile)
+			return func(inOff, outOff, w, kIn, kOut int) {
+				a := acc[:w]
+				for i := range a {
+					a[i] = k.ident
+				}
+				for s := range l.n {
+					t := s
+					if reverse {
+						t = l.n - 1 - s
+					}
+					x := k.io.read(inOff+t*l.sIn, w, kIn, xb)
+					o := k.io.target(outOff+t*l.sOut, w, kOut, ob)
+					k.step(a, o, x, inclusive)
+					k.io.write(outOff+t*l.sOut, kOut, o)
+				}
+			}
+		})
+		return
+	}
+	l.each(func() func(inOff, outOff int) {
+		var xb, ob []A
+		return func(inOff, outOff int) {
+			si, so := l.sIn, l.sOut
+			if reverse {
+				// Walking the line backwards turns a reverse scan into a
+				// forward one over gathered data.
+				inOff += (l.n - 1) * si
+				outOff += (l.n - 1) * so
+				si, so = -si, -so
+			}
+			if xb == nil && (k.io.load != nil || si != 1) {
+				xb = make([]A, l.n)
+			}
+			if ob == nil && (k.io.store != nil || so != 1) {
+				ob = make([]A, l.n)
+			}
+			x := k.io.read(inOff, l.n, si, xb)
+			o := k.io.target(outOff, l.n, so, ob)
+			k.line(o, x, k.ident, inclusive)
+			k.io.write(outOff, so, o)
+		}
+	})
+}
+
+func scanNum[A redNumber](op ScanOp) scanKernel[A] {
+	if op == CumProd {
+		return scanKernel[A]{ident: 1, line: cumProdLine[A], step: cumProdStep[A]}
+	}
+	return scanKernel[A]{line: cumSumLine[A], step: cumSumStep[A]}
+}
+
+func scanOrd[A redOrdered](op ScanOp) scanKernel[A] {
+	switch op {
+	case CumMax:
+		return scanKernel[A]{ident: redLowest[A](), line: cumMaxLine[A], step: cumMaxStep[A]}
+	case CumMin:
+		return scanKernel[A]{ident: redHighest[A](), line: cumMinLine[A], step: cumMinStep[A]}
+	}
+	return scanNum[A](op)
+}
+
+func cumSumLine[A redNumber](o, x []A, acc A, inclusive bool) {
+	o = o[:len(x)]
+	if inclusive {
+		for i, v := range x {
+			acc += v
+			o[i] = acc
+		}
+		return
+	}
+	for i, v := range x {
+		o[i] = acc
+		acc += v
+	}
+}
+
+func cumProdLine[A redNumber](o, x []A, acc A, inclusive bool) {
+	o = o[:len(x)]
+	if inclusive {
+		for i, v := range x {
+			acc *= v
+			o[i] = acc
+		}
+		return
+	}
+	for i, v := range x {
+		o[i] = acc
+		acc *= v
+	}
+}
+
+func cumMaxLine[A redOrdered](o, x []A, acc A, inclusive bool) {
+	o = o[:len(x)]
+	for i, v := range x {
+		if !inclusive {
+			o[i] = acc
+		}
+		if v > acc || v != v {
+			acc = v
+		}
+		if inclusive {
+			o[i] = acc
+		}
+	}
+}
+
+func cumMinLine[A redOrdered](o, x []A, acc A, inclusive bool) {
+	o = o[:len(x)]
+	for i, v := range x {
+		if !inclusive {
+			o[i] = acc
+		}
+		if v < acc || v != v {
+			acc = v
+		}
+		if inclusive {
+			o[i] = acc
+		}
+	}
+}
+
+func cumSumStep[A redNumber](acc, o, x []A, inclusive bool) {
+	x, o = x[:len(acc)], o[:len(acc)]
+	if inclusive {
+		for i, v := range x {
+			acc[i] += v
+			o[i] = acc[i]
+		}
+		return
+	}
+	for i, v := range x {
+		o[i] = acc[i]
+		acc[i] += v
+	}
+}
+
+func cumProdStep[A redNumber](acc, o, x []A, inclusive bool) {
+	x, o = x[:len(acc)], o[:len(acc)]
+	if inclusive {
+		for i, v := range x {
+			acc[i] *= v
+			o[i] = acc[i]
+		}
+		return
+	}
+	for i, v := range x {
+		o[i] = acc[i]
+		acc[i] *= v
+	}
+}
+
+func cumMaxStep[A redOrdered](acc, o, x []A, inclusive bool) {
+	x, o = x[:len(acc)], o[:len(acc)]
+	for i, v := range x {
+		if !inclusive {
+			o[i] = acc[i]
+		}
+		if v > acc[i] || v != v {
+			acc[i] = v
+		}
+		if inclusive {
+			o[i] = acc[i]
+		}
+	}
+}
+
+func cumMinStep[A redOrdered](acc, o, x []A, inclusive bool) {
+	x, o = x[:len(acc)], o[:len(acc)]
+	for i, v := range x {
+		if !inclusive {
+			o[i] = acc[i]
+		}
+		if v < acc[i] || v != v {
+			acc[i] = v
+		}
+		if inclusive {
+			o[i] = acc[i]
+		}
+	}
+}

@@ -1,0 +1,12 @@
+// Package graph holds fathom's function transforms: reverse-mode (VJP,
+// Grad, ValueAndGrad) and forward-mode (JVP) differentiation, vectorising
+// maps (Vmap), user-defined derivatives (CustomVJP) and rematerialisation
+// (Checkpoint), and the tapes they and package compile walk.
+//
+// A transform calls the function on tracers, stand-ins for its inputs that
+// keep the graph built from them alive while the transform runs, then
+// walks that graph with each primitive's rule (array.VJPRule, JVPRule,
+// VmapRule). Transforms return lazy arrays and nest to any depth: the
+// gradient of a gradient is the VJP of a graph that is itself made of
+// differentiable operations.
+package graph

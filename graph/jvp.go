@@ -1,0 +1,74 @@
+package graph
+
+import (
+	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/ops"
+)
+
+// JVP runs f on primals and returns its outputs and the Jacobian-vector
+// products with tangents (one per primal, of the primal's shape): forward-
+// mode differentiation. An output that does not depend on the primals gets
+// zeros.
+func JVP(f Fn, primals, tangents []*array.Array) (outs, jvps []*array.Array) {
+	if len(tangents) != len(primals) {
+		array.Panicf("graph.JVP", "%d tangents for %d primals", len(tangents), len(primals))
+	}
+	for i, t := range tangents {
+		if t == nil || !equal(t.Shape(), primals[i].Shape()) {
+			var s []int
+			if t != nil {
+				s = t.Shape()
+			}
+			array.Panicf("graph.JVP", "tangent %d has shape %v, primal has shape %v", i, s, primals[i].Shape())
+		}
+	}
+	array.BeginTrace()
+	defer array.EndTrace()
+	tr := tracers(primals)
+	outs = callFn("graph.JVP", f, tr)
+	tape := NewTape(tr, outs)
+	act, dep := tape.active()
+	tan := make(map[*array.Array]*array.Array, len(tr)+len(tape.Nodes))
+	for i, t := range tr {
+		tg := tangents[i]
+		if tg.DType() != t.DType() {
+			tg = ops.AsType(tg, t.DType())
+		}
+		tan[t] = tg
+	}
+	for i, n := range tape.Nodes {
+		if !act[i] {
+			continue
+		}
+		var argnums []int
+		var tans []*array.Array
+		for j, in := range n.Inputs {
+			if t, ok := tan[in]; ok && dep[in] {
+				argnums = append(argnums, j)
+				tans = append(tans, t)
+			}
+		}
+		if len(argnums) == 0 {
+			continue
+		}
+		rule, ok := n.Primitive.(array.JVPRule)
+		if !ok {
+			array.Panicf("graph.JVP", "%s has no forward derivative rule", n.Primitive.Name())
+		}
+		res := rule.JVP(n.Inputs, n.Outputs, tans, argnums)
+		for j, o := range n.Outputs {
+			if res[j] != nil {
+				tan[o] = res[j]
+			}
+		}
+	}
+	jvps = make([]*array.Array, len(outs))
+	for i, o := range outs {
+		if t, ok := tan[o]; ok {
+			jvps[i] = t
+		} else {
+			jvps[i] = ops.ZerosLike(o)
+		}
+	}
+	return outs, jvps
+}

@@ -1,0 +1,206 @@
+package graph
+
+import (
+	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/ops"
+)
+
+// Fn is a function of arrays to arrays: what the transforms take and give.
+type Fn func(in ...*array.Array) []*array.Array
+
+// identity stands in for a primal inside a transform: a view of it that is
+// marked as a tracer, so the graph built from it survives evaluation while
+// the transform runs.
+type identity struct{}
+
+func (identity) Name() string { return "Identity" }
+func (identity) Eval(_ array.Stream, in, out []*array.Array) error {
+	out[0].SetData(in[0].Storage(), in[0].Strides(), in[0].Offset())
+	return nil
+}
+func (identity) VJP(_, _, cots []*array.Array, _ []int) []*array.Array { return cots[:1] }
+func (identity) JVP(_, _, tans []*array.Array, _ []int) []*array.Array { return tans[:1] }
+func (identity) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
+	return in[:1], axes[:1]
+}
+
+func tracers(xs []*array.Array) []*array.Array {
+	out := make([]*array.Array, len(xs))
+	for i, x := range xs {
+		if x == nil {
+			array.Panicf("graph", "input %d is nil", i)
+		}
+		out[i] = array.NewTracer(x.Stream(), x.Shape(), x.DType(), identity{}, x)
+	}
+	return out
+}
+
+func callFn(op string, f Fn, in []*array.Array) []*array.Array {
+	outs := f(in...)
+	if len(outs) == 0 {
+		array.Panicf(op, "the function returned no arrays")
+	}
+	for i, o := range outs {
+		if o == nil {
+			array.Panicf(op, "output %d of the function is nil", i)
+		}
+	}
+	return outs
+}
+
+// VJP runs f on primals and returns its outputs and the vector-Jacobian
+// products of cotangents (one per output, of the output's shape) with
+// respect to every primal: reverse-mode differentiation. A primal that the
+// outputs do not depend on gets zeros of its own shape and dtype.
+func VJP(f Fn, primals, cotangents []*array.Array) (outs, vjps []*array.Array) {
+	array.BeginTrace()
+	defer array.EndTrace()
+	tr := tracers(primals)
+	outs = callFn("graph.VJP", f, tr)
+	if len(cotangents) != len(outs) {
+		array.Panicf("graph.VJP", "%d cotangents for %d outputs", len(cotangents), len(outs))
+	}
+	for i, c := range cotangents {
+		if c == nil || !equal(c.Shape(), outs[i].Shape()) {
+			var s []int
+			if c != nil {
+				s = c.Shape()
+			}
+			array.Panicf("graph.VJP", "cotangent %d has shape %v, output has shape %v", i, s, outs[i].Shape())
+		}
+	}
+	return outs, backward(tr, primals, outs, cotangents)
+}
+
+// backward pushes cotangents from outs back to the tracers tr.
+func backward(tr, primals, outs, cotangents []*array.Array) []*array.Array {
+	tape := NewTape(tr, outs)
+	act, dep := tape.active()
+	cot := make(map[*array.Array]*array.Array)
+	add := func(a, g *array.Array) {
+		if g == nil {
+			return
+		}
+		if g.DType() != a.DType() {
+			g = ops.AsType(g, a.DType())
+		}
+		if prev, ok := cot[a]; ok {
+			cot[a] = ops.Add(prev, g)
+		} else {
+			cot[a] = g
+		}
+	}
+	for i, o := range outs {
+		if dep[o] {
+			add(o, cotangents[i])
+		}
+	}
+	for i := len(tape.Nodes) - 1; i >= 0; i-- {
+		if !act[i] {
+			continue
+		}
+		n := tape.Nodes[i]
+		cots := make([]*array.Array, len(n.Outputs))
+		any := false
+		for j, o := range n.Outputs {
+			if c, ok := cot[o]; ok {
+				cots[j] = c
+				any = true
+			}
+		}
+		if !any {
+			continue
+		}
+		for j, o := range n.Outputs {
+			if cots[j] == nil {
+				cots[j] = ops.ZerosLike(o)
+			}
+		}
+		var argnums []int
+		for j, in := range n.Inputs {
+			if dep[in] {
+				argnums = append(argnums, j)
+			}
+		}
+		rule, ok := n.Primitive.(array.VJPRule)
+		if !ok {
+			array.Panicf("graph.VJP", "%s has no derivative rule", n.Primitive.Name())
+		}
+		grads := rule.VJP(n.Inputs, n.Outputs, cots, argnums)
+		for k, j := range argnums {
+			add(n.Inputs[j], grads[k])
+		}
+	}
+	vjps := make([]*array.Array, len(tr))
+	for i, t := range tr {
+		if g, ok := cot[t]; ok {
+			vjps[i] = g
+		} else {
+			vjps[i] = ops.ZerosLike(primals[i])
+		}
+	}
+	return vjps
+}
+
+func equal(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Grad returns a function that computes the gradient of f with respect to
+// the arguments in argnums (none: argument 0), one array per argnum in
+// that order. f must return a scalar (a 0-d array); anything else is an
+// *array.Error when the gradient function is called.
+func Grad(f func(in ...*array.Array) *array.Array, argnums ...int) Fn {
+	vg := ValueAndGrad(f, argnums...)
+	return func(in ...*array.Array) []*array.Array {
+		_, g := vg(in...)
+		return g
+	}
+}
+
+// ValueAndGrad returns a function that computes f and its gradient with
+// respect to the arguments in argnums (none: argument 0).
+func ValueAndGrad(f func(in ...*array.Array) *array.Array, argnums ...int) func(in ...*array.Array) (*array.Array, []*array.Array) {
+	if len(argnums) == 0 {
+		argnums = []int{0}
+	}
+	return func(in ...*array.Array) (*array.Array, []*array.Array) {
+		for _, a := range argnums {
+			if a < 0 || a >= len(in) {
+				array.Panicf("graph.Grad", "argnum %d out of range for %d arguments", a, len(in))
+			}
+		}
+		var value *array.Array
+		wrt := func(xs ...*array.Array) []*array.Array {
+			args := append([]*array.Array(nil), in...)
+			for k, a := range argnums {
+				args[a] = xs[k]
+			}
+			value = f(args...)
+			if value == nil {
+				array.Panicf("graph.Grad", "the function returned nil")
+			}
+			if value.Ndim() != 0 {
+				array.Panicf("graph.Grad", "the function must return a scalar (0-d array), not shape %v", value.Shape())
+			}
+			return []*array.Array{value}
+		}
+		primals := make([]*array.Array, len(argnums))
+		for k, a := range argnums {
+			primals[k] = in[a]
+		}
+		array.BeginTrace()
+		defer array.EndTrace()
+		tr := tracers(primals)
+		outs := callFn("graph.Grad", wrt, tr)
+		return value, backward(tr, primals, outs, []*array.Array{ops.OnesLike(outs[0])})
+	}
+}

@@ -1,0 +1,253 @@
+package ops
+
+import (
+	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/backend/cpu"
+)
+
+// ReducePrim folds its input over Axes (sorted, distinct, non-negative)
+// with Op; the result drops those axes.
+type ReducePrim struct {
+	Op   cpu.ReduceOp
+	Axes []int
+}
+
+var reduceOpNames = [...]string{cpu.ReduceSum: "Sum", cpu.ReduceProd: "Prod", cpu.ReduceMax: "Max",
+	cpu.ReduceMin: "Min", cpu.ReduceAll: "All", cpu.ReduceAny: "Any"}
+
+func (p *ReducePrim) Name() string {
+	if int(p.Op) < len(reduceOpNames) {
+		return reduceOpNames[p.Op]
+	}
+	return p.Op.String()
+}
+func (p *ReducePrim) Eval(s array.Stream, in, out []*array.Array) error {
+	return dispatch(p, s, in, out)
+}
+func (p *ReducePrim) evalCPU(in, out []*array.Array) error {
+	return cpu.Reduce(p.Op, alloc(out[0]), bufOf(in[0]), p.Axes)
+}
+func (p *ReducePrim) Equivalent(o array.Primitive) bool {
+	q, ok := o.(*ReducePrim)
+	return ok && q.Op == p.Op && equalInts(q.Axes, p.Axes)
+}
+
+// ReduceFunc is the signature of the reductions over axes (Sum, Mean,
+// Max, ...), which KeepDims wraps.
+type ReduceFunc func(a *array.Array, axes ...int) *array.Array
+
+// reducedShape returns shape without the (normalised) axes, and the
+// number of elements folded into each result.
+func reducedShape(shape, axes []int) (kept []int, n int) {
+	n = 1
+	kept = []int{}
+	for i, d := range shape {
+		if containsInt(axes, i) {
+			n *= d
+			continue
+		}
+		kept = append(kept, d)
+	}
+	return kept, n
+}
+
+func containsInt(s []int, v int) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func shapeSize(shape []int) int {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	return n
+}
+
+// reduce records op over axes (none: all) of a.
+func reduce(name string, op cpu.ReduceOp, a *array.Array, axes []int) *array.Array {
+	requireNonNil(name, a)
+	ax := normAxes(name, axes, a.Ndim())
+	dt, ok := cpu.ReduceDType(op, a.DType())
+	if !ok {
+		array.Panicf(name, "not supported for dtype %v", a.DType())
+	}
+	shape, n := reducedShape(a.Shape(), ax)
+	if n == 0 && shapeSize(shape) > 0 && (op == cpu.ReduceMax || op == cpu.ReduceMin) {
+		array.Panicf(name, "axes %v of shape %v are empty, and %v has no identity", ax, a.Shape(), op)
+	}
+	return node(shape, dt, &ReducePrim{Op: op, Axes: ax}, a)
+}
+
+// Sum returns the sum of a's elements over axes (none: all). Bool sums
+// are int32; integers keep their dtype and wrap on overflow (MLX);
+// float16 and bfloat16 accumulate in float32. The sum of nothing is 0.
+func Sum(a *array.Array, axes ...int) *array.Array { return reduce("ops.Sum", cpu.ReduceSum, a, axes) }
+
+// Prod returns the product of a's elements over axes (none: all), with
+// Sum's dtypes. The product of nothing is 1.
+func Prod(a *array.Array, axes ...int) *array.Array {
+	return reduce("ops.Prod", cpu.ReduceProd, a, axes)
+}
+
+// Max returns the largest of a's elements over axes (none: all); NaN if
+// any of them is NaN (numpy's max). An empty axis is an error, as max has
+// no identity; complex64 is not supported.
+func Max(a *array.Array, axes ...int) *array.Array { return reduce("ops.Max", cpu.ReduceMax, a, axes) }
+
+// Min returns the smallest of a's elements over axes (none: all), like
+// Max.
+func Min(a *array.Array, axes ...int) *array.Array { return reduce("ops.Min", cpu.ReduceMin, a, axes) }
+
+// All reports, as bool, whether every element over axes (none: all) is
+// nonzero; NaN counts as nonzero. All of nothing is true (numpy's all).
+func All(a *array.Array, axes ...int) *array.Array {
+	return reduce("ops.All", cpu.ReduceAll, a, axes)
+}
+
+// Any reports, as bool, whether some element over axes (none: all) is
+// nonzero. Any of nothing is false.
+func Any(a *array.Array, axes ...int) *array.Array { return reduce("ops.Any", cpu.ReduceAny, a, axes) }
+
+// Mean returns the mean over axes (none: all) in a's float dtype (float32
+// for integers and bools, as in MLX): the sum divided by the number of
+// elements. float16 and bfloat16 sum and divide in float32, so a large sum
+// does not overflow. The mean of nothing is NaN (numpy).
+func Mean(a *array.Array, axes ...int) *array.Array {
+	const name = "ops.Mean"
+	requireNonNil(name, a)
+	ax := normAxes(name, axes, a.Ndim())
+	_, n := reducedShape(a.Shape(), ax)
+	dt := floatDType(a.DType())
+	m := DivScalar(Sum(AsType(a, workDType(dt)), ax...), float64(n))
+	return AsType(m, dt)
+}
+
+// workDType is the dtype float computations of dtype dt run in: float16
+// and bfloat16 widen to float32.
+func workDType(dt array.DType) array.DType {
+	if dt == array.Float16 || dt == array.BFloat16 {
+		return array.Float32
+	}
+	return dt
+}
+
+// Var returns the variance over axes (none: all): the mean squared
+// deviation from the mean. See VarDDOF.
+func Var(a *array.Array, axes ...int) *array.Array { return varDDOF("ops.Var", a, 0, axes) }
+
+// VarDDOF returns the variance over axes (none: all) with ddof delta
+// degrees of freedom, numpy's var(a, ddof=ddof): the sum of squared
+// deviations from the mean divided by n - ddof. It is computed in two
+// passes (mean, then deviations), in a's float dtype; the variance of
+// complex64 is float32, of |x - mean|². When n - ddof <= 0 the result is
+// NaN or +Inf, as in numpy.
+func VarDDOF(a *array.Array, ddof int, axes ...int) *array.Array {
+	return varDDOF("ops.VarDDOF", a, ddof, axes)
+}
+
+func varDDOF(name string, a *array.Array, ddof int, axes []int) *array.Array {
+	requireNonNil(name, a)
+	ax := normAxes(name, axes, a.Ndim())
+	_, n := reducedShape(a.Shape(), ax)
+	dt := floatDType(a.DType())
+	x := AsType(a, workDType(dt))
+	keep := a.Shape()
+	for _, i := range ax {
+		keep[i] = 1
+	}
+	d := Sub(x, Reshape(Mean(x, ax...), keep...))
+	if dt == array.Complex64 {
+		d, dt = Abs(d), array.Float32
+	}
+	v := DivScalar(Sum(Square(d), ax...), float64(max(n-ddof, 0)))
+	return AsType(v, dt)
+}
+
+// Std returns the standard deviation over axes (none: all), the square
+// root of Var.
+func Std(a *array.Array, axes ...int) *array.Array { return Sqrt(varDDOF("ops.Std", a, 0, axes)) }
+
+// StdDDOF returns the square root of VarDDOF(a, ddof, axes...).
+func StdDDOF(a *array.Array, ddof int, axes ...int) *array.Array {
+	return Sqrt(varDDOF("ops.StdDDOF", a, ddof, axes))
+}
+
+// KeepDims applies the reduction f to a over axes (none: all) and keeps
+// the reduced axes in the result as axes of size 1, so it broadcasts
+// against a (numpy's keepdims=True):
+//
+//	ops.Sub(a, ops.KeepDims(ops.Mean, a, 1))
+func KeepDims(f ReduceFunc, a *array.Array, axes ...int) *array.Array {
+	const name = "ops.KeepDims"
+	requireNonNil(name, a)
+	if f == nil {
+		array.Panicf(name, "nil reduction")
+	}
+	ax := normAxes(name, axes, a.Ndim())
+	r := f(a, axes...)
+	kept, _ := reducedShape(a.Shape(), ax)
+	if !equalInts(r.Shape(), kept) {
+		array.Panicf(name, "the reduction of shape %v over axes %v has shape %v, not %v", a.Shape(), ax, r.Shape(), kept)
+	}
+	shape := a.Shape()
+	for _, i := range ax {
+		shape[i] = 1
+	}
+	return Reshape(r, shape...)
+}
+
+// ArgReducePrim finds the index of the largest (ArgMax) or smallest
+// (ArgMin) element along Axis.
+type ArgReducePrim struct {
+	Op   cpu.ArgOp
+	Axis int
+}
+
+func (p *ArgReducePrim) Name() string {
+	if p.Op == cpu.ArgMin {
+		return "ArgMin"
+	}
+	return "ArgMax"
+}
+func (p *ArgReducePrim) Eval(s array.Stream, in, out []*array.Array) error {
+	return dispatch(p, s, in, out)
+}
+func (p *ArgReducePrim) evalCPU(in, out []*array.Array) error {
+	return cpu.ArgReduce(p.Op, alloc(out[0]), bufOf(in[0]), p.Axis)
+}
+func (p *ArgReducePrim) Equivalent(o array.Primitive) bool {
+	q, ok := o.(*ArgReducePrim)
+	return ok && *q == *p
+}
+
+// ArgMax returns the int32 index along axis of the largest element of
+// each line of a; ties go to the first, and a NaN wins (the first NaN),
+// as in numpy. The result has a's shape without axis. An empty axis is an
+// error; complex64 is not supported.
+func ArgMax(a *array.Array, axis int) *array.Array {
+	return argReduce("ops.ArgMax", cpu.ArgMax, a, axis)
+}
+
+// ArgMin returns the int32 index along axis of the smallest element of
+// each line of a, like ArgMax.
+func ArgMin(a *array.Array, axis int) *array.Array {
+	return argReduce("ops.ArgMin", cpu.ArgMin, a, axis)
+}
+
+func argReduce(name string, op cpu.ArgOp, a *array.Array, axis int) *array.Array {
+	requireNonNil(name, a)
+	if a.DType() == array.Complex64 {
+		array.Panicf(name, "not supported for dtype %v", a.DType())
+	}
+	ax := normAxis(name, axis, a.Ndim())
+	shape, n := reducedShape(a.Shape(), []int{ax})
+	if n == 0 && shapeSize(shape) > 0 {
+		array.Panicf(name, "axis %d of shape %v is empty", axis, a.Shape())
+	}
+	return node(shape, array.Int32, &ArgReducePrim{Op: op, Axis: ax}, a)
+}
