@@ -30,6 +30,9 @@ func JVP(f Fn, primals, tangents []*array.Array) (outs, jvps []*array.Array) {
 	act, dep := tape.active()
 	tan := make(map[*array.Array]*array.Array, len(tr)+len(tape.Nodes))
 	for i, t := range tr {
+		if !t.DType().IsInexact() {
+			continue
+		}
 		tg := tangents[i]
 		if tg.DType() != t.DType() {
 			tg = ops.AsType(tg, t.DType())
@@ -57,7 +60,7 @@ func JVP(f Fn, primals, tangents []*array.Array) (outs, jvps []*array.Array) {
 		}
 		res := rule.JVP(n.Inputs, n.Outputs, tans, argnums)
 		for j, o := range n.Outputs {
-			if res[j] != nil {
+			if res[j] != nil && o.DType().IsInexact() {
 				tan[o] = res[j]
 			}
 		}

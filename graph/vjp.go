@@ -78,7 +78,9 @@ func backward(tr, primals, outs, cotangents []*array.Array) []*array.Array {
 	act, dep := tape.active()
 	cot := make(map[*array.Array]*array.Array)
 	add := func(a, g *array.Array) {
-		if g == nil {
+		// integer and bool values have no derivative: their cotangents
+		// are zero and are dropped, as in MLX
+		if g == nil || !a.DType().IsInexact() {
 			return
 		}
 		if g.DType() != a.DType() {

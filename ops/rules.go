@@ -1,0 +1,79 @@
+package ops
+
+import "github.com/fathom-go/fathom/array"
+
+// Helpers shared by the derivative (VJP, JVP) and batching (Vmap) rules.
+// A rule returns nil for a cotangent or tangent that is zero: the
+// transforms skip it instead of building arithmetic on zeros.
+
+// sumToShape reduces g, the cotangent of a broadcast result, to shape:
+// it sums the leading axes that broadcasting added and the axes where
+// shape has size 1 but g does not.
+func sumToShape(g *array.Array, shape []int) *array.Array {
+	gs := g.Shape()
+	if equalInts(gs, shape) {
+		return g
+	}
+	lead := len(gs) - len(shape)
+	var axes []int
+	for i := range gs {
+		if i < lead || (shape[i-lead] == 1 && gs[i] != 1) {
+			axes = append(axes, i)
+		}
+	}
+	if len(axes) > 0 {
+		g = Sum(g, axes...)
+	}
+	return Reshape(g, shape...)
+}
+
+// batchFront moves x's batch axis ax to the front; an unbatched x (ax < 0)
+// is returned as is.
+func batchFront(x *array.Array, ax int) *array.Array {
+	if ax <= 0 {
+		return x
+	}
+	return MoveAxis(x, ax, 0)
+}
+
+// alignBatched prepares the inputs of a broadcasting elementwise
+// primitive for batching: each batched input gets its batch axis first and
+// size-1 axes after it, so that its other axes line up from the right with
+// the unbatched inputs, which broadcast as they are. The result's batch
+// axis is 0.
+func alignBatched(ins []*array.Array, axes []int) []*array.Array {
+	rank := 0
+	for i, x := range ins {
+		k := x.Ndim()
+		if axes[i] >= 0 {
+			k--
+		}
+		rank = max(rank, k)
+	}
+	out := make([]*array.Array, len(ins))
+	for i, x := range ins {
+		if axes[i] < 0 {
+			out[i] = x
+			continue
+		}
+		x = batchFront(x, axes[i])
+		s := x.Shape()
+		if pad := rank - (len(s) - 1); pad > 0 {
+			shape := append([]int{s[0]}, make([]int, pad)...)
+			for j := 1; j <= pad; j++ {
+				shape[j] = 1
+			}
+			x = Reshape(x, append(shape, s[1:]...)...)
+		}
+		out[i] = x
+	}
+	return out
+}
+
+// zeroIfNil returns g, or zeros shaped like like when g is nil.
+func zeroIfNil(g, like *array.Array) *array.Array {
+	if g == nil {
+		return ZerosLike(like)
+	}
+	return g
+}
