@@ -185,10 +185,14 @@ func (a *Array) setData(st *Storage, strides []int, offset int) {
 func (a *Array) SetData(st *Storage, strides []int, offset int) { a.setData(st, strides, offset) }
 
 // Shape returns a copy of the array's shape.
-func (a *Array) Shape() []int { return append([]int(nil), a.shape...) }
+func (a *Array) Shape() []int {
+	checkNil(a)
+	return append([]int(nil), a.shape...)
+}
 
 // Dim returns the size of axis i (negative counts from the end).
 func (a *Array) Dim(i int) int {
+	checkNil(a)
 	if i < 0 {
 		i += len(a.shape)
 	}
@@ -199,26 +203,47 @@ func (a *Array) Dim(i int) int {
 }
 
 // DType returns the element type.
-func (a *Array) DType() DType { return a.dtype }
+func (a *Array) DType() DType {
+	checkNil(a)
+	return a.dtype
+}
 
 // Ndim returns the number of dimensions.
-func (a *Array) Ndim() int { return len(a.shape) }
+func (a *Array) Ndim() int {
+	checkNil(a)
+	return len(a.shape)
+}
 
 // Size returns the number of elements.
-func (a *Array) Size() int { return a.size }
+func (a *Array) Size() int {
+	checkNil(a)
+	return a.size
+}
 
 // NBytes returns the size of the array's elements in bytes.
-func (a *Array) NBytes() int { return a.size * a.dtype.Size() }
+func (a *Array) NBytes() int {
+	checkNil(a)
+	return a.size * a.dtype.Size()
+}
 
 // Stream returns the stream the array is (or was) computed on.
-func (a *Array) Stream() Stream { return a.stream }
+func (a *Array) Stream() Stream {
+	checkNil(a)
+	return a.stream
+}
 
 // Tracer reports whether the array is part of a function being
 // transformed or traced.
-func (a *Array) Tracer() bool { return a.tracer }
+func (a *Array) Tracer() bool {
+	checkNil(a)
+	return a.tracer
+}
 
 // Evaluated reports whether the array has its value.
-func (a *Array) Evaluated() bool { return a.data.Load() != nil }
+func (a *Array) Evaluated() bool {
+	checkNil(a)
+	return a.data.Load() != nil
+}
 
 // Primitive returns the primitive of a pending array (nil once evaluated,
 // unless the array is a tracer).
@@ -418,4 +443,13 @@ func (a *Array) Node() (Node, bool) {
 		return Node{}, false
 	}
 	return Node{ID: uintptr(unsafe.Pointer(n)), Primitive: n.prim, Inputs: n.inputs, Outputs: n.outputs}, true
+}
+
+// checkNil turns the use of a nil *Array into an *Error rather than a nil
+// dereference. Operations check their arguments first and name themselves;
+// this is the backstop.
+func checkNil(a *Array) {
+	if a == nil {
+		panic(Errorf("array", "nil *Array"))
+	}
 }
