@@ -1,0 +1,16 @@
+// Package compile traces a function once per call signature and replays
+// the trace, fusing chains of elementwise operations into single
+// primitives.
+//
+// Compile gives each function a fresh id from a counter: ids are never
+// reused and never derived from a function's address. A Worker owns a
+// trace cache (keyed by the id, the inputs' shapes and dtypes, the stream
+// and the options; bounded, least recently used first) and a stream; the
+// package's default worker serves Func.Call. A registry holds every live
+// worker's cache weakly, so Func.Release, or the cleanup that runs when a
+// *Func becomes unreachable, erases the function's traces from every
+// cache, together with the arrays they captured.
+//
+// Inside transforms (package graph) a compiled function runs uncompiled;
+// Compile(graph.Grad(f)) is the fast path for gradients.
+package compile
