@@ -14,6 +14,7 @@ import (
 // tracing call alive but the constants.
 type trace struct {
 	inShapes [][]int
+	inDTypes []array.DType
 	consts   []*array.Array
 	steps    []step
 	outs     []ref
@@ -62,9 +63,10 @@ func newTrace(f *Func, in []*array.Array, s array.Stream) *trace {
 			array.Panicf("compile.Call", "output %d of the function is nil", i)
 		}
 	}
-	t := &trace{inShapes: make([][]int, len(in))}
+	t := &trace{inShapes: make([][]int, len(in)), inDTypes: make([]array.DType, len(in))}
 	for i, x := range in {
 		t.inShapes[i] = x.Shape()
+		t.inDTypes[i] = x.DType()
 	}
 	tape := graph.NewTape(ph, outs)
 	refs := make(map[*array.Array]ref, len(tape.Nodes)+len(ph))

@@ -1,0 +1,279 @@
+package compile
+
+import (
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/backend/cpu"
+	"github.com/fathom-go/fathom/ops"
+)
+
+// InstrKind says what an instruction of a fused program computes.
+type InstrKind uint8
+
+const (
+	// KindUnary applies cpu.UnaryOp(Op) to Args[0].
+	KindUnary InstrKind = iota
+	// KindBinary applies cpu.BinaryOp(Op) to Args[0] and Args[1].
+	KindBinary
+	// KindWhere picks Args[1] where Args[0] is true, else Args[2].
+	KindWhere
+	// KindAsType converts Args[0] to DType.
+	KindAsType
+)
+
+// Instr is one instruction of a fused program. Registers below the
+// program's input count are its inputs; register NumInputs+i is the
+// result of instruction i.
+type Instr struct {
+	Kind  InstrKind
+	Op    uint8
+	Args  []int
+	DType array.DType
+}
+
+// Compiled is the primitive of a fused group of elementwise operations:
+// a small program over registers that runs in one pass over its output,
+// whatever the number of operations. Every output has the shape that its
+// inputs broadcast to. The program has a stable text form and hash, from
+// which backends derive their kernels (the Metal backend generates MSL).
+type Compiled struct {
+	InDTypes []array.DType
+	Instrs   []Instr
+	Outputs  []int // registers
+
+	desc string
+	hash uint64
+}
+
+func newCompiled(inDTypes []array.DType, instrs []Instr, outputs []int) *Compiled {
+	c := &Compiled{InDTypes: inDTypes, Instrs: instrs, Outputs: outputs}
+	var b strings.Builder
+	for i, dt := range inDTypes {
+		fmt.Fprintf(&b, "r%d = in%d %v\n", i, i, dt)
+	}
+	for i, in := range instrs {
+		fmt.Fprintf(&b, "r%d = %s(", len(inDTypes)+i, in.opName())
+		for j, a := range in.Args {
+			if j > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "r%d", a)
+		}
+		fmt.Fprintf(&b, ") %v\n", in.DType)
+	}
+	b.WriteString("out")
+	for _, o := range outputs {
+		fmt.Fprintf(&b, " r%d", o)
+	}
+	c.desc = b.String()
+	h := fnv.New64a()
+	h.Write([]byte(c.desc))
+	c.hash = h.Sum64()
+	return c
+}
+
+func (in Instr) opName() string {
+	switch in.Kind {
+	case KindUnary:
+		return cpu.UnaryOp(in.Op).String()
+	case KindBinary:
+		return cpu.BinaryOp(in.Op).String()
+	case KindWhere:
+		return "Where"
+	}
+	return "AsType"
+}
+
+// Name returns "Compiled".
+func (c *Compiled) Name() string { return "Compiled" }
+
+// Program returns the program's text: one line per register, then the
+// output registers. It is stable across runs.
+func (c *Compiled) Program() string { return c.desc }
+
+// Hash returns a hash of Program.
+func (c *Compiled) Hash() uint64 { return c.hash }
+
+// Equivalent reports whether o runs the same program.
+func (c *Compiled) Equivalent(o array.Primitive) bool {
+	d, ok := o.(*Compiled)
+	return ok && d.hash == c.hash && d.desc == c.desc
+}
+
+// OutputShapes returns, for every output, the shape the inputs broadcast
+// to, which lets a shapeless trace replay a fused group on new shapes.
+func (c *Compiled) OutputShapes(in []*array.Array) ([][]int, error) {
+	shapes := make([][]int, len(in))
+	for i, x := range in {
+		shapes[i] = x.Shape()
+	}
+	var shape []int
+	if err := array.Try(func() { shape = ops.BroadcastShapes("compile.Compiled", shapes...) }); err != nil {
+		return nil, err
+	}
+	out := make([][]int, len(c.Outputs))
+	for i := range out {
+		out[i] = shape
+	}
+	return out, nil
+}
+
+// Eval runs the program. On the CPU it is a blocked interpreter: tiles of
+// tileElems elements go through the whole program while they are in L1/L2,
+// and the tiles are split across cores.
+func (c *Compiled) Eval(s array.Stream, in, out []*array.Array) error {
+	if s.Device.Type != array.DeviceCPU {
+		return array.Errorf("compile.Compiled", "no kernel for %v", s.Device)
+	}
+	return c.evalCPU(in, out)
+}
+
+// tileElems is the interpreter's tile: 2048 elements, 8–16 KiB per
+// register, so a program's live registers stay in L1/L2.
+const tileElems = 2048
+
+func (c *Compiled) evalCPU(in, out []*array.Array) error {
+	shape := out[0].Shape()
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	nIn := len(c.InDTypes)
+	inBufs := make([]cpu.Buf, nIn)
+	walkers := make([]*cpu.Walker, nIn)
+	direct := make([]bool, nIn) // row-major and unbroadcast: tiles are slices of it
+	for i, x := range in {
+		b := cpu.Buf{Data: x.Storage().Bytes(), DType: x.DType(), Shape: x.Shape(), Strides: x.Strides(), Offset: x.Offset()}
+		inBufs[i] = broadcastBuf(b, shape)
+		direct[i] = slices.Equal(x.Shape(), shape) && x.RowMajor()
+		if !direct[i] {
+			walkers[i] = cpu.NewWalker(inBufs[i].Shape, inBufs[i].Strides)
+		}
+	}
+	outOf := make(map[int]int, len(c.Outputs)) // register -> output
+	outBufs := make([]cpu.Buf, len(out))
+	for i, o := range out {
+		st := array.AllocCPU(o.NBytes())
+		o.SetData(st, array.RowMajorStrides(shape), 0)
+		outBufs[i] = cpu.Buf{Data: st.Bytes(), DType: o.DType()}
+		outOf[c.Outputs[i]] = i
+	}
+	slot := c.slots(outOf)
+	nslots := 0
+	for _, s := range slot {
+		nslots = max(nslots, s+1)
+	}
+	ntiles := (n + tileElems - 1) / tileElems
+	var mu sync.Mutex
+	var firstErr error
+	cpu.ParallelFor(ntiles, max(1, cpu.Grain/tileElems), func(tlo, thi int) {
+		arena := make([]byte, (nslots+nIn)*tileElems*8)
+		regs := make([]cpu.Buf, nIn+len(c.Instrs))
+		for t := tlo; t < thi; t++ {
+			lo := t * tileElems
+			m := min(tileElems, n-lo)
+			tile := []int{m}
+			for i := range nIn {
+				dt := c.InDTypes[i]
+				sz := dt.Size()
+				var data []byte
+				if direct[i] {
+					b := inBufs[i]
+					data = b.Data[(b.Offset+lo)*sz : (b.Offset+lo+m)*sz]
+				} else {
+					data = arena[(nslots+i)*tileElems*8:][:m*sz]
+					cpu.GatherRange(walkers[i], data, inBufs[i], lo, lo+m)
+				}
+				regs[i] = cpu.Buf{Data: data, DType: dt, Shape: tile, Strides: []int{1}}
+			}
+			for k, ins := range c.Instrs {
+				r := nIn + k
+				sz := ins.DType.Size()
+				var data []byte
+				if o, ok := outOf[r]; ok {
+					data = outBufs[o].Data[lo*sz : (lo+m)*sz]
+				} else {
+					data = arena[slot[r]*tileElems*8:][:m*sz]
+				}
+				dst := cpu.Buf{Data: data, DType: ins.DType, Shape: tile, Strides: []int{1}}
+				var err error
+				switch ins.Kind {
+				case KindUnary:
+					err = cpu.Unary(cpu.UnaryOp(ins.Op), dst, regs[ins.Args[0]])
+				case KindBinary:
+					err = cpu.Binary(cpu.BinaryOp(ins.Op), dst, regs[ins.Args[0]], regs[ins.Args[1]])
+				case KindWhere:
+					err = cpu.Where(dst, regs[ins.Args[0]], regs[ins.Args[1]], regs[ins.Args[2]])
+				case KindAsType:
+					err = cpu.Copy(dst, regs[ins.Args[0]])
+				}
+				if err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = err
+					}
+					mu.Unlock()
+					return
+				}
+				regs[r] = dst
+			}
+		}
+	})
+	return firstErr
+}
+
+// slots assigns each instruction register that is not an output a scratch
+// tile, reusing a tile once its register has been read for the last time
+// (linear scan), so a long program needs few tiles. A result takes its
+// tile before its operands' tiles are freed, so it never overwrites an
+// operand it is reading.
+func (c *Compiled) slots(outOf map[int]int) map[int]int {
+	nIn := len(c.InDTypes)
+	last := make(map[int]int)
+	for k, ins := range c.Instrs {
+		for _, a := range ins.Args {
+			last[a] = k
+		}
+	}
+	slot := map[int]int{}
+	var free []int
+	next := 0
+	for k, ins := range c.Instrs {
+		r := nIn + k
+		if _, isOut := outOf[r]; !isOut {
+			if len(free) > 0 {
+				slot[r] = free[len(free)-1]
+				free = free[:len(free)-1]
+			} else {
+				slot[r] = next
+				next++
+			}
+		}
+		for _, a := range ins.Args {
+			if s, ok := slot[a]; ok && last[a] == k {
+				free = append(free, s)
+				last[a] = -1 // an operand read twice is freed once
+			}
+		}
+	}
+	return slot
+}
+
+// broadcastBuf views b broadcast to shape (numpy's rule).
+func broadcastBuf(b cpu.Buf, shape []int) cpu.Buf {
+	st := make([]int, len(shape))
+	off := len(shape) - len(b.Shape)
+	for i := range b.Shape {
+		if b.Shape[i] != 1 {
+			st[i+off] = b.Strides[i]
+		}
+	}
+	b.Shape = shape
+	b.Strides = st
+	return b
+}

@@ -1,0 +1,215 @@
+package compile
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/ops"
+)
+
+func gelu(in ...*array.Array) []*array.Array {
+	x := in[0]
+	// 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+	inner := ops.MulScalar(ops.Add(x, ops.MulScalar(ops.Mul(ops.Square(x), x), 0.044715)), math.Sqrt(2/math.Pi))
+	return []*array.Array{ops.Mul(ops.MulScalar(x, 0.5), ops.AddScalar(ops.Tanh(inner), 1))}
+}
+
+func TestGELUFusesIntoOneStep(t *testing.T) {
+	f := Compile(gelu)
+	defer f.Release()
+	x := array.FromSlice([]float32{-2, -1, 0, 0.5, 3}, 5)
+	tr := newTrace(f, []*array.Array{x}, array.CurrentStream())
+	if len(tr.steps) != 1 {
+		t.Fatalf("%d steps, want 1 fused step:\n%v", len(tr.steps), describeSteps(tr))
+	}
+	c, ok := tr.steps[0].prim.(*Compiled)
+	if !ok {
+		t.Fatalf("step is %s, not Compiled", tr.steps[0].prim.Name())
+	}
+	// five scalar constants merge to four distinct ones (0.5 and 1 are
+	// distinct, 0.044715 and sqrt(2/pi) too): inputs are x and those
+	if len(c.InDTypes) != 5 {
+		t.Errorf("fused step reads %d inputs, want 5 (x and 4 scalars):\n%s", len(c.InDTypes), c.Program())
+	}
+	want, _ := array.ToSlice[float32](gelu(x)[0])
+	got, err := array.ToSlice[float32](f.Call(x)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range want {
+		if math.Abs(float64(got[i]-want[i])) > 1e-6 {
+			t.Fatalf("compiled gelu %v, uncompiled %v", got, want)
+		}
+	}
+}
+
+func describeSteps(t *trace) string {
+	s := ""
+	for _, st := range t.steps {
+		s += st.prim.Name() + "\n"
+	}
+	return s
+}
+
+func TestIntermediateOutputsBecomeExtraOutputs(t *testing.T) {
+	f := Compile(func(in ...*array.Array) []*array.Array {
+		a := ops.Exp(in[0])
+		b := ops.Mul(a, in[0])
+		return []*array.Array{ops.Add(b, a), a, ops.Sum(b)}
+	})
+	defer f.Release()
+	x := array.FromSlice([]float64{0.5, 1, 2})
+	tr := newTrace(f, []*array.Array{x}, array.CurrentStream())
+	var fused *Compiled
+	for _, st := range tr.steps {
+		if c, ok := st.prim.(*Compiled); ok {
+			fused = c
+		}
+	}
+	if fused == nil || len(fused.Outputs) != 3 {
+		t.Fatalf("want one fused step with 3 outputs (result, a, b for Sum); got %v", describeSteps(tr))
+	}
+	outs := f.Call(x)
+	for i, e := range []float64{0.5, 1, 2} {
+		a := math.Exp(e)
+		want := []float64{a*e + a, a}
+		for k := range 2 {
+			v, _ := array.ToSlice[float64](outs[k])
+			if math.Abs(v[i]-want[k]) > 1e-12 {
+				t.Fatalf("output %d element %d = %v, want %v", k, i, v[i], want[k])
+			}
+		}
+	}
+	s := 0.0
+	for _, e := range []float64{0.5, 1, 2} {
+		s += math.Exp(e) * e
+	}
+	if got := outs[2].Item(); math.Abs(got-s) > 1e-12 {
+		t.Fatalf("sum = %v, want %v", got, s)
+	}
+}
+
+func TestFusionStaysAcyclic(t *testing.T) {
+	// a -> Sum (not fusible) -> b depends on the group through a step
+	// outside it: b must not join a's group.
+	f := Compile(func(in ...*array.Array) []*array.Array {
+		a := ops.Exp(in[0])
+		s := ops.Sum(a, 0)
+		b := ops.Add(ops.Mul(a, in[0]), s)
+		return []*array.Array{b}
+	})
+	defer f.Release()
+	x := array.FromSlice([]float64{1, 2, 3, 4}, 2, 2)
+	got, err := array.ToSlice[float64](f.Call(x)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	xs := []float64{1, 2, 3, 4}
+	for i, v := range xs {
+		col := i % 2
+		s := math.Exp(xs[col]) + math.Exp(xs[col+2])
+		if want := math.Exp(v)*v + s; math.Abs(got[i]-want) > 1e-9 {
+			t.Fatalf("element %d = %v, want %v", i, got[i], want)
+		}
+	}
+}
+
+// randomGraph builds a random elementwise graph over inputs of shapes
+// that broadcast together, using every fusible op.
+func randomGraph(r *rand.Rand, depth int) func(in ...*array.Array) []*array.Array {
+	unary := []func(*array.Array) *array.Array{ops.Neg, ops.Abs, ops.Exp, ops.Tanh, ops.Sin, ops.Cos, ops.Square, ops.Sigmoid, ops.Floor, ops.Sqrt, ops.Log1p, ops.Erf}
+	binary := []func(a, b *array.Array) *array.Array{ops.Add, ops.Sub, ops.Mul, ops.Maximum, ops.Minimum, ops.ArcTan2, ops.LogAddExp}
+	plan := make([]int, depth)
+	args := make([][3]int, depth)
+	for i := range plan {
+		plan[i] = r.IntN(5)
+		args[i] = [3]int{r.Int(), r.Int(), r.Int()}
+	}
+	ui := make([]int, depth)
+	bi := make([]int, depth)
+	for i := range ui {
+		ui[i] = r.IntN(len(unary))
+		bi[i] = r.IntN(len(binary))
+	}
+	return func(in ...*array.Array) []*array.Array {
+		vals := slices.Clone(in)
+		for i, p := range plan {
+			a, b, c := vals[args[i][0]%len(vals)], vals[args[i][1]%len(vals)], vals[args[i][2]%len(vals)]
+			var v *array.Array
+			switch p {
+			case 0, 1:
+				v = unary[ui[i]](ops.MinimumScalar(ops.MaximumScalar(a, -3), 3))
+				if ui[i] == 9 || ui[i] == 10 { // sqrt, log1p: keep the argument positive
+					v = unary[ui[i]](ops.AddScalar(ops.Abs(a), 0.5))
+				}
+			case 2:
+				v = binary[bi[i]](a, b)
+			case 3:
+				v = ops.Where(ops.Greater(a, b), c, ops.MulScalar(a, 0.5))
+			default:
+				v = ops.AsType(ops.AsType(a, array.Float32), array.Float64)
+			}
+			vals = append(vals, v)
+		}
+		return []*array.Array{vals[len(vals)-1], vals[len(vals)/2+len(in)/2]}
+	}
+}
+
+func TestRandomElementwiseGraphsCompileExactly(t *testing.T) {
+	shapes := [][][]int{
+		{{4, 5}, {4, 5}, {4, 5}},
+		{{4, 5}, {5}, {4, 1}},
+		{{2, 3, 4}, {1, 4}, {}},
+		{{3000}, {3000}, {1}}, // more than one tile
+	}
+	for seed := uint64(0); seed < 40; seed++ {
+		r := rand.New(rand.NewPCG(seed, 3))
+		depth := 1 + r.IntN(20)
+		g := randomGraph(r, depth)
+		sh := shapes[seed%uint64(len(shapes))]
+		in := make([]*array.Array, len(sh))
+		for i, s := range sh {
+			in[i] = randomInput(r, s, seed%2 == 1)
+		}
+		f := Compile(g)
+		got := f.Call(in...)
+		want := g(in...)
+		for k := range want {
+			gv, err := array.ToSlice[float64](got[k])
+			if err != nil {
+				t.Fatal(err)
+			}
+			wv, _ := array.ToSlice[float64](want[k])
+			if !slices.Equal(got[k].Shape(), want[k].Shape()) {
+				t.Fatalf("seed %d output %d: shape %v, want %v", seed, k, got[k].Shape(), want[k].Shape())
+			}
+			for i := range wv {
+				if !(gv[i] == wv[i] || math.Abs(gv[i]-wv[i]) <= 1e-12*(1+math.Abs(wv[i])) || (math.IsNaN(gv[i]) && math.IsNaN(wv[i]))) {
+					t.Fatalf("seed %d (depth %d) output %d element %d: compiled %v, uncompiled %v", seed, depth, k, i, gv[i], wv[i])
+				}
+			}
+		}
+		f.Release()
+	}
+}
+
+// randomInput returns a float64 array of shape s with values in [-2, 2],
+// strided (a transposed copy viewed back) when strided is set.
+func randomInput(r *rand.Rand, s []int, strided bool) *array.Array {
+	n := 1
+	for _, d := range s {
+		n *= d
+	}
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = 4*r.Float64() - 2
+	}
+	a := array.FromSlice(v, s...)
+	if strided && len(s) >= 2 {
+		a = ops.Transpose(ops.Copy(ops.Transpose(a)))
+	}
+	return a
+}
