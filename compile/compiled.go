@@ -48,6 +48,10 @@ type Compiled struct {
 
 	desc string
 	hash uint64
+
+	outOf  map[int]int // output register -> output index
+	slot   map[int]int // scratch tile of each non-output instruction register
+	nslots int
 }
 
 func newCompiled(inDTypes []array.DType, instrs []Instr, outputs []int) *Compiled {
@@ -74,6 +78,14 @@ func newCompiled(inDTypes []array.DType, instrs []Instr, outputs []int) *Compile
 	h := fnv.New64a()
 	h.Write([]byte(c.desc))
 	c.hash = h.Sum64()
+	c.outOf = make(map[int]int, len(outputs))
+	for i, r := range outputs {
+		c.outOf[r] = i
+	}
+	c.slot = c.slots(c.outOf)
+	for _, s := range c.slot {
+		c.nslots = max(c.nslots, s+1)
+	}
 	return c
 }
 
@@ -155,25 +167,21 @@ func (c *Compiled) evalCPU(in, out []*array.Array) error {
 			walkers[i] = cpu.NewWalker(inBufs[i].Shape, inBufs[i].Strides)
 		}
 	}
-	outOf := make(map[int]int, len(c.Outputs)) // register -> output
 	outBufs := make([]cpu.Buf, len(out))
 	for i, o := range out {
 		st := array.AllocCPU(o.NBytes())
 		o.SetData(st, array.RowMajorStrides(shape), 0)
 		outBufs[i] = cpu.Buf{Data: st.Bytes(), DType: o.DType()}
-		outOf[c.Outputs[i]] = i
 	}
-	slot := c.slots(outOf)
-	nslots := 0
-	for _, s := range slot {
-		nslots = max(nslots, s+1)
-	}
+	outOf, slot, nslots := c.outOf, c.slot, c.nslots
+	tileLen := min(tileElems, n)
 	ntiles := (n + tileElems - 1) / tileElems
 	var mu sync.Mutex
 	var firstErr error
 	cpu.ParallelFor(ntiles, max(1, cpu.Grain/tileElems), func(tlo, thi int) {
-		arena := make([]byte, (nslots+nIn)*tileElems*8)
+		arena := make([]byte, (nslots+nIn)*tileLen*8)
 		regs := make([]cpu.Buf, nIn+len(c.Instrs))
+		unit := []int{1}
 		for t := tlo; t < thi; t++ {
 			lo := t * tileElems
 			m := min(tileElems, n-lo)
@@ -186,10 +194,10 @@ func (c *Compiled) evalCPU(in, out []*array.Array) error {
 					b := inBufs[i]
 					data = b.Data[(b.Offset+lo)*sz : (b.Offset+lo+m)*sz]
 				} else {
-					data = arena[(nslots+i)*tileElems*8:][:m*sz]
+					data = arena[(nslots+i)*tileLen*8:][:m*sz]
 					cpu.GatherRange(walkers[i], data, inBufs[i], lo, lo+m)
 				}
-				regs[i] = cpu.Buf{Data: data, DType: dt, Shape: tile, Strides: []int{1}}
+				regs[i] = cpu.Buf{Data: data, DType: dt, Shape: tile, Strides: unit}
 			}
 			for k, ins := range c.Instrs {
 				r := nIn + k
@@ -198,9 +206,9 @@ func (c *Compiled) evalCPU(in, out []*array.Array) error {
 				if o, ok := outOf[r]; ok {
 					data = outBufs[o].Data[lo*sz : (lo+m)*sz]
 				} else {
-					data = arena[slot[r]*tileElems*8:][:m*sz]
+					data = arena[slot[r]*tileLen*8:][:m*sz]
 				}
-				dst := cpu.Buf{Data: data, DType: ins.DType, Shape: tile, Strides: []int{1}}
+				dst := cpu.Buf{Data: data, DType: ins.DType, Shape: tile, Strides: unit}
 				var err error
 				switch ins.Kind {
 				case KindUnary:

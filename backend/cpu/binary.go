@@ -185,6 +185,10 @@ func operand[T any](src []T, off, st, m int, tile []T) []T {
 // called once per parallel chunk with the chunk's length, so kernels that
 // need scratch get their own.
 func runBinary[T, D any](out, a, b Buf, mk func(n int) binKernel[T, D]) {
+	if n := out.Size(); n <= Grain && flat(out, a, b) {
+		mk(n).vv(Elems[D](out)[out.Offset:out.Offset+n], Elems[T](a)[a.Offset:a.Offset+n], Elems[T](b)[b.Offset:b.Offset+n])
+		return
+	}
 	w := NewWalker(out.Shape, out.Strides, a.Strides, b.Strides)
 	o, x, y := Elems[D](out), Elems[T](a), Elems[T](b)
 	st := w.InnerStrides()

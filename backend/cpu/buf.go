@@ -52,6 +52,17 @@ func Elems[T any](b Buf) []T {
 	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b.Data))), n)
 }
 
+// flat reports whether every buf is a 1-D contiguous run: the fused
+// interpreter's tiles, which kernels then take without a Walker.
+func flat(bufs ...Buf) bool {
+	for _, b := range bufs {
+		if len(b.Shape) != 1 || (b.Shape[0] > 1 && b.Strides[0] != 1) {
+			return false
+		}
+	}
+	return true
+}
+
 // Contiguous returns a row-major Buf over data for shape.
 func Contiguous(data []byte, dt array.DType, shape []int) Buf {
 	return Buf{Data: data, DType: dt, Shape: shape, Strides: array.RowMajorStrides(shape)}

@@ -166,6 +166,10 @@ func tileFor(n int) int { return min(tileLen, n) }
 // runs go to the kernel directly; a broadcast operand is computed once per
 // run; other runs are gathered into a tile.
 func runUnary[S, D any](out, x Buf, mk func(n int) func(d []D, s []S)) {
+	if n := out.Size(); n <= Grain && flat(out, x) {
+		mk(n)(Elems[D](out)[out.Offset:out.Offset+n], Elems[S](x)[x.Offset:x.Offset+n])
+		return
+	}
 	w := NewWalker(out.Shape, out.Strides, x.Strides)
 	o, src := Elems[D](out), Elems[S](x)
 	st := w.InnerStrides()
