@@ -184,10 +184,11 @@ func (a *Array) setData(st *Storage, strides []int, offset int) {
 // primitive calls it, from Eval.
 func (a *Array) SetData(st *Storage, strides []int, offset int) { a.setData(st, strides, offset) }
 
-// Shape returns a copy of the array's shape.
+// Shape returns a copy of the array's shape: empty, not nil, for a 0-d
+// array, so FromSlice(v, a.Shape()...) keeps it 0-d.
 func (a *Array) Shape() []int {
 	checkNil(a)
-	return append([]int(nil), a.shape...)
+	return append(make([]int, 0, len(a.shape)), a.shape...)
 }
 
 // Dim returns the size of axis i (negative counts from the end).

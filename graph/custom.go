@@ -1,6 +1,8 @@
 package graph
 
 import (
+	"slices"
+
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/ops"
 )
@@ -31,10 +33,7 @@ func (p *custom) Eval(_ array.Stream, in, out []*array.Array) error {
 }
 
 func (p *custom) VJP(inputs, outputs, cots []*array.Array, argnums []int) []*array.Array {
-	g := p.vjp(inputs[:p.n], outputs, cots)
-	if len(g) != p.n {
-		array.Panicf("graph.CustomVJP", "the VJP function returned %d cotangents for %d primals", len(g), p.n)
-	}
+	g := p.cotangents(inputs[:p.n], outputs, cots)
 	res := make([]*array.Array, len(argnums))
 	for k, j := range argnums {
 		if j < p.n {
@@ -42,6 +41,21 @@ func (p *custom) VJP(inputs, outputs, cots []*array.Array, argnums []int) []*arr
 		}
 	}
 	return res
+}
+
+// cotangents calls the user's VJP function and checks what it returns
+// against the primals.
+func (p *custom) cotangents(primals, outputs, cots []*array.Array) []*array.Array {
+	g := p.vjp(primals, outputs, cots)
+	if len(g) != p.n {
+		array.Panicf("graph.CustomVJP", "the VJP function returned %d cotangents for %d primals", len(g), p.n)
+	}
+	for i, c := range g {
+		if c != nil && !slices.Equal(c.Shape(), primals[i].Shape()) {
+			array.Panicf("graph.CustomVJP", "the VJP function returned a cotangent of shape %v for primal %d of shape %v", c.Shape(), i, primals[i].Shape())
+		}
+	}
+	return g
 }
 
 // JVP differentiates the function itself: only its reverse pass is custom.
@@ -62,12 +76,64 @@ func (p *custom) JVP(inputs, _, tangents []*array.Array, argnums []int) []*array
 	return jvps
 }
 
+// Vmap batches the function and its VJP function each with Vmap, so the
+// batched function keeps the user's reverse pass. The batched outputs of
+// f that the replay computed (the inputs after the primals) are not used:
+// the batched function recomputes them.
+func (p *custom) Vmap(inputs []*array.Array, axes []int) ([]*array.Array, []int) {
+	n := p.n
+	inAxes := make([]int, n)
+	some := false
+	for i := range inAxes {
+		inAxes[i] = axes[i]
+		if axes[i] < 0 {
+			inAxes[i] = NoAxis
+		} else {
+			some = true
+		}
+	}
+	if !some {
+		// the function closes over a batched array: batching its
+		// arguments alone would compute something else
+		array.Panicf("graph.Vmap", "CustomVJP: a batched array reaches the function other than through its arguments; pass it as an argument")
+	}
+	m := len(inputs) - n
+	vjp := func(primals, outputs, cots []*array.Array) []*array.Array {
+		// per example: the primals on their own axes, the outputs and
+		// their cotangents on axis 0, where the batched function put them
+		one := func(xs ...*array.Array) []*array.Array {
+			g := p.cotangents(xs[:n], xs[n:n+m], xs[n+m:])
+			for i := range g {
+				if g[i] == nil {
+					g[i] = ops.ZerosLike(xs[i])
+				}
+			}
+			return g
+		}
+		ax := append(slices.Clone(inAxes), make([]int, 2*m)...)
+		args := append(append(slices.Clone(primals), outputs...), cots...)
+		g := Vmap(one, ax, nil)(args...)
+		for i := range g {
+			if inAxes[i] == NoAxis {
+				// an unbatched primal was used by every example
+				g[i] = ops.Sum(g[i], 0)
+			} else {
+				g[i] = ops.MoveAxis(g[i], 0, inAxes[i])
+			}
+		}
+		return g
+	}
+	outs := CustomVJP(Vmap(p.f, inAxes, nil), vjp)(inputs[:n]...)
+	return outs, make([]int, len(outs))
+}
+
 // CustomVJP returns f with its reverse-mode derivative given by vjp, as
 // MLX's custom_function does: use it for a numerically better gradient, or
 // one that f's operations cannot express. Forward-mode derivatives (JVP)
 // still differentiate f.
 func CustomVJP(f Fn, vjp VJPFunc) Fn {
 	return func(in ...*array.Array) []*array.Array {
+		checkNil("graph.CustomVJP", "argument", in)
 		outs := callFn("graph.CustomVJP", f, in)
 		inputs := append([]*array.Array(nil), in...)
 		shapes := make([][]int, len(outs))

@@ -33,7 +33,7 @@ import (
 
 // arg describes one argument of a row's function.
 type arg struct {
-	shape  []int
+	shape  []int        // nil or empty: a 0-d argument
 	lo, hi float64      // range of uniform random values; both 0 means [-1, 1]
 	fixed  *array.Array // a constant argument (indices, masks): neither differentiated nor batched
 }
@@ -265,7 +265,11 @@ func (c gradCase) randomPoint(r *rand.Rand, broadcastable bool) point {
 			}
 		}
 		p.vals = append(p.vals, v)
-		p.shapes = append(p.shapes, a.shape)
+		shape := a.shape
+		if shape == nil {
+			shape = []int{} // a nil shape is a 0-d argument, not FromSlice's 1-D default
+		}
+		p.shapes = append(p.shapes, shape)
 	}
 	return p
 }
@@ -345,7 +349,7 @@ func TestGradTable(t *testing.T) {
 					wv = fdVJP(t, c, q, cot, out.Shape())
 					wj = fdJVP(t, c, q, tans)
 				}
-				_, vjps := graph.VJP(c.fn(), xs, []*array.Array{array.FromSlice(cot, append([]int{}, out.Shape()...)...)})
+				_, vjps := graph.VJP(c.fn(), xs, []*array.Array{array.FromSlice(cot, out.Shape()...)})
 				for i, g := range vjps {
 					if !slices.Equal(g.Shape(), q.shapes[i]) {
 						t.Fatalf("%s: VJP of argument %d has shape %v, want %v", l.name, i, g.Shape(), q.shapes[i])

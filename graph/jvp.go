@@ -1,6 +1,8 @@
 package graph
 
 import (
+	"slices"
+
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/ops"
 )
@@ -10,16 +12,14 @@ import (
 // mode differentiation. An output that does not depend on the primals gets
 // zeros.
 func JVP(f Fn, primals, tangents []*array.Array) (outs, jvps []*array.Array) {
+	checkNil("graph.JVP", "primal", primals)
+	checkNil("graph.JVP", "tangent", tangents)
 	if len(tangents) != len(primals) {
 		array.Panicf("graph.JVP", "%d tangents for %d primals", len(tangents), len(primals))
 	}
 	for i, t := range tangents {
-		if t == nil || !equal(t.Shape(), primals[i].Shape()) {
-			var s []int
-			if t != nil {
-				s = t.Shape()
-			}
-			array.Panicf("graph.JVP", "tangent %d has shape %v, primal has shape %v", i, s, primals[i].Shape())
+		if !slices.Equal(t.Shape(), primals[i].Shape()) {
+			array.Panicf("graph.JVP", "tangent %d has shape %v, primal has shape %v", i, t.Shape(), primals[i].Shape())
 		}
 	}
 	array.BeginTrace()
@@ -60,9 +60,13 @@ func JVP(f Fn, primals, tangents []*array.Array) (outs, jvps []*array.Array) {
 		}
 		res := rule.JVP(n.Inputs, n.Outputs, tans, argnums)
 		for j, o := range n.Outputs {
-			if res[j] != nil && o.DType().IsInexact() {
-				tan[o] = res[j]
+			if res[j] == nil || !o.DType().IsInexact() {
+				continue
 			}
+			if res[j].DType() != o.DType() {
+				res[j] = ops.AsType(res[j], o.DType())
+			}
+			tan[o] = res[j]
 		}
 	}
 	jvps = make([]*array.Array, len(outs))

@@ -1,6 +1,8 @@
 package graph
 
 import (
+	"slices"
+
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/ops"
 )
@@ -27,12 +29,18 @@ func (identity) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
 func tracers(xs []*array.Array) []*array.Array {
 	out := make([]*array.Array, len(xs))
 	for i, x := range xs {
-		if x == nil {
-			array.Panicf("graph", "input %d is nil", i)
-		}
 		out[i] = array.NewTracer(x.Stream(), x.Shape(), x.DType(), identity{}, x)
 	}
 	return out
+}
+
+// checkNil rejects a nil array among xs, which the error calls what.
+func checkNil(op, what string, xs []*array.Array) {
+	for i, x := range xs {
+		if x == nil {
+			array.Panicf(op, "%s %d is nil", what, i)
+		}
+	}
 }
 
 func callFn(op string, f Fn, in []*array.Array) []*array.Array {
@@ -53,6 +61,8 @@ func callFn(op string, f Fn, in []*array.Array) []*array.Array {
 // respect to every primal: reverse-mode differentiation. A primal that the
 // outputs do not depend on gets zeros of its own shape and dtype.
 func VJP(f Fn, primals, cotangents []*array.Array) (outs, vjps []*array.Array) {
+	checkNil("graph.VJP", "primal", primals)
+	checkNil("graph.VJP", "cotangent", cotangents)
 	array.BeginTrace()
 	defer array.EndTrace()
 	tr := tracers(primals)
@@ -61,12 +71,8 @@ func VJP(f Fn, primals, cotangents []*array.Array) (outs, vjps []*array.Array) {
 		array.Panicf("graph.VJP", "%d cotangents for %d outputs", len(cotangents), len(outs))
 	}
 	for i, c := range cotangents {
-		if c == nil || !equal(c.Shape(), outs[i].Shape()) {
-			var s []int
-			if c != nil {
-				s = c.Shape()
-			}
-			array.Panicf("graph.VJP", "cotangent %d has shape %v, output has shape %v", i, s, outs[i].Shape())
+		if !slices.Equal(c.Shape(), outs[i].Shape()) {
+			array.Panicf("graph.VJP", "cotangent %d has shape %v, output has shape %v", i, c.Shape(), outs[i].Shape())
 		}
 	}
 	return outs, backward(tr, primals, outs, cotangents)
@@ -144,18 +150,6 @@ func backward(tr, primals, outs, cotangents []*array.Array) []*array.Array {
 	return vjps
 }
 
-func equal(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // Grad returns a function that computes the gradient of f with respect to
 // the arguments in argnums (none: argument 0), one array per argnum in
 // that order. f must return a scalar (a 0-d array); anything else is an
@@ -171,13 +165,23 @@ func Grad(f func(in ...*array.Array) *array.Array, argnums ...int) Fn {
 // ValueAndGrad returns a function that computes f and its gradient with
 // respect to the arguments in argnums (none: argument 0).
 func ValueAndGrad(f func(in ...*array.Array) *array.Array, argnums ...int) func(in ...*array.Array) (*array.Array, []*array.Array) {
+	// a copy: the caller may reuse the slice it passed
+	argnums = slices.Clone(argnums)
 	if len(argnums) == 0 {
 		argnums = []int{0}
 	}
 	return func(in ...*array.Array) (*array.Array, []*array.Array) {
-		for _, a := range argnums {
+		for k, a := range argnums {
 			if a < 0 || a >= len(in) {
 				array.Panicf("graph.Grad", "argnum %d out of range for %d arguments", a, len(in))
+			}
+			if in[a] == nil {
+				array.Panicf("graph.Grad", "argument %d is nil", a)
+			}
+			// one tracer per argument: a repeated argnum would leave all
+			// but the last of its tracers out of the function
+			if slices.Contains(argnums[:k], a) {
+				array.Panicf("graph.Grad", "argnum %d given more than once", a)
 			}
 		}
 		var value *array.Array

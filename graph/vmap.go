@@ -76,16 +76,32 @@ func Vmap(f Fn, inAxes, outAxes []int) Fn {
 		for _, n := range tape.Nodes {
 			ins := make([]*array.Array, len(n.Inputs))
 			inAx := make([]int, len(n.Inputs))
-			any := false
+			moved, any := false, false
 			for j, a := range n.Inputs {
+				ins[j], inAx[j] = a, -1
 				if b, ok := env[a]; ok {
-					ins[j], inAx[j] = b.a, b.axis
-					any = true
-				} else {
-					ins[j], inAx[j] = a, -1
+					ins[j], moved = b.a, true
+					if b.axis >= 0 {
+						inAx[j], any = b.axis, true
+					}
 				}
 			}
+			if !moved {
+				continue
+			}
 			if !any {
+				// inputs that a rule left unbatched: the same for every
+				// example, but not the traced arrays, so apply the
+				// primitive again as it is
+				shapes := make([][]int, len(n.Outputs))
+				dts := make([]array.DType, len(n.Outputs))
+				for j, o := range n.Outputs {
+					shapes[j], dts[j] = o.Shape(), o.DType()
+				}
+				res := array.NewMulti(n.Outputs[0].Stream(), shapes, dts, n.Primitive, ins...)
+				for j, o := range n.Outputs {
+					env[o] = batched{res[j], -1}
+				}
 				continue
 			}
 			rule, ok := n.Primitive.(array.VmapRule)
@@ -100,6 +116,9 @@ func Vmap(f Fn, inAxes, outAxes []int) Fn {
 		results := make([]*array.Array, len(outs))
 		for i, o := range outs {
 			b, ok := env[o]
+			if !ok {
+				b = batched{o, -1}
+			}
 			nd := o.Ndim() + 1
 			ax := oaxes[i]
 			if ax < 0 {
@@ -108,10 +127,11 @@ func Vmap(f Fn, inAxes, outAxes []int) Fn {
 			if ax < 0 || ax >= nd {
 				array.Panicf("graph.Vmap", "out axis %d out of range for output %d of shape %v", oaxes[i], i, o.Shape())
 			}
-			if !ok {
+			if b.axis < 0 {
+				// the same for every example
 				shape := o.Shape()
 				shape = append(shape[:ax:ax], append([]int{size}, shape[ax:]...)...)
-				results[i] = ops.BroadcastTo(ops.ExpandDims(o, ax), shape...)
+				results[i] = ops.BroadcastTo(ops.ExpandDims(b.a, ax), shape...)
 				continue
 			}
 			results[i] = ops.MoveAxis(b.a, b.axis, ax)

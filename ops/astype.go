@@ -20,9 +20,33 @@ func (p *AsTypePrim) Equivalent(o array.Primitive) bool {
 	return ok && q.DType == p.DType
 }
 
+// VJP casts the cotangent back to the input's dtype; an integer or bool
+// input has no derivative.
+func (p *AsTypePrim) VJP(inputs, outputs, cots []*array.Array, argnums []int) []*array.Array {
+	if !inputs[0].DType().IsInexact() {
+		return []*array.Array{nil}
+	}
+	return []*array.Array{AsType(cots[0], inputs[0].DType())}
+}
+
+// JVP casts the tangent to the result's dtype; an integer or bool result
+// has no derivative.
+func (p *AsTypePrim) JVP(inputs, outputs, tans []*array.Array, argnums []int) []*array.Array {
+	if !p.DType.IsInexact() {
+		return []*array.Array{nil}
+	}
+	return []*array.Array{AsType(tans[0], p.DType)}
+}
+
+// Vmap casts the whole batch; the batch axis stays where it is.
+func (p *AsTypePrim) Vmap(inputs []*array.Array, axes []int) ([]*array.Array, []int) {
+	return []*array.Array{AsType(inputs[0], p.DType)}, axes[:1]
+}
+
 // AsType returns a converted to dtype dt; a itself if it already has it.
 // Conversions follow numpy's astype (floats to integers truncate).
 func AsType(a *array.Array, dt array.DType) *array.Array {
+	requireNonNil("ops.AsType", a)
 	if !dt.Valid() {
 		array.Panicf("ops.AsType", "invalid dtype %v", dt)
 	}
@@ -44,8 +68,24 @@ func (p *CopyPrim) evalCPU(in, out []*array.Array) error {
 }
 func (p *CopyPrim) Equivalent(o array.Primitive) bool { _, ok := o.(*CopyPrim); return ok }
 
+// VJP passes the cotangent through.
+func (p *CopyPrim) VJP(inputs, outputs, cots []*array.Array, argnums []int) []*array.Array {
+	return cots[:1]
+}
+
+// JVP passes the tangent through.
+func (p *CopyPrim) JVP(inputs, outputs, tans []*array.Array, argnums []int) []*array.Array {
+	return tans[:1]
+}
+
+// Vmap copies the whole batch; the batch axis stays where it is.
+func (p *CopyPrim) Vmap(inputs []*array.Array, axes []int) ([]*array.Array, []int) {
+	return []*array.Array{Copy(inputs[0])}, axes[:1]
+}
+
 // Copy returns a row-major copy of a.
 func Copy(a *array.Array) *array.Array {
+	requireNonNil("ops.Copy", a)
 	return node(a.Shape(), a.DType(), &CopyPrim{}, a)
 }
 
@@ -63,8 +103,25 @@ func (p *StopGradientPrim) Equivalent(o array.Primitive) bool {
 	return ok
 }
 
+// VJP is zero: StopGradient is where the derivative is cut.
+func (p *StopGradientPrim) VJP(inputs, outputs, cots []*array.Array, argnums []int) []*array.Array {
+	return make([]*array.Array, len(argnums))
+}
+
+// JVP is zero, as the VJP.
+func (p *StopGradientPrim) JVP(inputs, outputs, tans []*array.Array, argnums []int) []*array.Array {
+	return []*array.Array{nil}
+}
+
+// Vmap cuts the whole batch's derivative; the batch axis stays where it
+// is.
+func (p *StopGradientPrim) Vmap(inputs []*array.Array, axes []int) ([]*array.Array, []int) {
+	return []*array.Array{StopGradient(inputs[0])}, axes[:1]
+}
+
 // StopGradient returns a with its derivative cut: transforms treat the
 // result as a constant.
 func StopGradient(a *array.Array) *array.Array {
+	requireNonNil("ops.StopGradient", a)
 	return node(a.Shape(), a.DType(), &StopGradientPrim{}, a)
 }

@@ -30,6 +30,111 @@ func (p *Binary) Equivalent(o array.Primitive) bool {
 	return ok && q.Op == p.Op
 }
 
+// VJP multiplies the cotangent by each requested operand's partial
+// derivative and sums it back to that operand's shape. Comparisons,
+// logical functions, FloorDivide and integer results are piecewise
+// constant: zero (nil).
+func (p *Binary) VJP(inputs, outputs, cots []*array.Array, argnums []int) []*array.Array {
+	res := make([]*array.Array, len(argnums))
+	for k, i := range argnums {
+		if g := p.chain(i, inputs[0], inputs[1], outputs[0], cots[0]); g != nil {
+			res[k] = sumToShape(g, inputs[i].Shape())
+		}
+	}
+	return res
+}
+
+// JVP sums each operand's tangent times its partial derivative (the same
+// elementwise products as the VJP's), broadcast to the output's shape.
+func (p *Binary) JVP(inputs, outputs, tans []*array.Array, argnums []int) []*array.Array {
+	var t *array.Array
+	for k, i := range argnums {
+		t = addTangents(t, p.chain(i, inputs[0], inputs[1], outputs[0], tans[k]))
+	}
+	return []*array.Array{toShape(t, outputs[0].Shape())}
+}
+
+// Vmap applies the function to the whole batch, the operands' batch axes
+// aligned at the front.
+func (p *Binary) Vmap(inputs []*array.Array, axes []int) ([]*array.Array, []int) {
+	return elementwiseVmap(inputs, axes, func(in []*array.Array) *array.Array {
+		return binary("ops."+p.Op.String(), p.Op, in[0], in[1])
+	})
+}
+
+// chain returns g times the partial derivative of y = op(a, b) with
+// respect to operand i, elementwise with broadcasting; nil where it is
+// zero.
+func (p *Binary) chain(i int, a, b, y, g *array.Array) *array.Array {
+	if !y.DType().IsInexact() {
+		return nil
+	}
+	switch p.Op {
+	case cpu.Add:
+		return g
+	case cpu.Sub:
+		if i == 0 {
+			return g
+		}
+		return Neg(g)
+	case cpu.Mul:
+		if i == 0 {
+			return Mul(g, b)
+		}
+		return Mul(g, a)
+	case cpu.Div:
+		if i == 0 {
+			return Div(g, b)
+		}
+		return Neg(Mul(g, Div(y, b)))
+	case cpu.Remainder:
+		if i == 0 {
+			return g
+		}
+		return Neg(Mul(g, FloorDivide(a, b)))
+	case cpu.Pow:
+		zero := scalarOf(0, y.DType())
+		if i == 0 {
+			// b·a^(b-1), taken as 0 where b is 0 so that 0^0 has
+			// derivative 0 rather than 0·∞
+			return Mul(g, Where(Equal(b, zero), zero, Mul(b, Pow(a, SubScalar(b, 1)))))
+		}
+		// y·log(a), taken as 0 where a is 0 (there y is 0 or 1 and the
+		// one-sided limit is 0 for b > 0), as JAX does
+		isZero := Equal(a, zero)
+		return Mul(g, Mul(y, Log(Where(isZero, scalarOf(1, y.DType()), a))))
+	case cpu.Maximum:
+		return Mul(g, tieWeight(i == 0, a, b, y.DType()))
+	case cpu.Minimum:
+		return Mul(g, tieWeight(i == 1, a, b, y.DType()))
+	case cpu.LogAddExp:
+		// e^a/(e^a+e^b) = e^(a-y), which cannot overflow
+		if i == 0 {
+			return Mul(g, Exp(Sub(a, y)))
+		}
+		return Mul(g, Exp(Sub(b, y)))
+	case cpu.ArcTan2:
+		r2 := Add(Square(a), Square(b))
+		if i == 0 {
+			return Mul(g, Div(b, r2))
+		}
+		return Neg(Mul(g, Div(a, r2)))
+	}
+	return nil
+}
+
+// tieWeight is the share of Maximum's derivative that goes to the larger
+// operand, a if first else b: 1 where it is strictly larger, 1/2 where the
+// two tie (as MLX and JAX split it), 0 elsewhere. Minimum calls it with
+// the roles swapped.
+func tieWeight(first bool, a, b *array.Array, dt array.DType) *array.Array {
+	win := Greater(a, b)
+	if !first {
+		win = Less(a, b)
+	}
+	return Add(AsType(win, dt), MulScalar(AsType(Equal(a, b), dt), 0.5))
+}
+
 // binaryDType is the dtype op computes in for operands of dtypes a and b:
 // the promoted dtype, made inexact for the float functions, Bool for the
 // logical ones, and Int32 for integer arithmetic on two bools.

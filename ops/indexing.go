@@ -36,6 +36,47 @@ func (p *TakePrim) Equivalent(o array.Primitive) bool {
 	return ok && q.Axis == p.Axis
 }
 
+// VJP adds the cotangent back into a at the taken positions, so an index
+// that repeats collects the cotangent of every use.
+func (p *TakePrim) VJP(in, _, cots []*array.Array, argnums []int) []*array.Array {
+	return indexGradFirst(argnums, func() *array.Array {
+		a, idx := in[0], in[1]
+		sh := a.Shape()
+		line := indexLineShape(sh, p.Axis, idx.Size())
+		g := Reshape(cots[0], line...)
+		pos := BroadcastTo(Reshape(idx, indexLineShape(indexOnes(len(sh)), p.Axis, idx.Size())...), line...)
+		return scatterAdd(pos, g, p.Axis, sh[p.Axis])
+	})
+}
+
+// JVP takes the tangent at the same positions.
+func (p *TakePrim) JVP(in, _, tans []*array.Array, argnums []int) []*array.Array {
+	return []*array.Array{Take(indexTangent(0, tans, argnums), in[1], p.Axis)}
+}
+
+// Vmap takes from every batch member at once. When both the array and
+// the indices are batched, each member's indices pick from its own array:
+// a TakeAlongAxis with the indices flattened onto the taken axis.
+func (p *TakePrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
+	a, idx := in[0], in[1]
+	switch {
+	case axes[1] < 0:
+		return []*array.Array{Take(batchFront(a, axes[0]), idx, p.Axis+1)}, []int{0}
+	case axes[0] < 0:
+		return []*array.Array{Take(a, idx, p.Axis)}, []int{p.Axis + axes[1]}
+	}
+	a, idx = batchFront(a, axes[0]), batchFront(idx, axes[1])
+	ash, ish := a.Shape(), idx.Shape()
+	n := 1
+	for _, d := range ish[1:] {
+		n *= d
+	}
+	pos := Reshape(idx, append([]int{ish[0]}, indexLineShape(indexOnes(len(ash)-1), p.Axis, n)...)...)
+	out := TakeAlongAxis(a, pos, p.Axis+1)
+	shape := append(append(append([]int{}, ash[:p.Axis+1]...), ish[1:]...), ash[p.Axis+2:]...)
+	return []*array.Array{Reshape(out, shape...)}, []int{0}
+}
+
 // Take returns the elements of a at positions indices along axis
 // (numpy's take with an axis): the result has shape a.Shape()[:axis] +
 // indices.Shape() + a.Shape()[axis+1:] and a's dtype. indices may have
@@ -44,6 +85,7 @@ func (p *TakePrim) Equivalent(o array.Primitive) bool {
 // evaluated.
 func Take(a, indices *array.Array, axis int) *array.Array {
 	const op = "ops.Take"
+	requireNonNil(op, a, indices)
 	checkIndices(op, indices)
 	ax := normAxis(op, axis, a.Ndim())
 	sh := a.Shape()
@@ -110,6 +152,28 @@ func (p *TakeAlongAxisPrim) Equivalent(o array.Primitive) bool {
 	return ok && q.Axis == p.Axis
 }
 
+// VJP adds the cotangent back into a at the taken positions (repeated
+// indices accumulate), then sums it over the axes where a was broadcast.
+func (p *TakeAlongAxisPrim) VJP(in, _, cots []*array.Array, argnums []int) []*array.Array {
+	return indexGradFirst(argnums, func() *array.Array {
+		a, g := in[0], cots[0]
+		pos := BroadcastTo(in[1], g.Shape()...)
+		return sumToShape(scatterAdd(pos, g, p.Axis, a.Dim(p.Axis)), a.Shape())
+	})
+}
+
+// JVP takes the tangent at the same positions.
+func (p *TakeAlongAxisPrim) JVP(in, _, tans []*array.Array, argnums []int) []*array.Array {
+	return []*array.Array{TakeAlongAxis(indexTangent(0, tans, argnums), in[1], p.Axis)}
+}
+
+// Vmap puts the batch axes first; an unbatched operand gets a size-1
+// batch axis, which TakeAlongAxis broadcasts.
+func (p *TakeAlongAxisPrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
+	a, idx := indexBatchFront(in[0], axes[0]), indexBatchFront(in[1], axes[1])
+	return []*array.Array{TakeAlongAxis(a, idx, p.Axis+1)}, []int{0}
+}
+
 // TakeAlongAxis picks elements of a along axis at the positions in idx
 // (numpy's take_along_axis): result[..., i, ...] = a[..., idx[..., i, ...],
 // ...]. idx has a's rank and an integer dtype; its other axes broadcast
@@ -118,6 +182,7 @@ func (p *TakeAlongAxisPrim) Equivalent(o array.Primitive) bool {
 // count from the end; one out of range is an *array.Error from Eval.
 func TakeAlongAxis(a, idx *array.Array, axis int) *array.Array {
 	const op = "ops.TakeAlongAxis"
+	requireNonNil(op, a, idx)
 	ax := normAxis(op, axis, a.Ndim())
 	shape := alongAxisShape(op, a, idx, ax)
 	nonEmptyFrom(op, a, ax, shape)
@@ -143,6 +208,66 @@ func (p *PutAlongAxisPrim) Equivalent(o array.Primitive) bool {
 	return ok && q.Axis == p.Axis
 }
 
+// VJP passes the cotangent to a except where values overwrote it, and
+// to each value the cotangent of the place it was written to, unless a
+// later value along the axis overwrote that place too.
+func (p *PutAlongAxisPrim) VJP(in, _, cots []*array.Array, argnums []int) []*array.Array {
+	a, idx, vals, g := in[0], in[1], in[2], cots[0]
+	out := make([]*array.Array, len(argnums))
+	for k, j := range argnums {
+		switch j {
+		case 0:
+			out[k] = PutAlongAxis(g, idx, scalarOf(0, g.DType()), p.Axis)
+		case 2:
+			// The winner of each place is the last position j along the
+			// axis that writes it, as the kernel writes in order.
+			m := idx.Dim(p.Axis)
+			pos := Reshape(Arange(0, float64(m), 1, array.Int32), indexLineShape(indexOnes(a.Ndim()), p.Axis, m)...)
+			winner := PutAlongAxis(Full(a.Shape(), -1, array.Int32), idx, pos, p.Axis)
+			won := Equal(TakeAlongAxis(winner, idx, p.Axis), pos)
+			gv := Where(won, TakeAlongAxis(g, idx, p.Axis), scalarOf(0, g.DType()))
+			out[k] = sumToShape(gv, vals.Shape())
+		}
+	}
+	return out
+}
+
+// JVP puts the values' tangent into a's tangent; a missing one is zero.
+func (p *PutAlongAxisPrim) JVP(in, _, tans []*array.Array, argnums []int) []*array.Array {
+	ta, tv := indexTangent(0, tans, argnums), indexTangent(2, tans, argnums)
+	if ta == nil {
+		ta = ZerosLike(in[0])
+	}
+	if tv == nil {
+		tv = scalarOf(0, in[0].DType())
+	}
+	return []*array.Array{PutAlongAxis(ta, in[1], tv, p.Axis)}
+}
+
+// Vmap puts the batch axes first. An unbatched a is broadcast to the
+// batch, since every member writes its own copy; unbatched indices get a
+// size-1 batch axis; batched values get size-1 axes after the batch axis
+// so that their other axes still line up from the right.
+func (p *PutAlongAxisPrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
+	n := indexBatchSize(in, axes)
+	a := in[0]
+	if axes[0] < 0 {
+		a = BroadcastTo(ExpandDims(a, 0), append([]int{n}, a.Shape()...)...)
+	} else {
+		a = batchFront(a, axes[0])
+	}
+	idx := indexBatchFront(in[1], axes[1])
+	vals := in[2]
+	if axes[2] >= 0 {
+		vals = batchFront(vals, axes[2])
+		if pad := a.Ndim() - vals.Ndim(); pad > 0 {
+			vs := vals.Shape()
+			vals = Reshape(vals, append(append([]int{n}, indexOnes(pad)...), vs[1:]...)...)
+		}
+	}
+	return []*array.Array{PutAlongAxis(a, idx, vals, p.Axis+1)}, []int{0}
+}
+
 // PutAlongAxis returns a copy of a with values written along axis at the
 // positions in idx (numpy's put_along_axis, without modifying a):
 // result[..., idx[..., j, ...], ...] = values[..., j, ...]. idx has a's
@@ -153,6 +278,7 @@ func (p *PutAlongAxisPrim) Equivalent(o array.Primitive) bool {
 // *array.Error from Eval.
 func PutAlongAxis(a, idx, values *array.Array, axis int) *array.Array {
 	const op = "ops.PutAlongAxis"
+	requireNonNil(op, a, idx, values)
 	ax := normAxis(op, axis, a.Ndim())
 	shape := alongAxisShape(op, a, idx, ax)
 	if !equalInts(shape[:ax], a.Shape()[:ax]) || !equalInts(shape[ax+1:], a.Shape()[ax+1:]) {
@@ -171,6 +297,126 @@ func broadcastOrNil(a, b []int) []int {
 	var out []int
 	if array.Try(func() { out = BroadcastShapes("", a, b) }) != nil {
 		return nil
+	}
+	return out
+}
+
+// ScatterAddPrim adds its second input (updates) into zeros along an
+// axis at the positions in its first (indices): the transpose of
+// TakeAlongAxis, which the derivatives of the gathers and sorts use.
+// Repeated positions accumulate. Size is the output's length along Axis.
+type ScatterAddPrim struct{ Axis, Size int }
+
+func (p *ScatterAddPrim) Name() string { return "ScatterAdd" }
+func (p *ScatterAddPrim) Eval(s array.Stream, in, out []*array.Array) error {
+	return dispatch(p, s, in, out)
+}
+func (p *ScatterAddPrim) evalCPU(in, out []*array.Array) error {
+	err := cpu.ScatterAddAlongAxis(alloc(out[0]), bufOf(in[0]), bufOf(in[1]), p.Axis)
+	return kernelError(err, "ops.ScatterAdd")
+}
+func (p *ScatterAddPrim) Equivalent(o array.Primitive) bool {
+	q, ok := o.(*ScatterAddPrim)
+	return ok && q.Axis == p.Axis && q.Size == p.Size
+}
+
+// VJP gathers the cotangent back at the positions: a scatter-add is
+// linear in its updates, and TakeAlongAxis is its transpose.
+func (p *ScatterAddPrim) VJP(in, _, cots []*array.Array, argnums []int) []*array.Array {
+	out := make([]*array.Array, len(argnums))
+	for k, j := range argnums {
+		if j == 1 {
+			out[k] = TakeAlongAxis(cots[0], in[0], p.Axis)
+		}
+	}
+	return out
+}
+
+// JVP scatters the updates' tangent the same way.
+func (p *ScatterAddPrim) JVP(in, _, tans []*array.Array, argnums []int) []*array.Array {
+	t := indexTangent(1, tans, argnums)
+	if t == nil {
+		return []*array.Array{nil}
+	}
+	return []*array.Array{scatterAdd(in[0], t, p.Axis, p.Size)}
+}
+
+// Vmap broadcasts both inputs to the batch, batch axis first, and
+// scatters along the shifted axis.
+func (p *ScatterAddPrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
+	n := indexBatchSize(in, axes)
+	x := make([]*array.Array, 2)
+	for i := range in {
+		if axes[i] < 0 {
+			x[i] = BroadcastTo(ExpandDims(in[i], 0), append([]int{n}, in[i].Shape()...)...)
+		} else {
+			x[i] = batchFront(in[i], axes[i])
+		}
+	}
+	return []*array.Array{scatterAdd(x[0], x[1], p.Axis+1, p.Size)}, []int{0}
+}
+
+// scatterAdd returns zeros of upd's shape with length size along axis,
+// with upd added at the positions idx along axis. idx has upd's shape.
+func scatterAdd(idx, upd *array.Array, axis, size int) *array.Array {
+	shape := upd.Shape()
+	shape[axis] = size
+	return node(shape, upd.DType(), &ScatterAddPrim{Axis: axis, Size: size}, idx, upd)
+}
+
+// indexGradFirst returns the cotangents for argnums of a primitive that is
+// differentiable in its first input only (the others are indices).
+func indexGradFirst(argnums []int, grad func() *array.Array) []*array.Array {
+	out := make([]*array.Array, len(argnums))
+	for k, j := range argnums {
+		if j == 0 {
+			out[k] = grad()
+		}
+	}
+	return out
+}
+
+// indexTangent returns the tangent of input j, or nil if it has none.
+func indexTangent(j int, tans []*array.Array, argnums []int) *array.Array {
+	for k, a := range argnums {
+		if a == j {
+			return tans[k]
+		}
+	}
+	return nil
+}
+
+// indexBatchSize is the batch size of a Vmap rule's batched inputs.
+func indexBatchSize(in []*array.Array, axes []int) int {
+	for i, ax := range axes {
+		if ax >= 0 {
+			return in[i].Dim(ax)
+		}
+	}
+	return 1
+}
+
+// indexBatchFront puts x's batch axis first, or gives an unbatched x a
+// size-1 one, which the along-axis gathers and scatters broadcast.
+func indexBatchFront(x *array.Array, ax int) *array.Array {
+	if ax < 0 {
+		return ExpandDims(x, 0)
+	}
+	return batchFront(x, ax)
+}
+
+// indexLineShape is shape with its axis replaced by n.
+func indexLineShape(shape []int, axis, n int) []int {
+	out := append([]int{}, shape...)
+	out[axis] = n
+	return out
+}
+
+// indexOnes returns n ones: a shape of size-1 axes.
+func indexOnes(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = 1
 	}
 	return out
 }

@@ -36,6 +36,56 @@ func (p *ConcatenatePrim) Equivalent(o array.Primitive) bool {
 	return ok && q.Axis == p.Axis
 }
 
+// VJP gives each input its stretch of the cotangent along Axis, in the
+// input's dtype; integer and bool inputs have none.
+func (p *ConcatenatePrim) VJP(in, _, cots []*array.Array, argnums []int) []*array.Array {
+	starts := make([]int, len(in)+1)
+	for i, x := range in {
+		starts[i+1] = starts[i] + x.Dim(p.Axis)
+	}
+	out := make([]*array.Array, len(argnums))
+	for k, j := range argnums {
+		if in[j].DType().IsInexact() {
+			g := SliceAxis(cots[0], p.Axis, R(starts[j], starts[j+1]))
+			out[k] = AsType(g, in[j].DType())
+		}
+	}
+	return out
+}
+
+// JVP concatenates the tangents, with zeros for inputs that have none.
+func (p *ConcatenatePrim) JVP(in, out, tans []*array.Array, argnums []int) []*array.Array {
+	dt := out[0].DType()
+	parts := make([]*array.Array, len(in))
+	for i, x := range in {
+		parts[i] = Zeros(x.Shape(), dt)
+	}
+	for k, j := range argnums {
+		parts[j] = AsType(tans[k], dt)
+	}
+	return []*array.Array{Concatenate(parts, p.Axis)}
+}
+
+// Vmap puts every batch axis first and repeats the unbatched inputs
+// along a new leading axis, so all of them join along Axis+1.
+func (p *ConcatenatePrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
+	b := 0
+	for i, x := range in {
+		if axes[i] >= 0 {
+			b = x.Dim(axes[i])
+		}
+	}
+	parts := make([]*array.Array, len(in))
+	for i, x := range in {
+		if axes[i] >= 0 {
+			parts[i] = batchFront(x, axes[i])
+			continue
+		}
+		parts[i] = BroadcastTo(ExpandDims(x, 0), append([]int{b}, x.Shape()...)...)
+	}
+	return []*array.Array{Concatenate(parts, p.Axis+1)}, []int{0}
+}
+
 // checkJoinInputs rejects an empty list or a nil array among xs.
 func checkJoinInputs(op string, xs []*array.Array) {
 	if len(xs) == 0 {
@@ -113,6 +163,7 @@ func Stack(xs []*array.Array, axis int) *array.Array {
 // Split divides a along axis into n parts of equal size, which must
 // divide the axis. The parts are views.
 func Split(a *array.Array, n, axis int) []*array.Array {
+	requireNonNil("ops.Split", a)
 	const op = "ops.Split"
 	ax := normAxis(op, axis, a.Ndim())
 	d := a.Shape()[ax]
@@ -136,6 +187,7 @@ func Split(a *array.Array, n, axis int) []*array.Array {
 // they are clamped to the axis, and a part whose end comes before its
 // start is empty.
 func SplitAt(a *array.Array, indices []int, axis int) []*array.Array {
+	requireNonNil("ops.SplitAt", a)
 	ax := normAxis("ops.SplitAt", axis, a.Ndim())
 	out := make([]*array.Array, len(indices)+1)
 	prev := 0

@@ -44,6 +44,99 @@ func (p *MatMulPrim) evalCPU(in, out []*array.Array) error {
 }
 func (p *MatMulPrim) Equivalent(o array.Primitive) bool { _, ok := o.(*MatMulPrim); return ok }
 
+// VJP multiplies the cotangent by the other operand transposed, on the
+// matrix views of 1-D operands, and sums the batch axes an operand was
+// broadcast along.
+func (p *MatMulPrim) VJP(in, _, cots []*array.Array, argnums []int) []*array.Array {
+	a, b := in[0], in[1]
+	am, bm := matShape(a.Shape(), true), matShape(b.Shape(), false)
+	batch := matBatch(am, bm)
+	m, k, n := am[len(am)-2], am[len(am)-1], bm[len(bm)-1]
+	g := Reshape(cots[0], append(append([]int{}, batch...), m, n)...)
+	am2, bm2 := Reshape(a, am...), Reshape(b, bm...)
+	out := make([]*array.Array, len(argnums))
+	for i, j := range argnums {
+		if j == 0 {
+			out[i] = Reshape(sumToShape(MatMul(g, matT(bm2)), am), a.Shape()...)
+			continue
+		}
+		if len(bm) == 2 && len(batch) > 0 && equalInts(am[:len(am)-2], batch) {
+			// A matrix b against a stack: one product over the stacked
+			// rows instead of a product per matrix and a sum.
+			rows := m
+			for _, d := range batch {
+				rows *= d
+			}
+			out[i] = Reshape(MatMul(matT(Reshape(am2, rows, k)), Reshape(g, rows, n)), b.Shape()...)
+			continue
+		}
+		out[i] = Reshape(sumToShape(MatMul(matT(am2), g), bm), b.Shape()...)
+	}
+	return out
+}
+
+// JVP is the product rule: ta·b + a·tb.
+func (p *MatMulPrim) JVP(in, _, tans []*array.Array, argnums []int) []*array.Array {
+	var out *array.Array
+	for i, j := range argnums {
+		var t *array.Array
+		if j == 0 {
+			t = MatMul(tans[i], in[1])
+		} else {
+			t = MatMul(in[0], tans[i])
+		}
+		if out == nil {
+			out = t
+		} else {
+			out = Add(out, t)
+		}
+	}
+	return []*array.Array{out}
+}
+
+// Vmap puts the batch axis first and lines the operands' batch axes up
+// from the right, so the vmapped batch becomes one more matmul batch axis.
+// A 1-D operand is first made the matrix matmul makes of it, and the axis
+// that adds is dropped from the result.
+func (p *MatMulPrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
+	x := make([]*array.Array, 2)
+	ax := make([]int, 2)
+	var vec [2]bool
+	for i := range in {
+		x[i], ax[i] = batchFront(in[i], axes[i]), -1
+		s := x[i].Shape()
+		rank := len(s)
+		if axes[i] >= 0 {
+			ax[i] = 0
+			rank--
+		}
+		if vec[i] = rank == 1; vec[i] {
+			if i == 0 {
+				s = append(s[:len(s)-1], 1, s[len(s)-1])
+			} else {
+				s = append(s, 1)
+			}
+			x[i] = Reshape(x[i], s...)
+		}
+	}
+	x = alignBatched(x, ax)
+	out := MatMul(x[0], x[1])
+	var drop []int
+	if vec[0] {
+		drop = append(drop, -2)
+	}
+	if vec[1] {
+		drop = append(drop, -1)
+	}
+	if len(drop) > 0 {
+		out = Squeeze(out, drop...)
+	}
+	return []*array.Array{out}, []int{0}
+}
+
+// matT swaps the last two axes: the transpose of every matrix in a stack.
+func matT(x *array.Array) *array.Array { return SwapAxes(x, -1, -2) }
+
 // matBuf returns x's view as a stack of matrices broadcast to batch: a
 // 1-D operand gains its size-1 axis (stride 0), and batch axes that x
 // lacks or has as size 1 repeat with stride 0.
@@ -78,6 +171,7 @@ func matBuf(x *array.Array, first bool, batch []int) cpu.Buf {
 // on gonum's BLAS, which reads transposed views in place.
 func MatMul(a, b *array.Array) *array.Array {
 	const op = "ops.MatMul"
+	requireNonNil(op, a, b)
 	as, bs := a.Shape(), b.Shape()
 	if len(as) == 0 || len(bs) == 0 {
 		array.Panicf(op, "shapes %v and %v: operands must have at least one dimension", as, bs)
@@ -104,6 +198,7 @@ func MatMul(a, b *array.Array) *array.Array {
 // Outer returns the outer product of a and b, both flattened (numpy's
 // outer): result[i, j] = a[i] * b[j], of shape [a.Size(), b.Size()].
 func Outer(a, b *array.Array) *array.Array {
+	requireNonNil("ops.Outer", a, b)
 	return MatMul(Reshape(a, a.Size(), 1), Reshape(b, 1, b.Size()))
 }
 
@@ -135,6 +230,7 @@ func tensordotAxes(op string, axes []int, shape []int) []int {
 // b's. It is a MatMul of a and b transposed and reshaped into matrices.
 func Tensordot(a, b *array.Array, axesA, axesB []int) *array.Array {
 	const op = "ops.Tensordot"
+	requireNonNil(op, a, b)
 	as, bs := a.Shape(), b.Shape()
 	if len(axesA) != len(axesB) {
 		array.Panicf(op, "%d axes %v of shape %v and %d axes %v of shape %v do not pair up", len(axesA), axesA, as, len(axesB), axesB, bs)

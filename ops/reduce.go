@@ -1,6 +1,8 @@
 package ops
 
 import (
+	"slices"
+
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/backend/cpu"
 )
@@ -30,6 +32,97 @@ func (p *ReducePrim) evalCPU(in, out []*array.Array) error {
 func (p *ReducePrim) Equivalent(o array.Primitive) bool {
 	q, ok := o.(*ReducePrim)
 	return ok && q.Op == p.Op && equalInts(q.Axes, p.Axes)
+}
+
+// VJP broadcasts the cotangent back over the reduced axes: as it is for
+// Sum; times the product of the other elements for Prod; split evenly
+// among the elements equal to the result for Max and Min (as MLX does), so
+// a slice holding a NaN gets NaN. All and Any have zero derivatives.
+func (p *ReducePrim) VJP(in, out, cots []*array.Array, argnums []int) []*array.Array {
+	x, g := in[0], cots[0]
+	shape := x.Shape()
+	switch p.Op {
+	case cpu.ReduceSum:
+		return []*array.Array{reduceExpand(g, shape, p.Axes)}
+	case cpu.ReduceProd:
+		return []*array.Array{Mul(reduceExpand(g, shape, p.Axes), prodPartials(x, p.Axes))}
+	case cpu.ReduceMax, cpu.ReduceMin:
+		mask, count := reduceTies(x, out[0], p.Axes)
+		return []*array.Array{Mul(reduceExpand(Div(g, count), shape, p.Axes), mask)}
+	}
+	return make([]*array.Array, len(argnums))
+}
+
+// JVP reduces the tangent as VJP spreads the cotangent: the sum of the
+// tangents for Sum, weighted by the partial products for Prod, their mean
+// over the tied extremes for Max and Min; nil for All and Any.
+func (p *ReducePrim) JVP(in, out, tans []*array.Array, _ []int) []*array.Array {
+	x, t := in[0], tans[0]
+	switch p.Op {
+	case cpu.ReduceSum:
+		return []*array.Array{reduceOver(cpu.ReduceSum, t, p.Axes)}
+	case cpu.ReduceProd:
+		return []*array.Array{reduceOver(cpu.ReduceSum, Mul(t, prodPartials(x, p.Axes)), p.Axes)}
+	case cpu.ReduceMax, cpu.ReduceMin:
+		mask, count := reduceTies(x, out[0], p.Axes)
+		return []*array.Array{Div(reduceOver(cpu.ReduceSum, Mul(t, mask), p.Axes), count)}
+	}
+	return []*array.Array{nil}
+}
+
+// Vmap reduces the batch, moved to axis 0, over the axes shifted past it.
+func (p *ReducePrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
+	return []*array.Array{reduceOver(p.Op, batchFront(in[0], axes[0]), reduceShift(p.Axes))}, []int{0}
+}
+
+// reduceOver records op over exactly axes. Unlike Sum and the other public
+// reductions, no axes leaves x as it is: the batched reduction of a 0-d
+// array reduces nothing.
+func reduceOver(op cpu.ReduceOp, x *array.Array, axes []int) *array.Array {
+	dt, _ := cpu.ReduceDType(op, x.DType())
+	shape, _ := reducedShape(x.Shape(), axes)
+	return node(shape, dt, &ReducePrim{Op: op, Axes: axes}, x)
+}
+
+// reduceShift returns axes moved one place on, past a batch axis 0.
+func reduceShift(axes []int) []int {
+	out := make([]int, len(axes))
+	for i, a := range axes {
+		out[i] = a + 1
+	}
+	return out
+}
+
+// reduceExpand broadcasts g, the result of a reduction of an array of
+// shape over axes, back to shape.
+func reduceExpand(g *array.Array, shape, axes []int) *array.Array {
+	keep := slices.Clone(shape)
+	for _, a := range axes {
+		keep[a] = 1
+	}
+	return BroadcastTo(Reshape(g, keep...), shape...)
+}
+
+// reduceTies returns where x attains y, its maximum or minimum over axes,
+// as 0 or 1 in x's dtype, and the number of such elements for each result.
+func reduceTies(x, y *array.Array, axes []int) (mask, count *array.Array) {
+	mask = AsType(Equal(x, reduceExpand(y, x.Shape(), axes)), x.DType())
+	return mask, reduceOver(cpu.ReduceSum, mask, axes)
+}
+
+// prodPartials returns, for each element of x, the product of the other
+// elements folded with it over axes: the product of the exclusive running
+// products from either side, so that zeros need no division (MLX's rule).
+func prodPartials(x *array.Array, axes []int) *array.Array {
+	f, axis, perm := foldAxes(x, axes)
+	d := Mul(CumProd(f, axis, false, false), CumProd(f, axis, true, false))
+	shape := x.Shape()
+	if perm != nil {
+		for i, a := range perm {
+			shape[i] = x.Dim(a)
+		}
+	}
+	return unfoldAxes(d, shape, perm)
 }
 
 // ReduceFunc is the signature of the reductions over axes (Sum, Mean,
@@ -237,6 +330,23 @@ func ArgMax(a *array.Array, axis int) *array.Array {
 // each line of a, like ArgMax.
 func ArgMin(a *array.Array, axis int) *array.Array {
 	return argReduce("ops.ArgMin", cpu.ArgMin, a, axis)
+}
+
+// VJP is zero: indices are piecewise constant.
+func (p *ArgReducePrim) VJP(_, _, _ []*array.Array, argnums []int) []*array.Array {
+	return make([]*array.Array, len(argnums))
+}
+
+// JVP is zero: indices are piecewise constant.
+func (p *ArgReducePrim) JVP(_, _, _ []*array.Array, _ []int) []*array.Array {
+	return []*array.Array{nil}
+}
+
+// Vmap searches the batch, moved to axis 0, along the axis after it.
+func (p *ArgReducePrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
+	x := batchFront(in[0], axes[0])
+	shape, _ := reducedShape(x.Shape(), []int{p.Axis + 1})
+	return []*array.Array{node(shape, array.Int32, &ArgReducePrim{Op: p.Op, Axis: p.Axis + 1}, x)}, []int{0}
 }
 
 func argReduce(name string, op cpu.ArgOp, a *array.Array, axis int) *array.Array {

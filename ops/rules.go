@@ -77,3 +77,34 @@ func zeroIfNil(g, like *array.Array) *array.Array {
 	}
 	return g
 }
+
+// toShape broadcasts t, a tangent computed from inputs that may be
+// smaller than a broadcasting primitive's output, to the output's shape.
+func toShape(t *array.Array, shape []int) *array.Array {
+	if t == nil || equalInts(t.Shape(), shape) {
+		return t
+	}
+	return BroadcastTo(t, shape...)
+}
+
+// addTangents sums two tangent contributions, either of which may be nil
+// (zero).
+func addTangents(a, b *array.Array) *array.Array {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	}
+	return Add(a, b)
+}
+
+// oneMinus returns 1 - x in x's dtype.
+func oneMinus(x *array.Array) *array.Array { return AddScalar(Neg(x), 1) }
+
+// elementwiseVmap batches a primitive that applies elementwise with
+// broadcasting: it aligns the inputs' batch axes at the front and applies
+// the same primitive again, through apply.
+func elementwiseVmap(ins []*array.Array, axes []int, apply func(ins []*array.Array) *array.Array) ([]*array.Array, []int) {
+	return []*array.Array{apply(alignBatched(ins, axes))}, []int{0}
+}

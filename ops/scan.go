@@ -1,6 +1,8 @@
 package ops
 
 import (
+	"math"
+
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/backend/cpu"
 )
@@ -31,6 +33,126 @@ func (p *ScanPrim) evalCPU(in, out []*array.Array) error {
 func (p *ScanPrim) Equivalent(o array.Primitive) bool {
 	q, ok := o.(*ScanPrim)
 	return ok && *q == *p
+}
+
+// VJP runs the cotangent back through the scan. CumSum's transpose is the
+// sum in the other direction. CumProd divides by the element only before
+// the first zero of a line, redoes the product with that zero set to 1
+// for its own derivative, and gives the elements after it none, so zeros
+// are exact (MLX's rule). CumMax and CumMin give each output's cotangent
+// to the latest element (in scan order) that attained its extreme, as
+// PyTorch's cummax does.
+func (p *ScanPrim) VJP(in, out, cots []*array.Array, _ []int) []*array.Array {
+	x, y, g := in[0], out[0], cots[0]
+	switch p.Op {
+	case cpu.CumSum:
+		return []*array.Array{CumSum(g, p.Axis, !p.Reverse, p.Inclusive)}
+	case cpu.CumProd:
+		z := p.zeros(x)
+		rest := Div(CumSum(Mul(g, y), p.Axis, !p.Reverse, p.Inclusive), z.safe)
+		first := CumSum(Mul(g, z.withOne), p.Axis, !p.Reverse, p.Inclusive)
+		return []*array.Array{Where(z.before, rest, Where(z.first, first, scalarOf(0, x.DType())))}
+	}
+	att := p.attained(x, y)
+	r := CumSum(g, p.Axis, !p.Reverse, p.Inclusive)
+	// The outputs whose cotangent goes to an attaining element run up to
+	// the next attaining element in scan order.
+	next := p.nearest(att, !p.Reverse, false)
+	return []*array.Array{Where(att, Sub(r, TakeAlongAxis(p.padEnd(r), next, p.Axis)), scalarOf(0, x.DType()))}
+}
+
+// JVP is the scan's derivative along the tangent: a running sum of it for
+// CumSum; for CumProd the running product times the running sum of t/x
+// until the first zero, and the tangent of that zero times the product
+// without it after; for CumMax and CumMin the tangent of the element each
+// output is.
+func (p *ScanPrim) JVP(in, out, tans []*array.Array, _ []int) []*array.Array {
+	x, y, t := in[0], out[0], tans[0]
+	switch p.Op {
+	case cpu.CumSum:
+		return []*array.Array{CumSum(t, p.Axis, p.Reverse, p.Inclusive)}
+	case cpu.CumProd:
+		z := p.zeros(x)
+		clean := Equal(CumSum(z.zero, p.Axis, p.Reverse, p.Inclusive), scalarOf(0, array.Int32))
+		rest := Mul(y, CumSum(Div(t, z.safe), p.Axis, p.Reverse, p.Inclusive))
+		first := Mul(CumSum(Where(z.first, t, scalarOf(0, t.DType())), p.Axis, p.Reverse, p.Inclusive), z.withOne)
+		return []*array.Array{Where(clean, rest, first)}
+	}
+	from := p.nearest(p.attained(x, y), p.Reverse, p.Inclusive)
+	return []*array.Array{TakeAlongAxis(p.padEnd(t), from, p.Axis)}
+}
+
+// Vmap scans the batch, moved to axis 0, along the axis after it.
+func (p *ScanPrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
+	x := batchFront(in[0], axes[0])
+	return []*array.Array{scan("ops."+p.Name(), p.Op, x, p.Axis+1, p.Reverse, p.Inclusive)}, []int{0}
+}
+
+// scanZeros locates the zeros of the lines of a running product.
+type scanZeros struct {
+	zero    *array.Array // x == 0
+	before  *array.Array // no zero up to and including here, in scan order
+	first   *array.Array // the first zero of the line
+	safe    *array.Array // x before the first zero, 1 from it on: a safe divisor
+	withOne *array.Array // the running product with the first zero replaced by 1
+}
+
+// zeros finds the zeros of x along the running product's axis, in its
+// direction.
+func (p *ScanPrim) zeros(x *array.Array) scanZeros {
+	dt := x.DType()
+	zero := Equal(x, scalarOf(0, dt))
+	seen := CumSum(zero, p.Axis, p.Reverse, true)
+	before := Equal(seen, scalarOf(0, array.Int32))
+	first := LogicalAnd(zero, Equal(seen, scalarOf(1, array.Int32)))
+	one := scalarOf(1, dt)
+	return scanZeros{
+		zero:    zero,
+		before:  before,
+		first:   first,
+		safe:    Where(before, x, one),
+		withOne: CumProd(Where(first, one, x), p.Axis, p.Reverse, p.Inclusive),
+	}
+}
+
+// attained reports where x equals its inclusive running extreme (or is
+// NaN, which the extreme becomes from there on); y is the scan's output.
+func (p *ScanPrim) attained(x, y *array.Array) *array.Array {
+	if !p.Inclusive {
+		y = scan("ops."+p.Name(), p.Op, x, p.Axis, p.Reverse, true)
+	}
+	return LogicalOr(Equal(x, y), IsNaN(x))
+}
+
+// nearest returns, at each position along the axis, the index of the
+// nearest marked position looking back from it against a scan that runs
+// in direction reverse, itself included when inclusive. Where there is
+// none it is -1 or n (the axis length): both index the zero padEnd adds,
+// as TakeAlongAxis counts negative indices from the end.
+func (p *ScanPrim) nearest(mark *array.Array, reverse, inclusive bool) *array.Array {
+	n := mark.Dim(p.Axis)
+	it := array.Int32
+	if n >= math.MaxInt32 {
+		it = array.Int64
+	}
+	shape := make([]int, mark.Ndim()-p.Axis)
+	for i := range shape {
+		shape[i] = 1
+	}
+	shape[0] = n
+	idx := Reshape(Arange(0, float64(n), 1, it), shape...)
+	// exclusive scans start from the dtype's lowest or highest value
+	if !reverse {
+		return MaximumScalar(CumMax(Where(mark, idx, scalarOf(-1, it)), p.Axis, false, inclusive), -1)
+	}
+	return MinimumScalar(CumMin(Where(mark, idx, scalarOf(float64(n), it)), p.Axis, true, inclusive), float64(n))
+}
+
+// padEnd appends a zero to a along the scan's axis.
+func (p *ScanPrim) padEnd(a *array.Array) *array.Array {
+	w := make([][2]int, a.Ndim())
+	w[p.Axis][1] = 1
+	return Pad(a, w, 0)
 }
 
 func scan(name string, op cpu.ScanOp, a *array.Array, axis int, reverse, inclusive bool) *array.Array {

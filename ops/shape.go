@@ -35,6 +35,22 @@ func (p *ReshapePrim) Equivalent(o array.Primitive) bool {
 	return ok && equalInts(q.Shape, p.Shape)
 }
 
+// VJP reshapes the cotangent back to the input's shape.
+func (p *ReshapePrim) VJP(in, _, cots []*array.Array, _ []int) []*array.Array {
+	return []*array.Array{Reshape(cots[0], in[0].Shape()...)}
+}
+
+// JVP reshapes the tangent like the input.
+func (p *ReshapePrim) JVP(_, _, tans []*array.Array, _ []int) []*array.Array {
+	return []*array.Array{Reshape(tans[0], p.Shape...)}
+}
+
+// Vmap puts the batch axis first and keeps it in front of the new shape.
+func (p *ReshapePrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
+	x := batchFront(in[0], axes[0])
+	return []*array.Array{Reshape(x, append([]int{x.Dim(0)}, p.Shape...)...)}, []int{0}
+}
+
 // reshapeStrides returns strides that show memory laid out with
 // oldShape/oldStrides as newShape, if there are any (numpy's
 // _attempt_nocopy_reshape). Size-1 axes are ignored on both sides, so
@@ -126,6 +142,7 @@ func checkedElems(op string, shape []int) int {
 // others. The result is a view of a's memory whenever a's layout allows
 // it, and a copy otherwise.
 func Reshape(a *array.Array, shape ...int) *array.Array {
+	requireNonNil("ops.Reshape", a)
 	const op = "ops.Reshape"
 	ns := slices.Clone(shape)
 	if ns == nil {
@@ -162,7 +179,10 @@ func Reshape(a *array.Array, shape ...int) *array.Array {
 }
 
 // Flatten returns a as a 1-D array (a 0-d array becomes one element).
-func Flatten(a *array.Array) *array.Array { return Reshape(a, -1) }
+func Flatten(a *array.Array) *array.Array {
+	requireNonNil("ops.Flatten", a)
+	return Reshape(a, -1)
+}
 
 // TransposePrim permutes the axes of its input: output axis i is input
 // axis Axes[i]. Always a view.
@@ -183,10 +203,35 @@ func (p *TransposePrim) Equivalent(o array.Primitive) bool {
 	return ok && equalInts(q.Axes, p.Axes)
 }
 
+// VJP applies the inverse permutation to the cotangent.
+func (p *TransposePrim) VJP(_, _, cots []*array.Array, _ []int) []*array.Array {
+	inv := make([]int, len(p.Axes))
+	for i, ax := range p.Axes {
+		inv[ax] = i
+	}
+	return []*array.Array{applyPerm(cots[0], inv)}
+}
+
+// JVP permutes the tangent like the input.
+func (p *TransposePrim) JVP(_, _, tans []*array.Array, _ []int) []*array.Array {
+	return []*array.Array{applyPerm(tans[0], p.Axes)}
+}
+
+// Vmap puts the batch axis first and leaves it there, shifting the
+// permuted axes past it.
+func (p *TransposePrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
+	perm := make([]int, len(p.Axes)+1)
+	for i, ax := range p.Axes {
+		perm[i+1] = ax + 1
+	}
+	return []*array.Array{applyPerm(batchFront(in[0], axes[0]), perm)}, []int{0}
+}
+
 // Transpose permutes a's axes: axis i of the result is axis axes[i] of a.
 // With no axes it reverses them (a matrix transpose for 2-D). The result
 // is a view.
 func Transpose(a *array.Array, axes ...int) *array.Array {
+	requireNonNil("ops.Transpose", a)
 	nd := a.Ndim()
 	perm := make([]int, nd)
 	if len(axes) == 0 {
@@ -232,6 +277,7 @@ func applyPerm(a *array.Array, perm []int) *array.Array {
 
 // SwapAxes returns a view of a with axes i and j exchanged.
 func SwapAxes(a *array.Array, i, j int) *array.Array {
+	requireNonNil("ops.SwapAxes", a)
 	nd := a.Ndim()
 	i = normAxis("ops.SwapAxes", i, nd)
 	j = normAxis("ops.SwapAxes", j, nd)
@@ -246,6 +292,7 @@ func SwapAxes(a *array.Array, i, j int) *array.Array {
 // MoveAxis returns a view of a with axis src moved to position dst, the
 // other axes keeping their order (numpy's moveaxis).
 func MoveAxis(a *array.Array, src, dst int) *array.Array {
+	requireNonNil("ops.MoveAxis", a)
 	nd := a.Ndim()
 	src = normAxis("ops.MoveAxis", src, nd)
 	dst = normAxis("ops.MoveAxis", dst, nd)
@@ -281,10 +328,37 @@ func (p *BroadcastPrim) Equivalent(o array.Primitive) bool {
 	return ok && equalInts(q.Shape, p.Shape)
 }
 
+// VJP sums the cotangent over the repeated axes.
+func (p *BroadcastPrim) VJP(in, _, cots []*array.Array, _ []int) []*array.Array {
+	return []*array.Array{sumToShape(cots[0], in[0].Shape())}
+}
+
+// JVP broadcasts the tangent like the input.
+func (p *BroadcastPrim) JVP(_, _, tans []*array.Array, _ []int) []*array.Array {
+	return []*array.Array{BroadcastTo(tans[0], p.Shape...)}
+}
+
+// Vmap puts the batch axis first, then gives the input the size-1 axes
+// that broadcasting would have added in front of it, so they land after
+// the batch axis rather than before it.
+func (p *BroadcastPrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
+	x := batchFront(in[0], axes[0])
+	s := x.Shape()
+	b := s[0]
+	lead := make([]int, 1+len(p.Shape)-(len(s)-1))
+	lead[0] = b
+	for i := 1; i < len(lead); i++ {
+		lead[i] = 1
+	}
+	x = Reshape(x, append(lead, s[1:]...)...)
+	return []*array.Array{BroadcastTo(x, append([]int{b}, p.Shape...)...)}, []int{0}
+}
+
 // BroadcastTo returns a view of a broadcast to shape: a's axes are
 // aligned with the last axes of shape, and each must equal the target
 // dimension or be 1.
 func BroadcastTo(a *array.Array, shape ...int) *array.Array {
+	requireNonNil("ops.BroadcastTo", a)
 	const op = "ops.BroadcastTo"
 	ns := slices.Clone(shape)
 	if ns == nil {
@@ -310,6 +384,7 @@ func BroadcastTo(a *array.Array, shape ...int) *array.Array {
 // ExpandDims returns a view of a with a size-1 axis inserted at each of
 // axes, which index the result (negative ones count from its end).
 func ExpandDims(a *array.Array, axes ...int) *array.Array {
+	requireNonNil("ops.ExpandDims", a)
 	if len(axes) == 0 {
 		return a
 	}
@@ -346,6 +421,7 @@ func ExpandDims(a *array.Array, axes ...int) *array.Array {
 // Squeeze returns a view of a without the given axes, which must have
 // size 1; with no axes it removes every size-1 axis.
 func Squeeze(a *array.Array, axes ...int) *array.Array {
+	requireNonNil("ops.Squeeze", a)
 	const op = "ops.Squeeze"
 	sh := a.Shape()
 	drop := make([]bool, len(sh))

@@ -2,8 +2,10 @@ package ops
 
 import (
 	"math"
+	"slices"
 
 	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/backend/cpu"
 )
 
 // None stands for an omitted start or stop in a Range, like a missing
@@ -112,12 +114,108 @@ func (p *SlicePrim) Equivalent(o array.Primitive) bool {
 	return ok && equalInts(q.Start, p.Start) && equalInts(q.Stop, p.Stop) && equalInts(q.Step, p.Step)
 }
 
+// VJP scatters the cotangent back to the selected positions of a zero
+// array of the input's shape.
+func (p *SlicePrim) VJP(in, _, cots []*array.Array, _ []int) []*array.Array {
+	q := &SliceScatterPrim{Shape: in[0].Shape(), Start: p.Start, Stop: p.Stop, Step: p.Step}
+	return []*array.Array{node(q.Shape, cots[0].DType(), q, cots[0])}
+}
+
+// JVP selects the same part of the tangent.
+func (p *SlicePrim) JVP(_, out, tans []*array.Array, _ []int) []*array.Array {
+	return []*array.Array{node(out[0].Shape(), tans[0].DType(), p, tans[0])}
+}
+
+// Vmap puts the batch axis first and takes it whole.
+func (p *SlicePrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
+	x := batchFront(in[0], axes[0])
+	b := x.Dim(0)
+	q := &SlicePrim{Start: slices.Insert(slices.Clone(p.Start), 0, 0), Stop: slices.Insert(slices.Clone(p.Stop), 0, b),
+		Step: slices.Insert(slices.Clone(p.Step), 0, 1)}
+	shape := make([]int, len(q.Start))
+	for i := range shape {
+		shape[i] = sliceLen(q.Start[i], q.Stop[i], q.Step[i])
+	}
+	return []*array.Array{node(shape, x.DType(), q, x)}, []int{0}
+}
+
+// sliceLen is the number of elements that resolved bounds select.
+func sliceLen(start, stop, step int) int {
+	switch {
+	case step > 0 && start < stop:
+		return (stop-start-1)/step + 1
+	case step < 0 && stop < start:
+		return (start-stop-1)/(-step) + 1
+	}
+	return 0
+}
+
+// SliceScatterPrim is the transpose of SlicePrim: it places its input at
+// the positions Start:Stop:Step select in an array of Shape, and zeros
+// everywhere else. Slice's derivative uses it.
+type SliceScatterPrim struct{ Shape, Start, Stop, Step []int }
+
+func (p *SliceScatterPrim) Name() string { return "SliceScatter" }
+func (p *SliceScatterPrim) Eval(s array.Stream, in, out []*array.Array) error {
+	return dispatch(p, s, in, out)
+}
+func (p *SliceScatterPrim) evalCPU(in, out []*array.Array) error {
+	o := alloc(out[0])
+	if o.Size() == 0 {
+		return nil
+	}
+	if err := cpu.Copy(o, bcastBufOf(array.Scalar(0.0), o.Shape)); err != nil {
+		return err
+	}
+	if in[0].Size() == 0 {
+		// An empty selection's start may lie past the end of the output.
+		return nil
+	}
+	// The selected positions are the output seen through the slice's
+	// view: strides scaled by the steps, offset to the starts.
+	sub := o
+	sub.Shape = in[0].Shape()
+	sub.Strides = make([]int, len(o.Strides))
+	for i, st := range o.Strides {
+		sub.Offset += p.Start[i] * st
+		sub.Strides[i] = st * p.Step[i]
+	}
+	return cpu.Copy(sub, bufOf(in[0]))
+}
+func (p *SliceScatterPrim) Equivalent(o array.Primitive) bool {
+	q, ok := o.(*SliceScatterPrim)
+	return ok && equalInts(q.Shape, p.Shape) && equalInts(q.Start, p.Start) && equalInts(q.Stop, p.Stop) &&
+		equalInts(q.Step, p.Step)
+}
+
+// VJP selects the scattered positions of the cotangent.
+func (p *SliceScatterPrim) VJP(in, _, cots []*array.Array, _ []int) []*array.Array {
+	q := &SlicePrim{Start: p.Start, Stop: p.Stop, Step: p.Step}
+	return []*array.Array{node(in[0].Shape(), cots[0].DType(), q, cots[0])}
+}
+
+// JVP scatters the tangent the same way.
+func (p *SliceScatterPrim) JVP(_, _, tans []*array.Array, _ []int) []*array.Array {
+	return []*array.Array{node(p.Shape, tans[0].DType(), p, tans[0])}
+}
+
+// Vmap puts the batch axis first and scatters along it whole.
+func (p *SliceScatterPrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
+	x := batchFront(in[0], axes[0])
+	b := x.Dim(0)
+	q := &SliceScatterPrim{Shape: slices.Insert(slices.Clone(p.Shape), 0, b),
+		Start: slices.Insert(slices.Clone(p.Start), 0, 0), Stop: slices.Insert(slices.Clone(p.Stop), 0, b),
+		Step: slices.Insert(slices.Clone(p.Step), 0, 1)}
+	return []*array.Array{node(q.Shape, x.DType(), q, x)}, []int{0}
+}
+
 // Slice returns a view of part of a: ranges[i] selects along axis i, and
 // axes past the last range are taken whole. Ranges follow numpy's basic
 // slicing: negative bounds count from the end, out-of-range bounds are
 // clamped, negative steps reverse, and an empty selection gives an empty
 // axis.
 func Slice(a *array.Array, ranges ...Range) *array.Array {
+	requireNonNil("ops.Slice", a)
 	sh := a.Shape()
 	if len(ranges) > len(sh) {
 		array.Panicf("ops.Slice", "%d ranges for shape %v", len(ranges), sh)
@@ -143,6 +241,7 @@ func Slice(a *array.Array, ranges ...Range) *array.Array {
 // SliceAxis returns a view of a with r selecting along axis and every
 // other axis whole.
 func SliceAxis(a *array.Array, axis int, r Range) *array.Array {
+	requireNonNil("ops.SliceAxis", a)
 	ax := normAxis("ops.SliceAxis", axis, a.Ndim())
 	rs := make([]Range, ax+1)
 	for i := range ax {

@@ -50,6 +50,76 @@ func (p *LogSumExpPrim) Equivalent(o array.Primitive) bool {
 	return ok && *q == *p
 }
 
+// VJP is y * (g - sum(g * y)) over the axis, from the output y, so it
+// never exponentiates.
+func (p *SoftmaxPrim) VJP(_, out, cots []*array.Array, _ []int) []*array.Array {
+	return []*array.Array{softmaxJVP(out[0], cots[0], p.Axis)}
+}
+
+// JVP is y * (t - sum(t * y)): softmax's Jacobian is symmetric, so it is
+// the VJP's formula.
+func (p *SoftmaxPrim) JVP(_, out, tans []*array.Array, _ []int) []*array.Array {
+	return []*array.Array{softmaxJVP(out[0], tans[0], p.Axis)}
+}
+
+// Vmap takes the softmax of the batch, moved to axis 0, along the axis
+// after it.
+func (p *SoftmaxPrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
+	x := batchFront(in[0], axes[0])
+	return []*array.Array{node(x.Shape(), x.DType(), &SoftmaxPrim{Axis: p.Axis + 1}, x)}, []int{0}
+}
+
+// softmaxJVP is y * (v - sum(v * y)) along axis: the product of softmax's
+// (symmetric) Jacobian at output y with v.
+func softmaxJVP(y, v *array.Array, axis int) *array.Array {
+	vy := Mul(v, y)
+	return Sub(vy, Mul(y, ExpandDims(Sum(vy, axis), axis)))
+}
+
+// VJP is g - softmax * sum(g), with the softmax exp(y) of the output y,
+// which is at most 1.
+func (p *LogSoftmaxPrim) VJP(_, out, cots []*array.Array, _ []int) []*array.Array {
+	g := cots[0]
+	return []*array.Array{Sub(g, Mul(Exp(out[0]), ExpandDims(Sum(g, p.Axis), p.Axis)))}
+}
+
+// JVP is t - sum(softmax * t), with the softmax exp(y).
+func (p *LogSoftmaxPrim) JVP(_, out, tans []*array.Array, _ []int) []*array.Array {
+	t := tans[0]
+	return []*array.Array{Sub(t, ExpandDims(Sum(Mul(Exp(out[0]), t), p.Axis), p.Axis))}
+}
+
+// Vmap takes the log-softmax of the batch, moved to axis 0, along the axis
+// after it.
+func (p *LogSoftmaxPrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
+	x := batchFront(in[0], axes[0])
+	return []*array.Array{node(x.Shape(), x.DType(), &LogSoftmaxPrim{Axis: p.Axis + 1}, x)}, []int{0}
+}
+
+// VJP is g times the softmax exp(x - y), formed from the output y so that
+// it cannot overflow.
+func (p *LogSumExpPrim) VJP(in, out, cots []*array.Array, _ []int) []*array.Array {
+	return []*array.Array{Mul(ExpandDims(cots[0], p.Axis), lseSoftmax(in[0], out[0], p.Axis))}
+}
+
+// JVP is the sum of t weighted by the softmax exp(x - y).
+func (p *LogSumExpPrim) JVP(in, out, tans []*array.Array, _ []int) []*array.Array {
+	return []*array.Array{Sum(Mul(tans[0], lseSoftmax(in[0], out[0], p.Axis)), p.Axis)}
+}
+
+// Vmap reduces the batch, moved to axis 0, along the axis after it.
+func (p *LogSumExpPrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
+	x := batchFront(in[0], axes[0])
+	shape, _ := reducedShape(x.Shape(), []int{p.Axis + 1})
+	return []*array.Array{node(shape, x.DType(), &LogSumExpPrim{Axis: p.Axis + 1}, x)}, []int{0}
+}
+
+// lseSoftmax is the softmax of x along axis, exp(x - y), from y, the
+// log-sum-exp of x along it.
+func lseSoftmax(x, y *array.Array, axis int) *array.Array {
+	return Exp(Sub(x, ExpandDims(y, axis)))
+}
+
 // softmaxInput converts a to its float dtype for the softmax family and
 // normalises axes (none: all).
 func softmaxInput(name string, a *array.Array, axes []int) (*array.Array, []int) {

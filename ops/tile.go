@@ -12,6 +12,7 @@ import (
 // shorter than a's shape it is padded with leading 1s; if it is longer, a
 // gains leading size-1 axes.
 func Tile(a *array.Array, reps ...int) *array.Array {
+	requireNonNil("ops.Tile", a)
 	const op = "ops.Tile"
 	for _, r := range reps {
 		if r < 0 {
@@ -41,6 +42,7 @@ func Tile(a *array.Array, reps ...int) *array.Array {
 // Repeat repeats each element of a repeats times along axis (numpy's
 // repeat with an axis): [1 2] repeated twice is [1 1 2 2].
 func Repeat(a *array.Array, repeats, axis int) *array.Array {
+	requireNonNil("ops.Repeat", a)
 	const op = "ops.Repeat"
 	ax := normAxis(op, axis, a.Ndim())
 	if repeats < 0 {
@@ -106,6 +108,26 @@ func (p *PadPrim) Equivalent(o array.Primitive) bool {
 	return ok && slices.Equal(q.Widths, p.Widths) && math.Float64bits(q.Value) == math.Float64bits(p.Value)
 }
 
+// VJP cuts the border off the cotangent: the padding value is a constant.
+func (p *PadPrim) VJP(in, _, cots []*array.Array, _ []int) []*array.Array {
+	rs := make([]Range, len(p.Widths))
+	for i, w := range p.Widths {
+		rs[i] = R(w[0], w[0]+in[0].Dim(i))
+	}
+	return []*array.Array{Slice(cots[0], rs...)}
+}
+
+// JVP pads the tangent with zeros.
+func (p *PadPrim) JVP(_, _, tans []*array.Array, _ []int) []*array.Array {
+	return []*array.Array{Pad(tans[0], p.Widths, 0)}
+}
+
+// Vmap puts the batch axis first and leaves it unpadded.
+func (p *PadPrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
+	widths := slices.Insert(slices.Clone(p.Widths), 0, [2]int{})
+	return []*array.Array{Pad(batchFront(in[0], axes[0]), widths, p.Value)}, []int{0}
+}
+
 // copyRegion copies in to out unless the region is empty, where an
 // offset may point past the end of the memory.
 func copyRegion(out, in cpu.Buf) error {
@@ -119,6 +141,7 @@ func copyRegion(out, in cpu.Buf) error {
 // gives the number of elements added before and after along axis i, one
 // pair for every axis.
 func Pad(a *array.Array, widths [][2]int, value float64) *array.Array {
+	requireNonNil("ops.Pad", a)
 	const op = "ops.Pad"
 	sh := a.Shape()
 	if len(widths) != len(sh) {

@@ -1,6 +1,8 @@
 package ops
 
 import (
+	"math"
+
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/backend/cpu"
 )
@@ -25,6 +27,88 @@ func (p *Unary) evalCPU(in, out []*array.Array) error {
 func (p *Unary) Equivalent(o array.Primitive) bool {
 	q, ok := o.(*Unary)
 	return ok && q.Op == p.Op
+}
+
+// VJP multiplies the cotangent by the derivative. Rounding, Sign and the
+// predicates are piecewise constant, and functions with integer or bool
+// results have no derivative: their cotangents are zero (nil).
+func (p *Unary) VJP(inputs, outputs, cots []*array.Array, argnums []int) []*array.Array {
+	return []*array.Array{p.chain(inputs[0], outputs[0], cots[0])}
+}
+
+// JVP multiplies the tangent by the derivative, which is elementwise, so
+// the same product as the VJP's.
+func (p *Unary) JVP(inputs, outputs, tans []*array.Array, argnums []int) []*array.Array {
+	return []*array.Array{p.chain(inputs[0], outputs[0], tans[0])}
+}
+
+// Vmap applies the function to the whole batch: elementwise, so the batch
+// axis stays where it is.
+func (p *Unary) Vmap(inputs []*array.Array, axes []int) ([]*array.Array, []int) {
+	return []*array.Array{unary(p.Op, inputs[0])}, axes[:1]
+}
+
+// chain returns g times the derivative of y = op(x) at x, elementwise; nil
+// where that derivative is zero. Where the derivative is a simple function
+// of y (Exp, Tanh, Sigmoid, ...) it reuses y instead of recomputing.
+func (p *Unary) chain(x, y, g *array.Array) *array.Array {
+	if !y.DType().IsInexact() {
+		return nil
+	}
+	switch p.Op {
+	case cpu.Neg:
+		return Neg(g)
+	case cpu.Abs:
+		if x.DType() == array.Complex64 {
+			// d|x| along the real direction of x: x/|x|
+			return Mul(g, Div(x, AsType(y, array.Complex64)))
+		}
+		return Mul(g, Sign(x))
+	case cpu.Exp:
+		return Mul(g, y)
+	case cpu.Expm1:
+		return Mul(g, AddScalar(y, 1))
+	case cpu.Log:
+		return Div(g, x)
+	case cpu.Log1p:
+		return Div(g, AddScalar(x, 1))
+	case cpu.Log2:
+		return Div(g, MulScalar(x, math.Ln2))
+	case cpu.Sqrt:
+		return Div(g, MulScalar(y, 2))
+	case cpu.Rsqrt:
+		// d x^(-1/2) = -x^(-3/2)/2 = -y³/2
+		return Mul(g, MulScalar(Mul(Square(y), y), -0.5))
+	case cpu.Square:
+		return Mul(g, MulScalar(x, 2))
+	case cpu.Reciprocal:
+		return Mul(g, Neg(Square(y)))
+	case cpu.Sin:
+		return Mul(g, Cos(x))
+	case cpu.Cos:
+		return Mul(g, Neg(Sin(x)))
+	case cpu.Tan:
+		return Mul(g, AddScalar(Square(y), 1))
+	case cpu.ArcSin:
+		return Mul(g, Rsqrt(oneMinus(Square(x))))
+	case cpu.ArcCos:
+		return Mul(g, Neg(Rsqrt(oneMinus(Square(x)))))
+	case cpu.ArcTan:
+		return Div(g, AddScalar(Square(x), 1))
+	case cpu.Sinh:
+		return Mul(g, Cosh(x))
+	case cpu.Cosh:
+		return Mul(g, Sinh(x))
+	case cpu.Tanh:
+		return Mul(g, oneMinus(Square(y)))
+	case cpu.Sigmoid:
+		return Mul(g, Mul(y, oneMinus(y)))
+	case cpu.Erf:
+		return Mul(g, MulScalar(Exp(Neg(Square(x))), 2/math.Sqrt(math.Pi)))
+	case cpu.ErfInv:
+		return Mul(g, MulScalar(Exp(Square(y)), math.Sqrt(math.Pi)/2))
+	}
+	return nil
 }
 
 // requireNonNil rejects nil operands, which would otherwise panic with a

@@ -28,6 +28,56 @@ func (p *WherePrim) Equivalent(o array.Primitive) bool {
 	return ok
 }
 
+// VJP routes the cotangent through the mask: to x where cond holds, to y
+// elsewhere, each summed back to its operand's shape. The condition gets
+// none.
+func (p *WherePrim) VJP(inputs, outputs, cots []*array.Array, argnums []int) []*array.Array {
+	cond, g := inputs[0], cots[0]
+	zero := scalarOf(0, g.DType())
+	res := make([]*array.Array, len(argnums))
+	for k, i := range argnums {
+		switch i {
+		case 1:
+			res[k] = sumToShape(Where(cond, g, zero), inputs[1].Shape())
+		case 2:
+			res[k] = sumToShape(Where(cond, zero, g), inputs[2].Shape())
+		}
+	}
+	return res
+}
+
+// JVP selects between the branches' tangents by the same mask.
+func (p *WherePrim) JVP(inputs, outputs, tans []*array.Array, argnums []int) []*array.Array {
+	var tx, ty *array.Array
+	for k, i := range argnums {
+		switch i {
+		case 1:
+			tx = tans[k]
+		case 2:
+			ty = tans[k]
+		}
+	}
+	if tx == nil && ty == nil {
+		return []*array.Array{nil}
+	}
+	zero := scalarOf(0, outputs[0].DType())
+	if tx == nil {
+		tx = zero
+	}
+	if ty == nil {
+		ty = zero
+	}
+	return []*array.Array{toShape(Where(inputs[0], tx, ty), outputs[0].Shape())}
+}
+
+// Vmap selects over the whole batch, the operands' batch axes aligned at
+// the front.
+func (p *WherePrim) Vmap(inputs []*array.Array, axes []int) ([]*array.Array, []int) {
+	return elementwiseVmap(inputs, axes, func(in []*array.Array) *array.Array {
+		return Where(in[0], in[1], in[2])
+	})
+}
+
 // Where returns x where cond is true and y elsewhere (numpy's where). The
 // three broadcast together; cond is read as Bool (non-zero is true), and
 // the result has x's and y's promoted dtype.

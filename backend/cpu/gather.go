@@ -308,3 +308,106 @@ func forLines(shape []int, axis, lineWork int, bufs []Buf, perChunk func() func(
 		})
 	})
 }
+
+// ScatterAddAlongAxis sets out to zeros plus updates added along axis at
+// idx: out[..., idx[..., j, ...], ...] += updates[..., j, ...]. It is the
+// transpose of TakeAlongAxis, so repeated indices accumulate. idx and
+// updates have one shape, equal to out's on every axis but axis. Negative
+// indices count from the end; one out of range is an *array.Error.
+// float16 and bfloat16 sum in float32 and round once per element. out
+// must not alias idx or updates.
+func ScatterAddAlongAxis(out, idx, updates Buf, axis int) error {
+	const op = "cpu.ScatterAddAlongAxis"
+	if err := alongAxisShapes(op, out, idx, idx.Shape, axis); err != nil {
+		return err
+	}
+	if !equalShape(updates.Shape, idx.Shape) || updates.DType != out.DType {
+		return array.Errorf(op, "updates %v %v do not match indices %v and out dtype %v", updates.Shape, updates.DType, idx.Shape, out.DType)
+	}
+	switch idx.DType {
+	case array.Uint8:
+		return scatterAddIndex[uint8](out, idx, updates, axis)
+	case array.Int32:
+		return scatterAddIndex[int32](out, idx, updates, axis)
+	default:
+		return scatterAddIndex[int64](out, idx, updates, axis)
+	}
+}
+
+func scatterAddIndex[I indexElem](out, idx, upd Buf, axis int) error {
+	switch out.DType {
+	case array.Uint8:
+		return scatterAddLines[uint8, I](out, idx, upd, axis)
+	case array.Int32:
+		return scatterAddLines[int32, I](out, idx, upd, axis)
+	case array.Int64:
+		return scatterAddLines[int64, I](out, idx, upd, axis)
+	case array.Float32:
+		return scatterAddLines[float32, I](out, idx, upd, axis)
+	case array.Float64:
+		return scatterAddLines[float64, I](out, idx, upd, axis)
+	case array.Complex64:
+		return scatterAddLines[complex64, I](out, idx, upd, axis)
+	case array.Float16:
+		return scatterAddHalf[array.F16, I](out, idx, upd, axis, array.F16.Float32, array.NewF16)
+	case array.BFloat16:
+		return scatterAddHalf[array.BF16, I](out, idx, upd, axis, array.BF16.Float32, array.NewBF16)
+	default:
+		return array.Errorf("cpu.ScatterAddAlongAxis", "cannot add dtype %v", out.DType)
+	}
+}
+
+// scatterAddLines accumulates each line along axis straight into out:
+// distinct lines own distinct parts of out, so they run in parallel.
+func scatterAddLines[T uint8 | int32 | int64 | float32 | float64 | complex64, I indexElem](out, idx, upd Buf, axis int) error {
+	o, ix, v := Elems[T](out), Elems[I](idx), Elems[T](upd)
+	n, m := out.Shape[axis], idx.Shape[axis]
+	so, si, sv := out.Strides[axis], idx.Strides[axis], upd.Strides[axis]
+	var fe firstError
+	forLines(idx.Shape, axis, n+m, []Buf{out, idx, upd}, func() func(offs []int) {
+		return func(offs []int) {
+			a, b, c := offs[0], offs[1], offs[2]
+			for t := 0; t < n; t++ {
+				o[a+t*so] = 0
+			}
+			for j := 0; j < m; j++ {
+				x := ix[b+j*si]
+				t, ok := wrapIndex(x, n)
+				if !ok {
+					fe.set(indexError("cpu.ScatterAddAlongAxis", int64(x), axis, n))
+					return
+				}
+				o[a+t*so] += v[c+j*sv]
+			}
+		}
+	})
+	return fe.err()
+}
+
+// scatterAddHalf sums a line in float32 scratch and rounds once on store.
+func scatterAddHalf[H array.F16 | array.BF16, I indexElem](out, idx, upd Buf, axis int, load func(H) float32, store func(float32) H) error {
+	o, ix, v := Elems[H](out), Elems[I](idx), Elems[H](upd)
+	n, m := out.Shape[axis], idx.Shape[axis]
+	so, si, sv := out.Strides[axis], idx.Strides[axis], upd.Strides[axis]
+	var fe firstError
+	forLines(idx.Shape, axis, n+m, []Buf{out, idx, upd}, func() func(offs []int) {
+		acc := make([]float32, n)
+		return func(offs []int) {
+			a, b, c := offs[0], offs[1], offs[2]
+			clear(acc)
+			for j := 0; j < m; j++ {
+				x := ix[b+j*si]
+				t, ok := wrapIndex(x, n)
+				if !ok {
+					fe.set(indexError("cpu.ScatterAddAlongAxis", int64(x), axis, n))
+					return
+				}
+				acc[t] += load(v[c+j*sv])
+			}
+			for t, s := range acc {
+				o[a+t*so] = store(s)
+			}
+		}
+	})
+	return fe.err()
+}

@@ -183,6 +183,63 @@ func TestPutAlongAxis(t *testing.T) {
 	wantKernelError(t, "out of range", PutAlongAxis(out, a, bad, vals, 1), "cpu.PutAlongAxis", "index 3", "size 3")
 }
 
+func TestScatterAddAlongAxis(t *testing.T) {
+	// Along axis 1 of a 2×3 output, indices read through a transposed
+	// view: row 0 adds to place 0 twice (0 and -3), row 1 to place 2 three
+	// times (2, -1 and 2).
+	idx := viewOf([]int32{0, 2, -3, -1, 1, 2}, array.Int32, []int{2, 3}, []int{1, 2}, 0)
+	upd := viewOf([]float64{1, 2, 4, 8, 16, 32}, array.Float64, []int{2, 3}, nil, 0)
+	got, out := newOut(array.Float64, math.NaN(), 2, 3)
+	if err := ScatterAddAlongAxis(out, idx, upd, 1); err != nil {
+		t.Fatal(err)
+	}
+	if want := []float64{3, 4, 0, 0, 0, 56}; !slices.Equal(got, want) {
+		t.Errorf("float64: got %v, want %v", got, want)
+	}
+	// float16 sums in float32: 1024 + 0.5 + 0.5 is 1025, though 1024 +
+	// 0.5 alone rounds back to 1024 in float16.
+	h := func(v ...float32) []array.F16 {
+		out := make([]array.F16, len(v))
+		for i, x := range v {
+			out[i] = array.NewF16(x)
+		}
+		return out
+	}
+	hi := viewOf([]uint8{1, 1, 1}, array.Uint8, []int{3, 1}, nil, 0)
+	hu := viewOf(h(1024, 0.5, 0.5), array.Float16, []int{3, 1}, nil, 0)
+	gh, oh := newOut(array.Float16, array.NewF16(-1), 2, 1)
+	if err := ScatterAddAlongAxis(oh, hi, hu, 0); err != nil {
+		t.Fatal(err)
+	}
+	if gh[0].Float32() != 0 || gh[1].Float32() != 1025 {
+		t.Errorf("float16: got [%v %v], want [0 1025]", gh[0].Float32(), gh[1].Float32())
+	}
+	// Broadcast updates (stride 0), int64 indices, complex64 elements,
+	// and a line with no updates at all still zeroed.
+	ci := viewOf([]int64{2, 2, 0}, array.Int64, []int{3}, nil, 0)
+	cu := viewOf([]complex64{1 + 1i}, array.Complex64, []int{3}, []int{0}, 0)
+	gc, oc := newOut(array.Complex64, complex64(-1), 4)
+	if err := ScatterAddAlongAxis(oc, ci, cu, 0); err != nil {
+		t.Fatal(err)
+	}
+	if want := []complex64{1 + 1i, 0, 2 + 2i, 0}; !slices.Equal(gc, want) {
+		t.Errorf("complex64: got %v, want %v", gc, want)
+	}
+	gz, oz := newOut(array.Int32, int32(-1), 2, 2)
+	if err := ScatterAddAlongAxis(oz, viewOf([]int32{}, array.Int32, []int{2, 0}, nil, 0), viewOf([]int32{}, array.Int32, []int{2, 0}, nil, 0), 1); err != nil {
+		t.Fatal(err)
+	}
+	if want := []int32{0, 0, 0, 0}; !slices.Equal(gz, want) {
+		t.Errorf("no updates: got %v, want %v", gz, want)
+	}
+	_, out = newOut(array.Float64, math.NaN(), 2, 3)
+	bad := viewOf([]int32{0, 3, 0, 0, 0, 0}, array.Int32, []int{2, 3}, nil, 0)
+	wantKernelError(t, "out of range", ScatterAddAlongAxis(out, bad, upd, 1), "cpu.ScatterAddAlongAxis", "index 3", "size 3")
+	bools := viewOf([]bool{true}, array.Bool, []int{1}, nil, 0)
+	_, ob := newOut(array.Bool, false, 1)
+	wantKernelError(t, "bool", ScatterAddAlongAxis(ob, viewOf([]int32{0}, array.Int32, []int{1}, nil, 0), bools, 0), "cpu.ScatterAddAlongAxis", "bool")
+}
+
 func TestSortKernels(t *testing.T) {
 	nan := float32(math.NaN())
 	// Sorted along axis 0 of a transposed view: columns of the stored

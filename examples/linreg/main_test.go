@@ -1,0 +1,33 @@
+package main
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+func TestFitRecoversCoefficients(t *testing.T) {
+	x, y := synthetic(rand.New(rand.NewPCG(42, 1)))
+	var losses []float64
+	w, b, err := fit(x, y, func(_ int, loss float64) { losses = append(losses, loss) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i < len(losses); i++ {
+		if losses[i] > losses[i-1]*(1+1e-3) {
+			t.Fatalf("loss rose from %g to %g: %v", losses[i-1], losses[i], losses)
+		}
+	}
+	// the noise has variance 1e-4: the loss ends near it
+	if last := losses[len(losses)-1]; last > 2e-4 {
+		t.Fatalf("final loss %g, want about 1e-4", last)
+	}
+	for j := range trueW {
+		if math.Abs(float64(w[j]-trueW[j])) > 5e-3 {
+			t.Fatalf("w = %v, want %v", w, trueW)
+		}
+	}
+	if math.Abs(float64(b-trueB)) > 5e-3 {
+		t.Fatalf("b = %v, want %v", b, trueB)
+	}
+}
