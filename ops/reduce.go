@@ -214,11 +214,60 @@ func Mean(a *array.Array, axes ...int) *array.Array {
 	const name = "ops.Mean"
 	requireNonNil(name, a)
 	ax := normAxes(name, axes, a.Ndim())
-	_, n := reducedShape(a.Shape(), ax)
 	dt := floatDType(a.DType())
-	m := DivScalar(Sum(AsType(a, workDType(dt)), ax...), float64(n))
-	return AsType(m, dt)
+	x := AsType(a, workDType(dt))
+	return AsType(Div(Sum(x, ax...), count(x, ax, 0)), dt)
 }
+
+// CountPrim gives the number of elements of its input over Axes, less
+// DDOF and at least 0, as a 0-d array of DType: the divisor of Mean and
+// Var. It reads its input's shape when it runs, not when the graph is
+// built, so a shapeless compiled trace divides by the right count for
+// every shape.
+type CountPrim struct {
+	Axes  []int
+	DDOF  int
+	DType array.DType
+}
+
+func count(x *array.Array, axes []int, ddof int) *array.Array {
+	return node([]int{}, x.DType(), &CountPrim{Axes: axes, DDOF: ddof, DType: x.DType()}, x)
+}
+
+func (p *CountPrim) Name() string { return "Count" }
+
+// Eval writes the count; it needs no kernel on any device.
+func (p *CountPrim) Eval(_ array.Stream, in, out []*array.Array) error {
+	_, n := reducedShape(in[0].Shape(), p.Axes)
+	v := scalarOf(float64(max(n-p.DDOF, 0)), p.DType)
+	if err := v.Eval(); err != nil {
+		return err
+	}
+	out[0].SetData(v.Storage(), []int{}, 0)
+	return nil
+}
+
+func (p *CountPrim) Equivalent(o array.Primitive) bool {
+	q, ok := o.(*CountPrim)
+	return ok && equalInts(q.Axes, p.Axes) && q.DDOF == p.DDOF && q.DType == p.DType
+}
+
+// VJP: a count does not depend on its input's values.
+func (p *CountPrim) VJP(_, _, _ []*array.Array, argnums []int) []*array.Array {
+	return make([]*array.Array, len(argnums))
+}
+
+// JVP: a count does not depend on its input's values.
+func (p *CountPrim) JVP(_, _, _ []*array.Array, _ []int) []*array.Array { return []*array.Array{nil} }
+
+// Vmap counts over the same axes of one batch element: the count is the
+// same for all, so the result is unbatched.
+func (p *CountPrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
+	return []*array.Array{node([]int{}, p.DType, &CountPrim{Axes: reduceShift(p.Axes), DDOF: p.DDOF, DType: p.DType}, batchFront(in[0], axes[0]))}, []int{-1}
+}
+
+// OutputShapes: a count is 0-d.
+func (p *CountPrim) OutputShapes([]*array.Array) ([][]int, error) { return [][]int{{}}, nil }
 
 // workDType is the dtype float computations of dtype dt run in: float16
 // and bfloat16 widen to float32.
@@ -246,7 +295,6 @@ func VarDDOF(a *array.Array, ddof int, axes ...int) *array.Array {
 func varDDOF(name string, a *array.Array, ddof int, axes []int) *array.Array {
 	requireNonNil(name, a)
 	ax := normAxes(name, axes, a.Ndim())
-	_, n := reducedShape(a.Shape(), ax)
 	dt := floatDType(a.DType())
 	x := AsType(a, workDType(dt))
 	keep := a.Shape()
@@ -257,7 +305,11 @@ func varDDOF(name string, a *array.Array, ddof int, axes []int) *array.Array {
 	if dt == array.Complex64 {
 		d, dt = Abs(d), array.Float32
 	}
-	v := DivScalar(Sum(Square(d), ax...), float64(max(n-ddof, 0)))
+	w := d
+	if dt == array.Float32 && d.DType() != dt {
+		w = AsType(d, dt)
+	}
+	v := Div(Sum(Square(w), ax...), count(w, ax, ddof))
 	return AsType(v, dt)
 }
 
