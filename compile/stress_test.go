@@ -349,3 +349,26 @@ func TestDisableCompile(t *testing.T) {
 		t.Fatalf("child: %v\n%s", err, out)
 	}
 }
+
+func TestShapelessMeanAndReductions(t *testing.T) {
+	f := compile.Compile(func(in ...*array.Array) []*array.Array {
+		x := in[0]
+		return []*array.Array{ops.Mean(x, 1), ops.Softmax(x, -1), ops.MatMul(x, ops.Transpose(x))}
+	}, compile.Shapeless())
+	defer f.Release()
+	for _, n := range []int{2, 3, 7} {
+		x := ops.Reshape(ops.Arange(0, float64(2*n), 1, array.Float64), 2, n)
+		got := f.Call(x)
+		want := []*array.Array{ops.Mean(x, 1), ops.Softmax(x, -1), ops.MatMul(x, ops.Transpose(x))}
+		for k := range want {
+			g, err := array.ToSlice[float64](got[k])
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, _ := array.ToSlice[float64](want[k])
+			if fmt.Sprint(got[k].Shape(), g) != fmt.Sprint(want[k].Shape(), w) {
+				t.Fatalf("n=%d output %d: %v %v, want %v %v", n, k, got[k].Shape(), g, want[k].Shape(), w)
+			}
+		}
+	}
+}
