@@ -1,0 +1,316 @@
+// Command compare runs the same workloads on fathom, numpy and PyTorch in
+// one run, alternating between them round by round so that a busy moment
+// of the machine hits all three alike, and prints the median time of each
+// with the ratios to fathom.
+//
+//	go run ./bench/compare                  # everything
+//	go run ./bench/compare -run 'gemm|gelu' # a subset (regular expression)
+//	go run ./bench/compare -rounds 9
+//
+// numpy and PyTorch come from Debian (/usr/bin/python3 with python3-numpy,
+// libopenblas0-pthread and python3-torch). The command installs nothing:
+// it says what is missing and runs what it can. Memory-bound workloads are
+// also shown as a fraction of the bandwidth that a STREAM-triad probe
+// measures in the same run. docs/performance.md explains the output.
+package main
+
+import (
+	"bufio"
+	_ "embed"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"regexp"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/backend/cpu"
+	"github.com/fathom-go/fathom/compile"
+	"github.com/fathom-go/fathom/ops"
+)
+
+//go:embed workloads.py
+var workloadsPy string
+
+const python = "/usr/bin/python3"
+
+type workload struct {
+	name  string
+	bytes float64 // bytes moved, for memory-bound workloads
+	flops float64 // for matmul
+	setup func() func()
+}
+
+func randF32(n int, seed uint64) []float32 {
+	r := rand.New(rand.NewPCG(seed, 1))
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = r.Float32()*2 - 1
+	}
+	return v
+}
+
+func eval(a *array.Array) {
+	if err := a.Eval(); err != nil {
+		panic(err)
+	}
+}
+
+func gelu(in ...*array.Array) []*array.Array {
+	x := in[0]
+	inner := ops.MulScalar(ops.Add(x, ops.MulScalar(ops.Mul(ops.Square(x), x), 0.044715)), math.Sqrt(2/math.Pi))
+	return []*array.Array{ops.Mul(ops.MulScalar(x, 0.5), ops.AddScalar(ops.Tanh(inner), 1))}
+}
+
+func workloads() []workload {
+	var ws []workload
+	for _, n := range []int{256, 512, 1024, 2048} {
+		for _, dt := range []array.DType{array.Float32, array.Float64} {
+			name := "sgemm"
+			if dt == array.Float64 {
+				name = "dgemm"
+			}
+			ws = append(ws, workload{name: fmt.Sprintf("%s/%d", name, n), flops: 2 * math.Pow(float64(n), 3), setup: func() func() {
+				a := ops.AsType(array.FromSlice(randF32(n*n, 1), n, n), dt)
+				b := ops.AsType(array.FromSlice(randF32(n*n, 2), n, n), dt)
+				eval(a)
+				eval(b)
+				return func() { eval(ops.MatMul(a, b)) }
+			}})
+		}
+	}
+	for _, size := range []struct {
+		name string
+		r, c int
+	}{{"1M", 1024, 1024}, {"16M", 4096, 4096}} {
+		n := float64(size.r * size.c)
+		mk := func() (x, y, z, flat *array.Array) {
+			x = array.FromSlice(randF32(size.r*size.c, 1), size.r, size.c)
+			y = array.FromSlice(randF32(size.r*size.c, 2), size.r, size.c)
+			z = array.FromSlice(randF32(size.r*size.c, 3), size.r, size.c)
+			return x, y, z, ops.Reshape(x, -1)
+		}
+		add := func(kind string, bytes float64, f func(x, y, z, flat *array.Array) func()) {
+			ws = append(ws, workload{name: kind + "/" + size.name, bytes: bytes, setup: func() func() { return f(mk()) }})
+		}
+		add("a*b+c", 16*n, func(x, y, z, _ *array.Array) func() {
+			return func() { eval(ops.Add(ops.Mul(x, y), z)) }
+		})
+		for _, u := range []struct {
+			name string
+			f    func(*array.Array) *array.Array
+		}{{"exp", ops.Exp}, {"tanh", ops.Tanh}, {"sigmoid", ops.Sigmoid}} {
+			add(u.name, 8*n, func(_, _, _, flat *array.Array) func() { return func() { eval(u.f(flat)) } })
+		}
+		add("gelu", 8*n, func(_, _, _, flat *array.Array) func() { return func() { eval(gelu(flat)[0]) } })
+		add("gelu-compiled", 8*n, func(_, _, _, flat *array.Array) func() {
+			f := compile.Compile(gelu)
+			return func() { eval(f.Call(flat)[0]) }
+		})
+		add("sum", 4*n, func(x, _, _, _ *array.Array) func() { return func() { eval(ops.Sum(x)) } })
+		add("max", 4*n, func(x, _, _, _ *array.Array) func() { return func() { eval(ops.Max(x)) } })
+		add("argmax", 4*n, func(_, _, _, flat *array.Array) func() { return func() { eval(ops.ArgMax(flat, 0)) } })
+		add("softmax", 8*n, func(x, _, _, _ *array.Array) func() { return func() { eval(ops.Softmax(x, -1)) } })
+	}
+	return ws
+}
+
+// timeGo returns the mean time of f over enough runs to take minMS.
+func timeGo(f func(), minMS float64) float64 {
+	reps := 0
+	start := time.Now()
+	for {
+		f()
+		reps++
+		if el := time.Since(start); el.Seconds()*1e3 >= minMS {
+			return el.Seconds() * 1e3 / float64(reps)
+		}
+	}
+}
+
+// triad measures memory bandwidth as STREAM's triad does, a = b + s*c over
+// 16M float32 split across cores, counting 12 bytes an element (the
+// machine reads b and c and writes a).
+func triad(minMS float64) float64 {
+	const n = 16 << 20
+	a, b, c := make([]float32, n), randF32(n, 1), randF32(n, 2)
+	ms := timeGo(func() {
+		cpu.ParallelFor(n, 1<<16, func(lo, hi int) {
+			x, y, z := a[lo:hi], b[lo:hi], c[lo:hi]
+			for i := range x {
+				x[i] = y[i] + 3*z[i]
+			}
+		})
+	}, minMS)
+	return 12 * n / (ms / 1e3) / 1e9
+}
+
+type pyEngine struct {
+	cmd *exec.Cmd
+	in  io.WriteCloser
+	out *bufio.Scanner
+}
+
+func startPython() (*pyEngine, error) {
+	cmd := exec.Command(python, "-c", workloadsPy)
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	return &pyEngine{cmd: cmd, in: in, out: sc}, nil
+}
+
+func (p *pyEngine) run(engine, name string, minMS float64) (float64, error) {
+	req, _ := json.Marshal(map[string]any{"engine": engine, "workload": name, "min_ms": minMS})
+	if _, err := fmt.Fprintf(p.in, "%s\n", req); err != nil {
+		return 0, err
+	}
+	if !p.out.Scan() {
+		return 0, fmt.Errorf("python exited")
+	}
+	var resp struct {
+		MS    float64 `json:"ms"`
+		Error string  `json:"error"`
+	}
+	if err := json.Unmarshal(p.out.Bytes(), &resp); err != nil {
+		return 0, err
+	}
+	if resp.Error != "" {
+		return 0, fmt.Errorf("%s", resp.Error)
+	}
+	return resp.MS, nil
+}
+
+// probe reports which Python engines work, and what to install if not.
+func probe() (numpy, torch bool, notes []string) {
+	if _, err := os.Stat(python); err != nil {
+		return false, false, []string{python + " is missing: apt-get install python3 python3-numpy libopenblas0-pthread python3-torch"}
+	}
+	if exec.Command(python, "-c", "import numpy").Run() != nil {
+		notes = append(notes, "numpy is missing: apt-get install python3-numpy libopenblas0-pthread")
+	} else {
+		numpy = true
+		out, _ := exec.Command(python, "-c", "import numpy; print(numpy.__version__)").Output()
+		notes = append(notes, "numpy "+strings.TrimSpace(string(out)))
+		if _, err := os.Stat("/usr/lib/x86_64-linux-gnu/openblas-pthread"); err != nil && runtime.GOARCH == "amd64" {
+			notes = append(notes, "numpy is not using OpenBLAS (18x slower BLAS): apt-get install libopenblas0-pthread")
+		}
+	}
+	if exec.Command(python, "-c", "import torch").Run() != nil {
+		notes = append(notes, "PyTorch is missing: apt-get install python3-torch")
+	} else {
+		torch = true
+		out, _ := exec.Command(python, "-c", "import torch; print(torch.__version__, 'threads', torch.get_num_threads())").Output()
+		notes = append(notes, "torch "+strings.TrimSpace(string(out)))
+	}
+	return numpy, torch, notes
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func main() {
+	rounds := flag.Int("rounds", 5, "rounds per workload; each round runs every engine once")
+	minMS := flag.Float64("min-ms", 30, "each measurement repeats a workload for at least this long")
+	run := flag.String("run", "", "only workloads whose name matches this regular expression")
+	flag.Parse()
+	re, err := regexp.Compile(*run)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	hasNumpy, hasTorch, notes := probe()
+	var py *pyEngine
+	if hasNumpy {
+		if py, err = startPython(); err != nil {
+			fmt.Fprintln(os.Stderr, "python:", err)
+			hasNumpy, hasTorch = false, false
+		}
+	}
+	host, _ := os.Hostname()
+	fmt.Printf("fathom compare: %s/%s, %d CPUs (GOMAXPROCS %d), host %s, %s\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0), host, time.Now().UTC().Format("2006-01-02"))
+	for _, n := range notes {
+		fmt.Println("  " + n)
+	}
+	bw := triad(*minMS)
+	fmt.Printf("bandwidth probe (STREAM triad, 16M float32): %.1f GB/s\n", bw)
+	fmt.Printf("medians of %d rounds, engines alternating; ratio = other / fathom (above 1: fathom faster)\n\n", *rounds)
+	fmt.Printf("%-20s %11s %11s %11s %8s %8s  %s\n", "workload", "fathom ms", "numpy ms", "torch ms", "numpy/f", "torch/f", "fathom rate")
+	for _, w := range workloads() {
+		if !re.MatchString(w.name) {
+			continue
+		}
+		f := w.setup()
+		f()
+		var tf, tn, tt []float64
+		var nerr, terr error
+		for r := 0; r < *rounds; r++ {
+			tf = append(tf, timeGo(f, *minMS))
+			if hasNumpy && nerr == nil {
+				var ms float64
+				if ms, nerr = py.run("numpy", w.name, *minMS); nerr == nil {
+					tn = append(tn, ms)
+				}
+			}
+			if hasTorch && terr == nil {
+				var ms float64
+				if ms, terr = py.run("torch", w.name, *minMS); terr == nil {
+					tt = append(tt, ms)
+				}
+			}
+		}
+		mf, mn, mt := median(tf), median(tn), median(tt)
+		rate := ""
+		if w.flops > 0 {
+			rate = fmt.Sprintf("%.1f GFLOP/s", w.flops/mf/1e6)
+		} else if w.bytes > 0 {
+			gbs := w.bytes / mf / 1e6
+			rate = fmt.Sprintf("%.1f GB/s (%.0f%% of probe)", gbs, 100*gbs/bw)
+		}
+		fmt.Printf("%-20s %11.3f %11s %11s %8s %8s  %s\n", w.name, mf, msText(mn), msText(mt), ratio(mn, mf), ratio(mt, mf), rate)
+		if nerr != nil {
+			fmt.Printf("  numpy: %v\n", nerr)
+		}
+		if terr != nil && hasTorch {
+			fmt.Printf("  torch: %v\n", terr)
+		}
+	}
+}
+
+func msText(v float64) string {
+	if math.IsNaN(v) {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f", v)
+}
+
+func ratio(other, f float64) string {
+	if math.IsNaN(other) {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", other/f)
+}

@@ -1,0 +1,120 @@
+"""The Python side of bench/compare: numpy and PyTorch run the workloads
+that the Go side names, one request per line on stdin:
+
+    {"engine": "numpy" | "torch", "workload": "exp/16M", "min_ms": 20}
+
+and answer one line on stdout: {"ms": <mean milliseconds per run>} or
+{"error": "..."}. Inputs are built once per workload and engine. Each
+request runs the workload enough times to take at least min_ms, so the
+clock's resolution does not matter.
+"""
+import json
+import math
+import sys
+import time
+
+import numpy as np
+
+try:
+    import torch
+    import torch.nn.functional as F
+
+    torch.set_num_threads(max(1, torch.get_num_threads()))
+except ImportError:  # the Go side reports what is missing
+    torch = None
+
+SIZES = {"1M": (1024, 1024), "16M": (4096, 4096)}
+C = math.sqrt(2 / math.pi)
+
+
+def numpy_gelu(x, out, tmp):
+    # numpy's fastest form: in-place ufuncs, no temporaries beyond two buffers
+    np.multiply(x, x, out=tmp)
+    np.multiply(tmp, x, out=tmp)
+    np.multiply(tmp, 0.044715, out=tmp)
+    np.add(tmp, x, out=tmp)
+    np.multiply(tmp, C, out=tmp)
+    np.tanh(tmp, out=tmp)
+    np.add(tmp, 1, out=tmp)
+    np.multiply(x, 0.5, out=out)
+    np.multiply(out, tmp, out=out)
+    return out
+
+
+def build(engine, workload):
+    kind, size = workload.split("/")
+    kind = {"gelu-compiled": "gelu"}.get(kind, kind)
+    rng = np.random.default_rng(0)
+    if kind in ("sgemm", "dgemm"):
+        n = int(size)
+        dt = np.float32 if kind == "sgemm" else np.float64
+        a = rng.uniform(-1, 1, (n, n)).astype(dt)
+        b = rng.uniform(-1, 1, (n, n)).astype(dt)
+        if engine == "numpy":
+            return lambda: a @ b
+        ta, tb = torch.from_numpy(a), torch.from_numpy(b)
+        return lambda: ta @ tb
+    r, c = SIZES[size]
+    x = rng.uniform(-1, 1, (r, c)).astype(np.float32)
+    y = rng.uniform(-1, 1, (r, c)).astype(np.float32)
+    z = rng.uniform(-1, 1, (r, c)).astype(np.float32)
+    if engine == "numpy":
+        flat = x.reshape(-1)
+        out, tmp = np.empty_like(flat), np.empty_like(flat)
+
+        def softmax():
+            e = np.exp(x - x.max(axis=-1, keepdims=True))
+            return e / e.sum(axis=-1, keepdims=True)
+
+        return {
+            "a*b+c": lambda: x * y + z,
+            "exp": lambda: np.exp(flat),
+            "tanh": lambda: np.tanh(flat),
+            "sigmoid": lambda: 1 / (1 + np.exp(-flat)),
+            "gelu": lambda: numpy_gelu(flat, out, tmp),
+            "sum": lambda: x.sum(),
+            "max": lambda: x.max(),
+            "argmax": lambda: flat.argmax(),
+            "softmax": softmax,
+        }[kind]
+    tx, ty, tz = torch.from_numpy(x), torch.from_numpy(y), torch.from_numpy(z)
+    tflat = tx.reshape(-1)
+    return {
+        "a*b+c": lambda: tx * ty + tz,
+        "exp": lambda: torch.exp(tflat),
+        "tanh": lambda: torch.tanh(tflat),
+        "sigmoid": lambda: torch.sigmoid(tflat),
+        "gelu": lambda: F.gelu(tflat, approximate="tanh"),
+        "sum": lambda: tx.sum(),
+        "max": lambda: tx.max(),
+        "argmax": lambda: tflat.argmax(),
+        "softmax": lambda: torch.softmax(tx, dim=-1),
+    }[kind]
+
+
+def main():
+    cache = {}
+    for line in sys.stdin:
+        req = json.loads(line)
+        key = (req["engine"], req["workload"])
+        try:
+            if req["engine"] == "torch" and torch is None:
+                raise RuntimeError("PyTorch is not installed")
+            if key not in cache:
+                cache[key] = build(*key)
+                cache[key]()
+            f = cache[key]
+            reps, start = 0, time.perf_counter()
+            while True:
+                f()
+                reps += 1
+                elapsed = time.perf_counter() - start
+                if elapsed * 1e3 >= req["min_ms"]:
+                    break
+            print(json.dumps({"ms": elapsed * 1e3 / reps}), flush=True)
+        except Exception as e:  # reported per workload, the run goes on
+            print(json.dumps({"error": "%s: %s" % (type(e).__name__, e)}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
