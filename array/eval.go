@@ -19,16 +19,30 @@ func Eval(xs ...*Array) error {
 	if err != nil {
 		return err
 	}
-	var gpu []Stream
+	var gpu []Stream // streams with work queued and not yet waited for
 	for _, n := range order {
+		s := n.outputs[0].stream
+		// A CPU kernel reads memory directly: GPU work queued earlier in
+		// this Eval, which it may read, must have finished.
+		if s.Device.Type == DeviceCPU && len(gpu) > 0 {
+			if err := synchronize(gpu); err != nil {
+				return err
+			}
+			gpu = gpu[:0]
+		}
 		if err := n.eval(); err != nil {
 			return err
 		}
-		if s := n.outputs[0].stream; s.Device.Type != DeviceCPU && !containsStream(gpu, s) {
+		if s.Device.Type != DeviceCPU && !containsStream(gpu, s) {
 			gpu = append(gpu, s)
 		}
 	}
-	for _, s := range gpu {
+	return synchronize(gpu)
+}
+
+// synchronize waits for the work queued on each stream.
+func synchronize(streams []Stream) error {
+	for _, s := range streams {
 		b := backendFor(s.Device.Type)
 		if b == nil {
 			return DeviceAvailable(s.Device)
