@@ -1,0 +1,314 @@
+package metal
+
+import (
+	"sync"
+	"unsafe"
+
+	"github.com/fathom-go/fathom/array"
+)
+
+// driver is the part of Metal the host uses. On darwin the Objective-C
+// shim and darwinkit implement it; the tests use a fake that records what
+// was encoded, so the queue's logic (batching, barriers, lifetimes,
+// errors) is tested on every platform.
+type driver interface {
+	// compile builds a library from MSL source.
+	compile(source string) (lib unsafe.Pointer, err error)
+	// pipeline builds the compute pipeline of a kernel in a library.
+	pipeline(lib unsafe.Pointer, kernel string) (pipeline, error)
+	// newCommandBuffer starts a command buffer with an open compute
+	// encoder whose dispatches may run concurrently.
+	newCommandBuffer() (cmdBuf, error)
+	// encode records one dispatch: barrier first if asked, then pipeline,
+	// buffers, parameters and grid.
+	encode(cb cmdBuf, d *dispatch)
+	// commit ends encoding and submits the command buffer. It cannot
+	// fail: a failure shows when the buffer is waited for or polled.
+	commit(cb cmdBuf)
+	// wait blocks until the command buffer has run; poll only asks.
+	wait(cb cmdBuf) error
+	poll(cb cmdBuf) (done bool, err error)
+	// release drops the host's reference to a finished command buffer.
+	release(cb cmdBuf)
+}
+
+// cmdBuf is a command buffer and its compute encoder.
+type cmdBuf struct {
+	cb, enc unsafe.Pointer
+}
+
+// dispatch is one encoded kernel launch in the driver's terms.
+type dispatch struct {
+	pipeline unsafe.Pointer
+	buffers  []unsafe.Pointer // ids of the MTLBuffers at index 0, 1, ...
+	offsets  []uint64
+	params   []byte // bound with setBytes at index len(buffers), if any
+	grid     [3]int
+	group    [3]int
+	barrier  bool
+}
+
+// maxSetBytes is Metal's limit for setBytes; larger parameter blocks go
+// through a buffer.
+const maxSetBytes = 4096
+
+// maxBufferArgs is the number of buffer argument slots of a compute
+// kernel.
+const maxBufferArgs = 31
+
+// cmdQueue encodes launches into command buffers: many dispatches per
+// buffer, committed every commitOps dispatches or once the buffer
+// references commitBytes of memory. Within a command buffer a barrier goes
+// only before a dispatch that touches a buffer an earlier dispatch wrote,
+// or writes one an earlier dispatch read, counting the dispatches since
+// the last barrier (a barrier orders everything before it). Across command buffers Metal orders
+// access itself (the buffers are hazard-tracked). The host waits for the
+// GPU only in synchronize, or when memory runs out.
+type cmdQueue struct {
+	drv   driver
+	cache *bufCache
+	cfg   config
+
+	mu       sync.Mutex
+	cur      *batch
+	inflight []*batch // committed, in commit order
+	// staged maps host memory (bytes that are not a device buffer) to its
+	// device copy until the next synchronize, so a launch that reads what
+	// an earlier one wrote into host memory reads the device copy.
+	staged map[stageKey]*stagedMem
+	// err is a failure found while polling, reported by the next run or
+	// synchronize.
+	err error
+	// scratch space for encodeLocked, reused across dispatches
+	scratch dispatch
+	bufs    []*devBuf
+	keeps   []Memory
+}
+
+// batch is one command buffer and what it needs kept alive.
+type batch struct {
+	cb    cmdBuf
+	ops   int
+	bytes int64
+	// refs holds every buffer the command buffer uses, so no Storage is
+	// collected (and its buffer reused) while the GPU may still use it.
+	refs map[*devBuf]Memory
+	// buffers written and read since the last barrier
+	written, read map[*devBuf]struct{}
+}
+
+type stageKey struct {
+	p *byte
+	n int
+}
+
+type stagedMem struct {
+	host    Memory
+	dev     *array.Storage
+	written bool
+}
+
+func newCmdQueue(drv driver, cache *bufCache, cfg config) *cmdQueue {
+	return &cmdQueue{drv: drv, cache: cache, cfg: cfg, staged: map[stageKey]*stagedMem{}}
+}
+
+// run encodes the launches in order; pipes[i] is the pipeline of ls[i].
+func (q *cmdQueue) run(ls []Launch, pipes []pipeline) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if err := q.takeErr(); err != nil {
+		return err
+	}
+	for i := range ls {
+		if err := q.encodeLocked(&ls[i], pipes[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (q *cmdQueue) takeErr() error {
+	err := q.err
+	q.err = nil
+	return err
+}
+
+func (q *cmdQueue) encodeLocked(l *Launch, p pipeline) error {
+	// Resolve (and stage) every buffer before touching the open command
+	// buffer: staging may run out of memory and drain the queue.
+	bufs, keeps := q.bufs[:0], q.keeps[:0]
+	for _, a := range l.Buffers {
+		b, keep, err := q.resolveLocked(a)
+		if err != nil {
+			return err
+		}
+		bufs, keeps = append(bufs, b), append(keeps, keep)
+	}
+	d := &q.scratch
+	d.params = nil
+	if len(l.Params) > maxSetBytes {
+		st, err := q.allocLocked(len(l.Params))
+		if err != nil {
+			return err
+		}
+		copy(st.Bytes(), l.Params)
+		bufs, keeps = append(bufs, deviceBuf(st)), append(keeps, st)
+	} else if len(l.Params) > 0 {
+		d.params = l.Params
+	}
+	q.bufs, q.keeps = bufs, keeps
+	defer func() { clear(q.keeps) }()
+
+	if q.cur == nil {
+		cb, err := q.drv.newCommandBuffer()
+		if err != nil {
+			return err
+		}
+		q.cur = &batch{cb: cb, refs: map[*devBuf]Memory{}, written: map[*devBuf]struct{}{}, read: map[*devBuf]struct{}{}}
+	}
+	b := q.cur
+	d.buffers, d.offsets = d.buffers[:0], d.offsets[:0]
+	for i, x := range bufs {
+		if _, ok := b.refs[x]; !ok {
+			b.refs[x] = keeps[i]
+			b.bytes += int64(x.class)
+		}
+		d.buffers = append(d.buffers, x.id)
+		off := 0
+		if i < len(l.Buffers) {
+			off = l.Buffers[i].Offset
+		}
+		d.offsets = append(d.offsets, uint64(off))
+	}
+	d.barrier = false
+	for i, a := range l.Buffers {
+		_, w := b.written[bufs[i]]
+		_, r := b.read[bufs[i]]
+		if w || (a.Write && r) {
+			d.barrier = true
+			clear(b.written)
+			clear(b.read)
+			break
+		}
+	}
+	for i, a := range l.Buffers {
+		if a.Write {
+			b.written[bufs[i]] = struct{}{}
+		} else {
+			b.read[bufs[i]] = struct{}{}
+		}
+	}
+	d.pipeline, d.grid, d.group = p.id, l.Grid, l.Group
+	q.drv.encode(b.cb, d)
+	b.ops++
+	if b.ops >= q.cfg.commitOps || b.bytes >= q.cfg.commitBytes {
+		q.commitLocked()
+		q.pollLocked()
+	}
+	return nil
+}
+
+// resolveLocked returns the device buffer of a buffer argument, staging
+// host memory into a device copy the first time it is seen.
+func (q *cmdQueue) resolveLocked(a BufArg) (*devBuf, Memory, error) {
+	if b := deviceBuf(a.Mem); b != nil {
+		return b, a.Mem, nil
+	}
+	host := a.Mem.Bytes()
+	k := stageKey{unsafe.SliceData(host), len(host)}
+	s := q.staged[k]
+	if s == nil {
+		st, err := q.allocLocked(len(host))
+		if err != nil {
+			return nil, nil, err
+		}
+		copy(st.Bytes(), host)
+		s = &stagedMem{host: a.Mem, dev: st}
+		q.staged[k] = s
+	}
+	s.written = s.written || a.Write
+	return deviceBuf(s.dev), s.dev, nil
+}
+
+// allocLocked allocates device memory while the queue is locked: when
+// memory runs out it waits for the GPU work in flight, whose buffers may
+// then be freed, and collects garbage before trying again.
+func (q *cmdQueue) allocLocked(n int) (*array.Storage, error) {
+	st, err := q.cache.alloc(n)
+	if err == nil {
+		return st, nil
+	}
+	if derr := q.drainLocked(); derr != nil && q.err == nil {
+		q.err = derr
+	}
+	return q.cache.allocReclaiming(n)
+}
+
+func (q *cmdQueue) commitLocked() {
+	b := q.cur
+	if b == nil {
+		return
+	}
+	q.cur = nil
+	b.written, b.read = nil, nil
+	q.inflight = append(q.inflight, b)
+	q.drv.commit(b.cb)
+}
+
+// pollLocked retires the command buffers that have finished, oldest
+// first, without waiting, so their buffers can be reused.
+func (q *cmdQueue) pollLocked() {
+	n := 0
+	for _, b := range q.inflight {
+		done, err := q.drv.poll(b.cb)
+		if !done {
+			break
+		}
+		if err != nil && q.err == nil {
+			q.err = err
+		}
+		q.drv.release(b.cb)
+		n++
+	}
+	q.retire(n)
+}
+
+// drainLocked commits the open command buffer and waits for every one in
+// flight. It returns the first failure.
+func (q *cmdQueue) drainLocked() error {
+	q.commitLocked()
+	var first error
+	for _, b := range q.inflight {
+		if err := q.drv.wait(b.cb); err != nil && first == nil {
+			first = err
+		}
+		q.drv.release(b.cb)
+	}
+	q.retire(len(q.inflight))
+	return first
+}
+
+func (q *cmdQueue) retire(n int) {
+	m := copy(q.inflight, q.inflight[n:])
+	clear(q.inflight[m:])
+	q.inflight = q.inflight[:m]
+}
+
+// synchronize waits until all encoded work has run, copies what the GPU
+// wrote into staged host memory back, and returns the first failure since
+// the last synchronize.
+func (q *cmdQueue) synchronize() error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	err := q.drainLocked()
+	for _, s := range q.staged {
+		if s.written {
+			copy(s.host.Bytes(), s.dev.Bytes())
+		}
+	}
+	clear(q.staged)
+	if e := q.takeErr(); err == nil {
+		err = e
+	}
+	return err
+}

@@ -1,0 +1,94 @@
+package metal
+
+import (
+	"math"
+
+	"github.com/fathom-go/fathom/array"
+)
+
+// host is the Metal host of one device: allocator, compiled pipelines and
+// command queue. It is platform-independent; darwin builds one over the
+// shim (device_darwin.go), the tests over a fake driver.
+type host struct {
+	cache *bufCache
+	pipes *pipeCache
+	q     *cmdQueue
+}
+
+func newHost(drv driver, cfg config, cache *bufCache, source func(string) (string, error)) *host {
+	return &host{cache: cache, pipes: newPipeCache(drv, source), q: newCmdQueue(drv, cache, cfg)}
+}
+
+// alloc returns device storage of n bytes. When memory runs out it waits
+// for the queued GPU work (whose buffers may then be freed) and collects
+// garbage before it gives up with an error.
+func (h *host) alloc(n int) (*array.Storage, error) {
+	st, err := h.cache.alloc(n)
+	if err == nil {
+		return st, nil
+	}
+	h.q.mu.Lock()
+	if derr := h.q.drainLocked(); derr != nil && h.q.err == nil {
+		h.q.err = derr
+	}
+	h.q.mu.Unlock()
+	return h.cache.allocReclaiming(n)
+}
+
+// run checks every launch and builds its pipeline (compiling libraries on
+// first use) before encoding any, so a bad launch encodes nothing.
+func (h *host) run(ls []Launch) error {
+	pipes := make([]pipeline, len(ls))
+	for i := range ls {
+		if err := checkLaunch(&ls[i]); err != nil {
+			return err
+		}
+		l := &ls[i]
+		p, err := h.pipes.get(l)
+		if err != nil {
+			return err
+		}
+		if n := l.Group[0] * l.Group[1] * l.Group[2]; n > p.maxThreads {
+			return array.Errorf("metal.Run", "kernel %s: threadgroup %v has %d threads; its pipeline allows at most %d",
+				l.Kernel, l.Group, n, p.maxThreads)
+		}
+		pipes[i] = p
+	}
+	return h.q.run(ls, pipes)
+}
+
+func (h *host) synchronize() error { return h.q.synchronize() }
+
+// checkLaunch rejects a launch Metal would reject by crashing the process
+// (or silently misrun): sizes out of range, too many arguments, offsets
+// outside their buffers.
+func checkLaunch(l *Launch) error {
+	if l.Library == "" || l.Kernel == "" {
+		return array.Errorf("metal.Run", "launch without library or kernel name (%q, %q)", l.Library, l.Kernel)
+	}
+	for i := range 3 {
+		if l.Grid[i] < 1 || uint64(l.Grid[i]) > math.MaxUint32 || l.Group[i] < 1 || l.Group[i] > 1024 {
+			return array.Errorf("metal.Run", "kernel %s: grid %v and threadgroup %v need every component >= 1, below 2^32 in the grid and at most 1024 in the threadgroup",
+				l.Kernel, l.Grid, l.Group)
+		}
+	}
+	if n := l.Group[0] * l.Group[1] * l.Group[2]; n > 1024 {
+		return array.Errorf("metal.Run", "kernel %s: threadgroup %v has %d threads (at most 1024)", l.Kernel, l.Group, n)
+	}
+	n := len(l.Buffers)
+	if len(l.Params) > 0 {
+		n++
+	}
+	if n > maxBufferArgs {
+		return array.Errorf("metal.Run", "kernel %s: %d buffer arguments (at most %d)", l.Kernel, n, maxBufferArgs)
+	}
+	for i, a := range l.Buffers {
+		if a.Mem == nil {
+			return array.Errorf("metal.Run", "kernel %s: buffer %d has no memory", l.Kernel, i)
+		}
+		if m := len(a.Mem.Bytes()); a.Offset < 0 || a.Offset > m {
+			return array.Errorf("metal.Run", "kernel %s: buffer %d: offset %d outside its %d bytes", l.Kernel, i, a.Offset, m)
+		}
+	}
+	return nil
+}

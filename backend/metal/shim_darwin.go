@@ -1,0 +1,103 @@
+//go:build darwin && cgo
+
+package metal
+
+/*
+#cgo CFLAGS: -x objective-c -fobjc-arc
+#cgo LDFLAGS: -framework Metal -framework Foundation -framework CoreGraphics
+#include <stdlib.h>
+#include "shim_darwin.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"unsafe"
+)
+
+// This file is the only one that calls C: thin wrappers over the shim,
+// so the rest of the darwin code is plain Go.
+
+// shimError turns a filled fm_error into a Go error and frees its message.
+func shimError(e *C.fm_error) error {
+	if e.message == nil {
+		return nil
+	}
+	msg := C.GoString(e.message)
+	C.free(unsafe.Pointer(e.message))
+	e.message = nil
+	if e.code == commandBufferErrorOutOfMemory {
+		msg += " (the GPU ran out of memory: lower " + EnvMemoryLimitMB + " or free arrays)"
+	}
+	return fmt.Errorf("%s", msg)
+}
+
+// commandBufferErrorOutOfMemory is MTLCommandBufferErrorOutOfMemory.
+const commandBufferErrorOutOfMemory = 8
+
+func shimCreateDevice() (unsafe.Pointer, error) {
+	var e C.fm_error
+	p := C.fm_create_device(&e)
+	if p == nil {
+		return nil, shimError(&e)
+	}
+	return p, nil
+}
+
+// releaseHandle drops a retained Objective-C reference.
+func releaseHandle(p unsafe.Pointer) { C.fm_release(p) }
+
+func shimNewCommandBuffer(queue unsafe.Pointer) (cmdBuf, error) {
+	var e C.fm_error
+	var enc unsafe.Pointer
+	cb := C.fm_new_command_buffer(queue, &enc, &e)
+	if cb == nil {
+		return cmdBuf{}, shimError(&e)
+	}
+	return cmdBuf{cb: cb, enc: enc}, nil
+}
+
+// shimEncode encodes d with one C call. The buffer ids are C pointers, so
+// passing Go memory that holds them is allowed.
+func shimEncode(enc unsafe.Pointer, d *dispatch) {
+	var bufs *unsafe.Pointer
+	var offs *C.uint64_t
+	if len(d.buffers) > 0 {
+		bufs = &d.buffers[0]
+		offs = (*C.uint64_t)(unsafe.Pointer(&d.offsets[0]))
+	}
+	var params unsafe.Pointer
+	if len(d.params) > 0 {
+		params = unsafe.Pointer(&d.params[0])
+	}
+	barrier := C.int32_t(0)
+	if d.barrier {
+		barrier = 1
+	}
+	C.fm_encode_dispatch(enc, d.pipeline, bufs, offs, C.uint32_t(len(d.buffers)),
+		params, C.uint32_t(len(d.params)),
+		C.uint64_t(d.grid[0]), C.uint64_t(d.grid[1]), C.uint64_t(d.grid[2]),
+		C.uint64_t(d.group[0]), C.uint64_t(d.group[1]), C.uint64_t(d.group[2]),
+		barrier)
+}
+
+func shimCommit(cb cmdBuf) { C.fm_commit(cb.cb, cb.enc) }
+
+func shimWait(cb cmdBuf) error {
+	var e C.fm_error
+	if C.fm_wait(cb.cb, &e) < 0 {
+		return shimError(&e)
+	}
+	return nil
+}
+
+func shimPoll(cb cmdBuf) (bool, error) {
+	var e C.fm_error
+	switch C.fm_poll(cb.cb, &e) {
+	case 0:
+		return false, nil
+	case 1:
+		return true, nil
+	}
+	return true, shimError(&e)
+}

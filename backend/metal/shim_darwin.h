@@ -1,0 +1,56 @@
+// shim_darwin.h: plain-C interface of the Objective-C shim (shim_darwin.m),
+// shared by the cgo preamble (shim_darwin.go). Only stdint types, so the
+// preamble parses without Apple's headers (and is type-checked on Linux).
+//
+// Handles are retained Objective-C objects passed as void*: functions that
+// return one hand over a reference (__bridge_retained) that the caller
+// gives back with fm_release. Failures fill a fm_error whose message the
+// caller frees with free(3).
+#ifndef FATHOM_METAL_SHIM_H
+#define FATHOM_METAL_SHIM_H
+
+#include <stdint.h>
+
+typedef struct {
+	int64_t code;  // NSError code, or -1 for failures without one
+	char *message; // malloc'ed UTF-8, NULL on success
+} fm_error;
+
+// fm_create_device returns the system's default Metal device
+// (MTLCreateSystemDefaultDevice, or the first of MTLCopyAllDevices for
+// processes where that returns nil), or NULL with err filled.
+void *fm_create_device(fm_error *err);
+
+// fm_release drops a reference returned by any fm_ function (or by a
+// darwinkit new... method).
+void fm_release(void *handle);
+
+// fm_new_command_buffer returns a command buffer of queue and, in
+// *encoder, its compute encoder with concurrent dispatch.
+void *fm_new_command_buffer(void *queue, void **encoder, fm_error *err);
+
+// fm_encode_dispatch encodes one kernel launch: a buffer-scope memory
+// barrier first if barrier is nonzero, the pipeline, nbuffers buffers at
+// indices 0..nbuffers-1 with their byte offsets, params_len bytes of
+// params with setBytes at index nbuffers (none if params_len is 0), and
+// dispatchThreads with grid (gx, gy, gz) and threadgroup (tx, ty, tz).
+void fm_encode_dispatch(void *encoder, void *pipeline,
+	void *const *buffers, const uint64_t *offsets, uint32_t nbuffers,
+	const void *params, uint32_t params_len,
+	uint64_t gx, uint64_t gy, uint64_t gz,
+	uint64_t tx, uint64_t ty, uint64_t tz,
+	int32_t barrier);
+
+// fm_commit ends encoding, releases the encoder handle, and commits the
+// command buffer (which cannot fail: failures show in its status).
+void fm_commit(void *command_buffer, void *encoder);
+
+// fm_wait blocks until the command buffer has completed. Returns 0, or -1
+// with err filled if it failed.
+int32_t fm_wait(void *command_buffer, fm_error *err);
+
+// fm_poll returns 1 if the command buffer completed, 0 if it has not
+// finished, -1 with err filled if it failed.
+int32_t fm_poll(void *command_buffer, fm_error *err);
+
+#endif

@@ -1,0 +1,132 @@
+// shim_darwin.m: the Objective-C side of the Metal host's per-op path
+// (see shim_darwin.h). Compiled with ARC; every entry point drains its own
+// autorelease pool, since cgo calls come from threads that have none.
+#import <Foundation/Foundation.h>
+#import <Metal/Metal.h>
+#include <stdlib.h>
+#include <string.h>
+#include "shim_darwin.h"
+
+static void fail(fm_error *err, int64_t code, NSString *msg) {
+	if (err == NULL) {
+		return;
+	}
+	const char *u = msg != nil ? [msg UTF8String] : NULL;
+	err->code = code;
+	err->message = strdup(u != NULL ? u : "unknown Metal error");
+}
+
+static void fail_nserror(fm_error *err, NSError *e, NSString *what) {
+	if (e == nil) {
+		fail(err, -1, what);
+		return;
+	}
+	fail(err, (int64_t)[e code], [NSString stringWithFormat:@"%@: %@ (%@ %ld)", what,
+		[e localizedDescription], [e domain], (long)[e code]]);
+}
+
+void *fm_create_device(fm_error *err) {
+	@autoreleasepool {
+		id<MTLDevice> dev = MTLCreateSystemDefaultDevice();
+		if (dev == nil) {
+			// Command-line processes that do not link CoreGraphics may get
+			// nil from MTLCreateSystemDefaultDevice on older macOS.
+			NSArray<id<MTLDevice>> *all = MTLCopyAllDevices();
+			if ([all count] > 0) {
+				dev = [all objectAtIndex:0];
+			}
+		}
+		if (dev == nil) {
+			fail(err, -1, @"no Metal device: MTLCreateSystemDefaultDevice and MTLCopyAllDevices found none");
+			return NULL;
+		}
+		return (__bridge_retained void *)dev;
+	}
+}
+
+void fm_release(void *handle) {
+	if (handle == NULL) {
+		return;
+	}
+	@autoreleasepool {
+		// ARC releases the transferred reference when obj goes out of scope.
+		id obj = (__bridge_transfer id)handle;
+		(void)obj;
+	}
+}
+
+void *fm_new_command_buffer(void *queue, void **encoder, fm_error *err) {
+	@autoreleasepool {
+		id<MTLCommandQueue> q = (__bridge id<MTLCommandQueue>)queue;
+		id<MTLCommandBuffer> cb = [q commandBuffer];
+		if (cb == nil) {
+			fail(err, -1, @"the command queue gave no command buffer");
+			return NULL;
+		}
+		id<MTLComputeCommandEncoder> enc = [cb computeCommandEncoderWithDispatchType:MTLDispatchTypeConcurrent];
+		if (enc == nil) {
+			fail(err, -1, @"the command buffer gave no compute encoder");
+			return NULL;
+		}
+		*encoder = (__bridge_retained void *)enc;
+		return (__bridge_retained void *)cb;
+	}
+}
+
+void fm_encode_dispatch(void *encoder, void *pipeline,
+	void *const *buffers, const uint64_t *offsets, uint32_t nbuffers,
+	const void *params, uint32_t params_len,
+	uint64_t gx, uint64_t gy, uint64_t gz,
+	uint64_t tx, uint64_t ty, uint64_t tz,
+	int32_t barrier) {
+	@autoreleasepool {
+		id<MTLComputeCommandEncoder> enc = (__bridge id<MTLComputeCommandEncoder>)encoder;
+		if (barrier) {
+			[enc memoryBarrierWithScope:MTLBarrierScopeBuffers];
+		}
+		[enc setComputePipelineState:(__bridge id<MTLComputePipelineState>)pipeline];
+		for (uint32_t i = 0; i < nbuffers; i++) {
+			[enc setBuffer:(__bridge id<MTLBuffer>)buffers[i] offset:(NSUInteger)offsets[i] atIndex:i];
+		}
+		if (params_len > 0) {
+			[enc setBytes:params length:params_len atIndex:nbuffers];
+		}
+		[enc dispatchThreads:MTLSizeMake(gx, gy, gz) threadsPerThreadgroup:MTLSizeMake(tx, ty, tz)];
+	}
+}
+
+void fm_commit(void *command_buffer, void *encoder) {
+	@autoreleasepool {
+		id<MTLComputeCommandEncoder> enc = (__bridge_transfer id<MTLComputeCommandEncoder>)encoder;
+		[enc endEncoding];
+		[(__bridge id<MTLCommandBuffer>)command_buffer commit];
+	}
+}
+
+// status returns 1 if cb completed, 0 if it has not finished, and -1 with
+// err filled if it failed.
+static int32_t status(id<MTLCommandBuffer> cb, fm_error *err) {
+	switch ([cb status]) {
+	case MTLCommandBufferStatusCompleted:
+		return 1;
+	case MTLCommandBufferStatusError:
+		fail_nserror(err, [cb error], @"GPU command buffer failed");
+		return -1;
+	default:
+		return 0;
+	}
+}
+
+int32_t fm_wait(void *command_buffer, fm_error *err) {
+	@autoreleasepool {
+		id<MTLCommandBuffer> cb = (__bridge id<MTLCommandBuffer>)command_buffer;
+		[cb waitUntilCompleted];
+		return status(cb, err) < 0 ? -1 : 0;
+	}
+}
+
+int32_t fm_poll(void *command_buffer, fm_error *err) {
+	@autoreleasepool {
+		return status((__bridge id<MTLCommandBuffer>)command_buffer, err);
+	}
+}

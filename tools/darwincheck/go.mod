@@ -1,0 +1,3 @@
+module github.com/fathom-go/fathom/tools/darwincheck
+
+go 1.26

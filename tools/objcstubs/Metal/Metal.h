@@ -1,0 +1,79 @@
+// Minimal Metal stub (see Foundation.h): only the names the shims use,
+// with the SDK's signatures and enum values.
+#pragma once
+#import <Foundation/Foundation.h>
+
+typedef struct { NSUInteger width, height, depth; } MTLSize;
+static inline MTLSize MTLSizeMake(NSUInteger w, NSUInteger h, NSUInteger d) { MTLSize s = {w, h, d}; return s; }
+
+typedef NS_ENUM(NSUInteger, MTLDispatchType) {
+	MTLDispatchTypeSerial,
+	MTLDispatchTypeConcurrent,
+};
+
+typedef NS_OPTIONS(NSUInteger, MTLBarrierScope) {
+	MTLBarrierScopeBuffers = 1 << 0,
+	MTLBarrierScopeTextures = 1 << 1,
+	MTLBarrierScopeRenderTargets = 1 << 2,
+};
+
+typedef NS_ENUM(NSUInteger, MTLCommandBufferStatus) {
+	MTLCommandBufferStatusNotEnqueued = 0,
+	MTLCommandBufferStatusEnqueued = 1,
+	MTLCommandBufferStatusCommitted = 2,
+	MTLCommandBufferStatusScheduled = 3,
+	MTLCommandBufferStatusCompleted = 4,
+	MTLCommandBufferStatusError = 5,
+};
+
+@protocol MTLCommandQueue;
+@protocol MTLComputeCommandEncoder;
+
+@protocol MTLResource <NSObject>
+@end
+
+@protocol MTLBuffer <MTLResource>
+@property (readonly) NSUInteger length;
+- (void *)contents;
+@end
+
+@protocol MTLComputePipelineState <NSObject>
+@property (readonly) NSUInteger maxTotalThreadsPerThreadgroup;
+@property (readonly) NSUInteger threadExecutionWidth;
+@end
+
+@protocol MTLDevice <NSObject>
+@property (readonly) NSString *name;
+@property (readonly) uint64_t registryID;
+@property (readonly) BOOL hasUnifiedMemory;
+@property (readonly) NSUInteger maxThreadgroupMemoryLength;
+- (id<MTLCommandQueue>)newCommandQueue;
+@end
+
+@protocol MTLCommandEncoder <NSObject>
+- (void)endEncoding;
+@end
+
+@protocol MTLComputeCommandEncoder <MTLCommandEncoder>
+- (void)setComputePipelineState:(id<MTLComputePipelineState>)state;
+- (void)setBuffer:(id<MTLBuffer>)buffer offset:(NSUInteger)offset atIndex:(NSUInteger)index;
+- (void)setBytes:(const void *)bytes length:(NSUInteger)length atIndex:(NSUInteger)index;
+- (void)dispatchThreads:(MTLSize)threadsPerGrid threadsPerThreadgroup:(MTLSize)threadsPerThreadgroup;
+- (void)dispatchThreadgroups:(MTLSize)threadgroupsPerGrid threadsPerThreadgroup:(MTLSize)threadsPerThreadgroup;
+- (void)memoryBarrierWithScope:(MTLBarrierScope)scope;
+@end
+
+@protocol MTLCommandBuffer <NSObject>
+@property (readonly) MTLCommandBufferStatus status;
+@property (readonly) NSError *error;
+- (id<MTLComputeCommandEncoder>)computeCommandEncoderWithDispatchType:(MTLDispatchType)dispatchType;
+- (void)commit;
+- (void)waitUntilCompleted;
+@end
+
+@protocol MTLCommandQueue <NSObject>
+- (id<MTLCommandBuffer>)commandBuffer;
+@end
+
+id<MTLDevice> MTLCreateSystemDefaultDevice(void) NS_RETURNS_RETAINED;
+NSArray<id<MTLDevice>> *MTLCopyAllDevices(void) NS_RETURNS_RETAINED;
