@@ -9,6 +9,7 @@ import (
 
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/backend/cpu"
+	"github.com/fathom-go/fathom/backend/metal"
 	"github.com/fathom-go/fathom/ops"
 )
 
@@ -52,6 +53,9 @@ type Compiled struct {
 	outOf  map[int]int // output register -> output index
 	slot   map[int]int // scratch tile of each non-output instruction register
 	nslots int
+
+	metalOnce sync.Once
+	metal     metal.Program
 }
 
 func newCompiled(inDTypes []array.DType, instrs []Instr, outputs []int) *Compiled {
@@ -137,12 +141,61 @@ func (c *Compiled) OutputShapes(in []*array.Array) ([][]int, error) {
 
 // Eval runs the program. On the CPU it is a blocked interpreter: tiles of
 // tileElems elements go through the whole program while they are in L1/L2,
-// and the tiles are split across cores.
+// and the tiles are split across cores. On the GPU it is one generated
+// Metal kernel (see MetalProgram).
 func (c *Compiled) Eval(s array.Stream, in, out []*array.Array) error {
 	if s.Device.Type != array.DeviceCPU {
-		return array.Errorf("compile.Compiled", "no kernel for %v", s.Device)
+		return c.evalGPU(s, in, out)
 	}
 	return c.evalCPU(in, out)
+}
+
+// MetalProgram returns the program in backend/metal's terms, from which
+// it generates the fused kernel's MSL.
+func (c *Compiled) MetalProgram() metal.Program {
+	c.metalOnce.Do(func() {
+		p := metal.Program{InDTypes: c.InDTypes, Outputs: c.Outputs}
+		for _, in := range c.Instrs {
+			mi := metal.Instr{Args: in.Args, DType: in.DType}
+			switch in.Kind {
+			case KindUnary:
+				mi.Kind, mi.Op = metal.KindUnary, cpu.UnaryOp(in.Op).String()
+			case KindBinary:
+				mi.Kind, mi.Op = metal.KindBinary, cpu.BinaryOp(in.Op).String()
+			case KindWhere:
+				mi.Kind = metal.KindWhere
+			case KindAsType:
+				mi.Kind = metal.KindAsType
+			}
+			p.Instrs = append(p.Instrs, mi)
+		}
+		c.metal = p
+	})
+	return c.metal
+}
+
+func (c *Compiled) evalGPU(s array.Stream, in, out []*array.Array) error {
+	shape := out[0].Shape()
+	outs := make([]metal.View, len(out))
+	for i, o := range out {
+		st, err := metal.Alloc(o.NBytes())
+		if err != nil {
+			return err
+		}
+		strides := array.RowMajorStrides(shape)
+		o.SetData(st, strides, 0)
+		outs[i] = metal.View{Mem: st, DType: o.DType(), Shape: shape, Strides: strides}
+	}
+	ins := make([]metal.View, len(in))
+	for i, x := range in {
+		b := broadcastBuf(cpu.Buf{DType: x.DType(), Shape: x.Shape(), Strides: x.Strides(), Offset: x.Offset()}, shape)
+		ins[i] = metal.View{Mem: x.Storage(), DType: b.DType, Shape: b.Shape, Strides: b.Strides, Offset: b.Offset}
+	}
+	ls, err := metal.FusedLaunch(c.MetalProgram(), outs, ins)
+	if err != nil {
+		return err
+	}
+	return metal.Run(s, ls)
 }
 
 // tileElems is the interpreter's tile: 2048 elements, 8–16 KiB per
