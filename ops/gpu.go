@@ -90,8 +90,10 @@ func copyGPU(s array.Stream, in, out []*array.Array) error {
 	return gpuOut(s, out[0], func(o metal.View) ([]metal.Launch, error) { return metal.Copy(o, viewOf(in[0])) })
 }
 
-func (p *AsTypePrim) evalGPU(s array.Stream, in, out []*array.Array) error { return copyGPU(s, in, out) }
-func (p *CopyPrim) evalGPU(s array.Stream, in, out []*array.Array) error   { return copyGPU(s, in, out) }
+func (p *AsTypePrim) evalGPU(s array.Stream, in, out []*array.Array) error {
+	return copyGPU(s, in, out)
+}
+func (p *CopyPrim) evalGPU(s array.Stream, in, out []*array.Array) error { return copyGPU(s, in, out) }
 
 func (p *FullPrim) evalGPU(s array.Stream, _, out []*array.Array) error {
 	return gpuOut(s, out[0], func(o metal.View) ([]metal.Launch, error) { return metal.Fill(o, p.Value) })
