@@ -474,17 +474,17 @@ func arithKernel[T ewReal](op BinaryOp) binKernel[T, T] {
 	}
 	switch op {
 	case Add:
-		return addKernel[T]()
+		return withVec(op, addKernel[T]())
 	case Sub:
-		return subKernel[T]()
+		return withVec(op, subKernel[T]())
 	case Mul:
-		return mulKernel[T]()
+		return withVec(op, mulKernel[T]())
 	case Maximum:
-		return maxKernel[T]()
+		return withVec(op, maxKernel[T]())
 	case Minimum:
-		return minKernel[T]()
+		return withVec(op, minKernel[T]())
 	case Div:
-		return divKernel[T]()
+		return withVec(op, divKernel[T]())
 	case FloorDivide:
 		if isFloat {
 			return elementwise(func(a, b T) T { d, _ := floatDivMod(a, b); return d })

@@ -107,7 +107,9 @@ func UnaryResult(op UnaryOp, dt array.DType) (array.DType, bool) {
 // Unary computes out = op(x) elementwise. x has out's shape and may be
 // strided or broadcast (zero strides); out's dtype must be
 // UnaryResult(op, x.DType). Float16 and BFloat16 compute in float32 and
-// round on store; float32 transcendental functions compute in float64.
+// round on store. Float32 Exp, Expm1, Log, Log1p, Tanh, Sigmoid, Erf, Sin
+// and Cos run the vector kernels of vecmath.go (a few ulps); the other
+// float32 transcendental functions compute in float64.
 func Unary(op UnaryOp, out, x Buf) error {
 	if !equalShape(out.Shape, x.Shape) {
 		return array.Errorf("cpu.Unary", "%v: shapes %v and %v differ", op, out.Shape, x.Shape)
@@ -234,9 +236,13 @@ func floatUnary[T ewFloat](op UnaryOp, out, x Buf) {
 	}
 }
 
-// floatKernel returns the slice kernel of op for a float type. float32
-// functions from package math compute in float64 and round once.
+// floatKernel returns the slice kernel of op for a float type: a vector
+// kernel for float32 where vecmath.go has one; else float32 functions
+// from package math compute in float64 and round once.
 func floatKernel[T ewFloat](op UnaryOp) func(d, s []T) {
+	if k, ok := any(vecUnary[op]).(func(d, s []T)); ok && k != nil {
+		return k
+	}
 	switch op {
 	case Neg:
 		return func(d, s []T) {

@@ -1,0 +1,967 @@
+// Command vecmath generates the vectorised float32 kernels of package cpu
+// with avo: vecmath_amd64.s, with an AVX2+FMA kernel (8 lanes) and an
+// AVX-512 kernel (16 lanes) for each of exp, expm1, log, log1p, tanh,
+// sigmoid, erf, sin and cos and of Add, Sub, Mul, Div, Maximum and
+// Minimum, and vecmath_amd64.go, their declarations and the table
+// vecmath.go dispatches through. Both outputs are committed; regenerate
+// them after changing this file or vecmath_fallback.go with
+//
+//	go generate ./backend/cpu
+//
+// which runs, in backend/cpu,
+//
+//	go run ./internal/asmgen/vecmath -out vecmath_amd64.s -go vecmath_amd64.go
+//
+// Each function kernel is written once below against a small vector
+// vocabulary (isa) and emitted for both instruction sets. It follows its
+// scalar twin in vecmath_fallback.go (expCore and goExp, ...) step for
+// step, and takes its constants and polynomial coefficients from that
+// file, which it parses, so the two cannot disagree on them. It runs over
+// the whole vectors, then over the remaining elements as one vector under
+// a mask, so that an element's result does not depend on its position.
+//
+// Kernels keep their most used constants in registers across the loop,
+// as many as register allocation allows, found by compiling trials; the
+// rest are memory operands into a table where each constant fills 64
+// bytes, so that an AVX2 instruction reads its first 32 and an AVX-512
+// one all of them.
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"go/ast"
+	"go/constant"
+	"go/format"
+	"go/parser"
+	"go/token"
+	"log"
+	"math"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/mmcloughlin/avo/attr"
+	"github.com/mmcloughlin/avo/build"
+	"github.com/mmcloughlin/avo/ir"
+	"github.com/mmcloughlin/avo/operand"
+	"github.com/mmcloughlin/avo/pass"
+	"github.com/mmcloughlin/avo/printer"
+	"github.com/mmcloughlin/avo/reg"
+)
+
+// Kernel-only constants: π/2 as a sum of three float32s. With fused
+// multiply-adds a - n*pio2A is exact, and the two corrections keep
+// r = a - n π/2 accurate to the last bit for every n the kernels meet
+// (n < 2^16); the pure-Go fallback reduces in float64 instead.
+const (
+	pio2A = 1.57079637
+	pio2B = -4.37113883e-08
+	pio2C = -1.71512451e-15
+)
+
+const (
+	signBit  = 0x80000000
+	mantMask = 1<<23 - 1
+)
+
+// Comparison predicates of VCMPPS.
+const (
+	cmpEQ  = 0x00 // ordered, equal
+	cmpUNO = 0x03 // unordered: either is NaN
+	cmpNLT = 0x05 // unordered or not less than
+	cmpLT  = 0x11 // ordered, less than
+	cmpGT  = 0x1e // ordered, greater than
+)
+
+// shared are the constants and arrays of vecmath_fallback.go.
+var shared = struct {
+	consts map[string]constant.Value
+	arrays map[string][]float32 // flattened row by row
+}{map[string]constant.Value{}, map[string][]float32{}}
+
+// readShared parses the constant declarations and the float32 array
+// variables of the Go file name.
+func readShared(name string) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, name, nil, 0)
+	if err != nil {
+		log.Fatal(err)
+	}
+	var eval func(e ast.Expr) constant.Value
+	eval = func(e ast.Expr) constant.Value {
+		switch e := e.(type) {
+		case *ast.BasicLit:
+			return constant.MakeFromLiteral(e.Value, e.Kind, 0)
+		case *ast.Ident:
+			if v, ok := shared.consts[e.Name]; ok {
+				return v
+			}
+		case *ast.ParenExpr:
+			return eval(e.X)
+		case *ast.UnaryExpr:
+			return constant.UnaryOp(e.Op, eval(e.X), 0)
+		case *ast.BinaryExpr:
+			x, y := eval(e.X), eval(e.Y)
+			if e.Op == token.SHL || e.Op == token.SHR {
+				n, _ := constant.Uint64Val(y)
+				return constant.Shift(x, e.Op, uint(n))
+			}
+			return constant.BinaryOp(x, e.Op, y)
+		}
+		log.Fatalf("%v: not a constant expression this generator evaluates", fset.Position(e.Pos()))
+		return nil
+	}
+	var flatten func(e ast.Expr) []float32
+	flatten = func(e ast.Expr) []float32 {
+		if lit, ok := e.(*ast.CompositeLit); ok {
+			var out []float32
+			for _, el := range lit.Elts {
+				out = append(out, flatten(el)...)
+			}
+			return out
+		}
+		v, _ := constant.Float32Val(constant.ToFloat(eval(e)))
+		return []float32{v}
+	}
+	for _, d := range f.Decls {
+		g, ok := d.(*ast.GenDecl)
+		if !ok {
+			continue
+		}
+		for _, spec := range g.Specs {
+			vs, ok := spec.(*ast.ValueSpec)
+			if !ok || len(vs.Values) != len(vs.Names) {
+				continue
+			}
+			for i, name := range vs.Names {
+				switch v := vs.Values[i].(type) {
+				case *ast.CompositeLit:
+					if g.Tok == token.VAR {
+						shared.arrays[name.Name] = flatten(v)
+					}
+				default:
+					if g.Tok == token.CONST {
+						shared.consts[name.Name] = eval(v)
+					}
+				}
+			}
+		}
+	}
+}
+
+func value(name string) constant.Value {
+	v, ok := shared.consts[name]
+	if !ok {
+		log.Fatalf("constant %s not found", name)
+	}
+	return v
+}
+
+// f32 returns the constant name rounded to float32, as Go rounds it where
+// a float32 meets it.
+func f32(name string) float32 {
+	f, _ := constant.Float32Val(constant.ToFloat(value(name)))
+	return f
+}
+
+// i32 returns the integer constant name.
+func i32(name string) int32 {
+	i, _ := constant.Int64Val(value(name))
+	return int32(i)
+}
+
+func array(name string) []float32 {
+	a, ok := shared.arrays[name]
+	if !ok {
+		log.Fatalf("array %s not found", name)
+	}
+	return a
+}
+
+// data is the read-only table of 64-byte entries the kernels read their
+// constants from.
+var data struct {
+	entries [][16]uint32
+	index   map[string]int
+}
+
+var dataBase = operand.NewDataAddr(operand.NewStaticSymbol("vmconst"), 0)
+
+// entry returns the offset of the table entry key, adding vals under it.
+func entry(key string, vals [16]uint32) int {
+	if data.index == nil {
+		data.index = map[string]int{}
+	}
+	i, ok := data.index[key]
+	if !ok {
+		i = len(data.entries)
+		data.entries = append(data.entries, vals)
+		data.index[key] = i
+	}
+	return 64 * i
+}
+
+func emitData(c *build.Context) {
+	c.StaticGlobal("vmconst")
+	c.DataAttributes(attr.RODATA | attr.NOPTR)
+	for i, e := range data.entries {
+		for l, v := range e {
+			c.AddDatum(64*i+4*l, operand.U32(v))
+		}
+	}
+}
+
+// isa emits vector code for one instruction set into a build context. Its
+// operations take registers or, for the operand an instruction can read
+// from memory, constants, and return fresh virtual registers, which avo
+// allocates. Masks are vector registers (the sign bit of each lane) under
+// AVX2 and opmask registers under AVX-512.
+type isa struct {
+	name  string // kernel name suffix
+	width int    // float32 lanes
+	wide  bool   // AVX-512
+
+	c      *build.Context
+	hoist  map[string]reg.Register // constants held in registers
+	uses   map[string]int          // constant operands used, when counting
+	order  []string                // the keys of uses in first-use order
+	memory map[string]operand.Mem  // every constant's memory operand
+}
+
+func (s *isa) vec() reg.VecVirtual {
+	if s.wide {
+		return s.c.ZMM()
+	}
+	return s.c.YMM()
+}
+
+// constant returns the operand of the 64-byte table entry key, half h
+// (AVX2 tables have two): its register if hoisted, else its memory.
+func (s *isa) constant(key string, vals [16]uint32, h int) operand.Op {
+	k := fmt.Sprintf("%s/%d", key, h)
+	if r, ok := s.hoist[k]; ok {
+		return r
+	}
+	m := dataBase.Offset(entry(key, vals) + 32*h)
+	s.memory[k] = m
+	if s.uses != nil {
+		if s.uses[k] == 0 {
+			s.order = append(s.order, k)
+		}
+		s.uses[k]++
+	}
+	return m
+}
+
+func (s *isa) cu(b uint32) operand.Op {
+	var v [16]uint32
+	for i := range v {
+		v[i] = b
+	}
+	return s.constant(fmt.Sprintf("%#08x", b), v, 0)
+}
+
+func (s *isa) cf(f float32) operand.Op { return s.cu(math.Float32bits(f)) }
+func (s *isa) ci(i int32) operand.Op   { return s.cu(uint32(i)) }
+
+// reg returns x in a register, loading it if it is a memory operand.
+func (s *isa) reg(x operand.Op) operand.Op {
+	if operand.IsRegister(x) {
+		return x
+	}
+	return s.copy(x)
+}
+
+func (s *isa) copy(x operand.Op) reg.Register {
+	r := s.vec()
+	s.c.VMOVUPS(x, r)
+	return r
+}
+
+func (s *isa) add(a, b operand.Op) reg.Register { r := s.vec(); s.c.VADDPS(b, a, r); return r }
+func (s *isa) sub(a, b operand.Op) reg.Register { r := s.vec(); s.c.VSUBPS(b, s.reg(a), r); return r }
+func (s *isa) mul(a, b operand.Op) reg.Register { r := s.vec(); s.c.VMULPS(b, a, r); return r }
+func (s *isa) div(a, b operand.Op) reg.Register { r := s.vec(); s.c.VDIVPS(b, s.reg(a), r); return r }
+
+// fma returns a*b + c rounded once. a is a register; b or c may be a
+// constant.
+func (s *isa) fma(a, b, c operand.Op) reg.Register {
+	if operand.IsRegister(b) {
+		r := s.copy(a)
+		s.c.VFMADD213PS(c, b, r)
+		return r
+	}
+	r := s.copy(c)
+	s.c.VFMADD231PS(b, a, r)
+	return r
+}
+
+// fmaTo sets p = p*b + c: for a p nothing else reads, as in Horner's
+// scheme, where a fresh register would cost a copy.
+func (s *isa) fmaTo(p reg.Register, b, c operand.Op) reg.Register {
+	s.c.VFMADD213PS(c, b, p)
+	return p
+}
+
+// maxc and minc clamp x against a constant; a NaN x stays NaN, because
+// VMAXPS and VMINPS return their second source when either is NaN.
+func (s *isa) maxc(x operand.Op, c float32) reg.Register {
+	r := s.vec()
+	s.c.VMAXPS(x, s.reg(s.cf(c)), r)
+	return r
+}
+
+func (s *isa) minc(x operand.Op, c float32) reg.Register {
+	r := s.vec()
+	s.c.VMINPS(x, s.reg(s.cf(c)), r)
+	return r
+}
+
+// round rounds to the nearest integer, ties to even.
+func (s *isa) round(x operand.Op) reg.Register {
+	r := s.vec()
+	if s.wide {
+		s.c.VRNDSCALEPS(operand.U8(0), x, r)
+	} else {
+		s.c.VROUNDPS(operand.U8(0), x, r)
+	}
+	return r
+}
+
+func (s *isa) toInt(x operand.Op) reg.Register   { r := s.vec(); s.c.VCVTTPS2DQ(x, r); return r }
+func (s *isa) toFloat(x operand.Op) reg.Register { r := s.vec(); s.c.VCVTDQ2PS(x, r); return r }
+func (s *isa) addi(a, b operand.Op) reg.Register { r := s.vec(); s.c.VPADDD(b, a, r); return r }
+func (s *isa) subi(a, b operand.Op) reg.Register { r := s.vec(); s.c.VPSUBD(b, a, r); return r }
+func (s *isa) maxi(a, b operand.Op) reg.Register { r := s.vec(); s.c.VPMAXSD(b, a, r); return r }
+
+func (s *isa) shl(a operand.Op, n uint8) reg.Register {
+	r := s.vec()
+	s.c.VPSLLD(operand.U8(n), a, r)
+	return r
+}
+
+func (s *isa) shr(a operand.Op, n uint8) reg.Register {
+	r := s.vec()
+	s.c.VPSRLD(operand.U8(n), a, r)
+	return r
+}
+
+func (s *isa) sra(a operand.Op, n uint8) reg.Register {
+	r := s.vec()
+	s.c.VPSRAD(operand.U8(n), a, r)
+	return r
+}
+
+func (s *isa) and(a, b operand.Op) reg.Register {
+	r := s.vec()
+	if s.wide {
+		s.c.VPANDD(b, a, r)
+	} else {
+		s.c.VPAND(b, a, r)
+	}
+	return r
+}
+
+func (s *isa) or(a, b operand.Op) reg.Register {
+	r := s.vec()
+	if s.wide {
+		s.c.VPORD(b, a, r)
+	} else {
+		s.c.VPOR(b, a, r)
+	}
+	return r
+}
+
+func (s *isa) xor(a, b operand.Op) reg.Register {
+	r := s.vec()
+	if s.wide {
+		s.c.VPXORD(b, a, r)
+	} else {
+		s.c.VPXOR(b, a, r)
+	}
+	return r
+}
+
+// cmp returns the mask of the lanes where a pred b holds.
+func (s *isa) cmp(pred uint8, a, b operand.Op) reg.Register {
+	if s.wide {
+		k := s.c.K()
+		s.c.VCMPPS(operand.U8(pred), b, a, k)
+		return k
+	}
+	r := s.vec()
+	s.c.VCMPPS(operand.U8(pred), b, a, r)
+	return r
+}
+
+// blend returns b where m is set and a elsewhere.
+func (s *isa) blend(m, a, b operand.Op) reg.Register {
+	r := s.vec()
+	if s.wide {
+		s.c.VBLENDMPS(b, s.reg(a), m, r)
+	} else {
+		s.c.VBLENDVPS(m, b, s.reg(a), r)
+	}
+	return r
+}
+
+// odd returns the mask of the odd lanes of the int32 vector q.
+func (s *isa) odd(q operand.Op) reg.Register {
+	if s.wide {
+		k := s.c.K()
+		s.c.VPTESTMD(s.ci(1), q, k)
+		return k
+	}
+	return s.shl(q, 31)
+}
+
+// index is a vector of table indices for lookup: the int32 lanes i (only
+// their low four bits count) and, for AVX2, the mask of the lanes with
+// bit 3 set.
+type index struct{ i, hi reg.Register }
+
+func (s *isa) index(i reg.Register) index {
+	if s.wide {
+		return index{i: i}
+	}
+	return index{i, s.shl(i, 28)}
+}
+
+// lookup returns tab[i] for the 16-entry table tab: one permutation with
+// AVX-512; with AVX2, whose permutations take eight entries, one per half
+// and a blend.
+func (s *isa) lookup(key string, tab []float32, i index) reg.Register {
+	var v [16]uint32
+	for j, x := range tab {
+		v[j] = math.Float32bits(x)
+	}
+	r := s.vec()
+	s.c.VPERMPS(s.constant(key, v, 0), i.i, r)
+	if s.wide {
+		return r
+	}
+	hi := s.vec()
+	s.c.VPERMPS(s.constant(key, v, 1), i.i, hi)
+	return s.blend(i.hi, r, hi)
+}
+
+func (s *isa) abs(x operand.Op) reg.Register { return s.and(x, s.cu(^uint32(signBit))) }
+
+// withSign flips the sign of y where x is negative.
+func (s *isa) withSign(y, x operand.Op) reg.Register { return s.xor(y, s.and(x, s.cu(signBit))) }
+
+// horner evaluates c[0] + c[1] x + ... at x.
+func (s *isa) horner(c []float32, x reg.Register) reg.Register {
+	n := len(c)
+	p := s.fma(x, s.cf(c[n-1]), s.cf(c[n-2]))
+	for i := n - 3; i >= 0; i-- {
+		p = s.fmaTo(p, x, s.cf(c[i]))
+	}
+	return p
+}
+
+// pow2 returns 2^k for int32 lanes k in [-126, 127].
+func (s *isa) pow2(k operand.Op) reg.Register { return s.shl(s.addi(k, s.ci(127)), 23) }
+
+// scale returns y 2^n, rounded once, for integral float lanes n in
+// [-150, 128]: AVX-512 has the instruction; AVX2 applies 2^n in two
+// halves, each a normal power of two, so the product only rounds (to a
+// subnormal or to infinity) at the second.
+func (s *isa) scale(y, n operand.Op) reg.Register {
+	if s.wide {
+		r := s.vec()
+		s.c.VSCALEFPS(n, s.reg(y), r)
+		return r
+	}
+	k := s.toInt(n)
+	k1 := s.sra(k, 1)
+	return s.mul(s.mul(y, s.pow2(k1)), s.pow2(s.subi(k, k1)))
+}
+
+// halfPow2 returns 2^(n-1) for integral float lanes n in [-125, 128].
+func (s *isa) halfPow2(n reg.Register) reg.Register {
+	if s.wide {
+		return s.scale(s.cf(0.5), n)
+	}
+	return s.pow2(s.subi(s.toInt(n), s.ci(1)))
+}
+
+// expReduce is expReduce.
+func (s *isa) expReduce(x reg.Register) (n, r reg.Register) {
+	n = s.round(s.mul(x, s.cf(f32("log2e"))))
+	r = s.fma(n, s.cf(-f32("ln2Hi")), x)
+	r = s.fma(n, s.cf(-f32("ln2Lo")), r)
+	return n, r
+}
+
+// expCore is goExp.
+func (s *isa) expCore(x operand.Op) reg.Register {
+	c := s.minc(s.maxc(x, f32("expLo")), f32("expHi"))
+	n, r := s.expReduce(c)
+	y := s.fma(s.horner(array("expP"), r), s.mul(r, r), r)
+	return s.scale(s.add(y, s.cf(1)), n)
+}
+
+// expm1Core is goExpm1.
+func (s *isa) expm1Core(x reg.Register) reg.Register {
+	c := s.minc(s.maxc(x, f32("expm1Lo")), f32("expHi"))
+	n, r := s.expReduce(c)
+	t := s.fma(s.horner(array("expP"), r), s.mul(r, r), r)
+	h := s.halfPow2(n)
+	y := s.fma(h, t, s.sub(h, s.cf(0.5)))
+	y = s.add(y, y)
+	return s.blend(s.cmp(cmpLT, s.abs(x), s.cf(f32("tinyArg"))), y, x)
+}
+
+// logCore is goLog.
+func (s *isa) logCore(x reg.Register) reg.Register {
+	den := s.cmp(cmpLT, x, s.cf(0x1p-126))
+	xs := s.blend(den, x, s.mul(x, s.cf(0x1p23)))
+	kadj := s.blend(den, s.ci(0), s.ci(-23))
+	sqrtHalf := s.cu(uint32(i32("sqrtHalf")))
+	ix := s.subi(xs, sqrtHalf)
+	k := s.addi(s.sra(ix, 23), kadj)
+	f := s.sub(s.addi(s.and(ix, s.cu(mantMask)), sqrtHalf), s.cf(1))
+	z := s.mul(f, f)
+	y := s.mul(s.mul(s.horner(array("logP"), f), f), z)
+	fk := s.toFloat(k)
+	y = s.fma(fk, s.cf(f32("ln2Lo")), y)
+	y = s.fma(z, s.cf(-0.5), y)
+	y = s.add(f, y)
+	y = s.fma(fk, s.cf(f32("ln2Hi")), y)
+	y = s.blend(s.cmp(cmpNLT, x, s.cf(float32(math.Inf(1)))), y, x)
+	y = s.blend(s.cmp(cmpEQ, x, s.cf(0)), y, s.cf(float32(math.Inf(-1))))
+	return s.blend(s.cmp(cmpLT, x, s.cf(0)), y, s.cu(0x7fc00000))
+}
+
+// log1pCore is goLog1p.
+func (s *isa) log1pCore(x reg.Register) reg.Register {
+	u := s.add(x, s.cf(1))
+	b := s.sub(u, s.cf(1))
+	a := s.sub(u, b)
+	e := s.add(s.sub(s.cf(1), a), s.sub(x, b))
+	y := s.add(s.logCore(u), s.div(e, u))
+	y = s.blend(s.cmp(cmpEQ, x, s.cf(float32(math.Inf(1)))), y, x)
+	y = s.blend(s.cmp(cmpEQ, x, s.cf(-1)), y, s.cf(float32(math.Inf(-1))))
+	return s.blend(s.cmp(cmpLT, s.abs(x), s.cf(f32("tinyArg"))), y, x)
+}
+
+// tanhCore is goTanh.
+func (s *isa) tanhCore(x reg.Register) reg.Register {
+	a := s.minc(s.abs(x), f32("tanhMax"))
+	i := s.index(s.maxi(s.subi(s.shr(a, 22), s.ci(i32("tanhBase"))), s.ci(0)))
+	tab := array("tanhTab")
+	const rows, cols = 16, 9
+	column := func(j int) reg.Register {
+		col := make([]float32, rows)
+		for r := range col {
+			col[r] = tab[r*cols+j]
+		}
+		return s.lookup(fmt.Sprintf("tanhTab[%d]", j), col, i)
+	}
+	t := s.sub(a, column(0))
+	p := s.fma(t, column(cols-1), column(cols-2))
+	for j := cols - 3; j >= 1; j-- {
+		p = s.fmaTo(p, t, column(j))
+	}
+	return s.withSign(p, x)
+}
+
+// sigmoidCore is goSigmoid.
+func (s *isa) sigmoidCore(x reg.Register) reg.Register {
+	e := s.expCore(s.or(x, s.cu(signBit)))
+	num := s.blend(s.cmp(cmpLT, x, s.cf(0)), s.cf(1), e)
+	return s.div(num, s.add(e, s.cf(1)))
+}
+
+// erfCore is goErf.
+func (s *isa) erfCore(x reg.Register) reg.Register {
+	a := s.abs(x)
+	small := s.fma(s.horner(array("erfP"), s.mul(a, a)), a, a)
+	big := s.sub(s.cf(1), s.expCore(s.horner(array("erfQ"), s.minc(a, f32("erfHi")))))
+	y := s.blend(s.cmp(cmpLT, a, s.cf(f32("erfSmall"))), big, small)
+	return s.withSign(y, x)
+}
+
+// sinCosCore is goSin (quadrant 0) and goCos (quadrant 1) for |x| <=
+// sinCosMax; the kernel loop hands vectors with larger lanes back to Go.
+func (s *isa) sinCosCore(x reg.Register, quadrant int32) reg.Register {
+	a := s.abs(x)
+	n := s.round(s.mul(a, s.cf(f32("twoOverPi"))))
+	r := s.fma(n, s.cf(-pio2A), a)
+	r = s.fma(n, s.cf(-pio2B), r)
+	r = s.fma(n, s.cf(-pio2C), r)
+	q := s.toInt(n)
+	if quadrant != 0 {
+		q = s.addi(q, s.ci(quadrant))
+	}
+	z := s.mul(r, r)
+	sin := s.fma(s.mul(s.horner(array("sinP"), z), z), r, r)
+	cos := s.horner(array("cosP"), z)
+	y := s.blend(s.odd(q), sin, cos)
+	y = s.xor(y, s.and(s.shl(q, 30), s.cu(signBit)))
+	if quadrant == 0 {
+		y = s.withSign(y, x)
+	}
+	return y
+}
+
+// fn is one generated function.
+type fn struct {
+	name string // kernel name prefix: exp gives expAVX2 and expAVX512
+	op   string // its vecOp
+	core func(s *isa, x reg.Register) reg.Register
+	// bail, if set, returns the mask of lanes the kernel must not compute.
+	bail func(s *isa, x reg.Register) reg.Register
+}
+
+func sinCosBail(s *isa, x reg.Register) reg.Register {
+	return s.cmp(cmpGT, s.abs(x), s.cf(f32("sinCosMax")))
+}
+
+var fns = []fn{
+	{"exp", "vecExp", func(s *isa, x reg.Register) reg.Register { return s.expCore(x) }, nil},
+	{"expm1", "vecExpm1", (*isa).expm1Core, nil},
+	{"log", "vecLog", (*isa).logCore, nil},
+	{"log1p", "vecLog1p", (*isa).log1pCore, nil},
+	{"tanh", "vecTanh", (*isa).tanhCore, nil},
+	{"sigmoid", "vecSigmoid", (*isa).sigmoidCore, nil},
+	{"erf", "vecErf", (*isa).erfCore, nil},
+	{"sin", "vecSin", func(s *isa, x reg.Register) reg.Register { return s.sinCosCore(x, 0) }, sinCosBail},
+	{"cos", "vecCos", func(s *isa, x reg.Register) reg.Register { return s.sinCosCore(x, 1) }, sinCosBail},
+}
+
+var isas = []isa{{name: "AVX2", width: 8}, {name: "AVX512", width: 16, wide: true}}
+
+// kernel emits f into s.c: a loop over the whole vectors of dst, then the
+// remaining elements as one vector under a mask, with the constants keyed
+// in hoist loaded into registers first. It returns how many elements it
+// wrote: all of them unless f.bail stopped it before a vector.
+func (s *isa) kernel(f fn, hoist []string) {
+	c := s.c
+	c.Function(f.name + s.name)
+	c.Attributes(attr.NOSPLIT)
+	c.SignatureExpr("func(dst, src []float32) int")
+	d := c.Load(c.Param("dst").Base(), c.GP64())
+	n := c.Load(c.Param("dst").Len(), c.GP64())
+	p := c.Load(c.Param("src").Base(), c.GP64())
+	whole := c.GP64()
+	c.MOVQ(n, whole)
+	c.ANDQ(operand.I32(-s.width), whole)
+	s.hoist = map[string]reg.Register{}
+	for _, k := range hoist {
+		s.hoist[k] = s.copy(s.memory[k])
+	}
+	i := c.GP64()
+	c.XORQ(i, i)
+	bail := func(x reg.Register) {
+		if f.bail == nil {
+			return
+		}
+		m := f.bail(s, x)
+		if s.wide {
+			c.KORTESTW(m, m)
+		} else {
+			t := c.GP32()
+			c.VMOVMSKPS(m, t)
+			c.TESTL(t, t)
+		}
+		c.JNZ(operand.LabelRef("done"))
+	}
+	in, out := operand.Mem{Base: p, Index: i, Scale: 4}, operand.Mem{Base: d, Index: i, Scale: 4}
+	c.Label("loop")
+	c.CMPQ(i, whole)
+	c.JAE(operand.LabelRef("tail"))
+	x := s.copy(in)
+	bail(x)
+	c.VMOVUPS(f.core(s, x), out)
+	c.ADDQ(operand.U32(s.width), i)
+	c.JMP(operand.LabelRef("loop"))
+	c.Label("tail")
+	c.CMPQ(i, n)
+	c.JAE(operand.LabelRef("done"))
+	rest := c.GP64()
+	c.MOVQ(n, rest)
+	c.SUBQ(i, rest)
+	m := s.tailMask(rest)
+	x = s.vec()
+	if s.wide {
+		c.VMOVUPS_Z(in, m, x)
+	} else {
+		c.VMASKMOVPS(in, m, x)
+	}
+	bail(x)
+	if s.wide {
+		c.VMOVUPS(f.core(s, x), m, out)
+	} else {
+		c.VMASKMOVPS(f.core(s, x), m, out)
+	}
+	c.MOVQ(n, i)
+	c.Label("done")
+	c.Store(i, c.ReturnIndex(0))
+	c.VZEROUPPER()
+	c.RET()
+}
+
+// tailMask returns the mask of the first rest lanes, for rest in [1,
+// width): read from a table of 16-bit masks (their low halves) with
+// AVX-512; with AVX2, eight lanes of a table of eight -1s then eight 0s,
+// starting at 8-rest.
+func (s *isa) tailMask(rest reg.Register) reg.Register {
+	var tab [16]uint32
+	base := s.c.GP64()
+	if s.wide {
+		for j := range tab {
+			tab[j] = 1<<j - 1
+		}
+		s.c.LEAQ(dataBase.Offset(entry("tailmask16", tab)), base)
+		k := s.c.K()
+		s.c.KMOVW(operand.Mem{Base: base, Index: rest, Scale: 4}, k)
+		return k
+	}
+	for j := range 8 {
+		tab[j] = ^uint32(0)
+	}
+	s.c.LEAQ(dataBase.Offset(entry("tailmask8", tab)), base)
+	off := s.c.GP64()
+	s.c.MOVQ(operand.U32(8), off)
+	s.c.SUBQ(rest, off)
+	m := s.vec()
+	s.c.VMOVUPS(operand.Mem{Base: base, Index: off, Scale: 4}, m)
+	return m
+}
+
+// emit adds f for spec to ctx, hoisting the most used constants: as many
+// as register allocation succeeds with, found by compiling trial
+// kernels.
+func emit(ctx *build.Context, spec isa, f fn) {
+	count := spec
+	count.c = build.NewContext()
+	count.uses, count.memory = map[string]int{}, map[string]operand.Mem{}
+	count.kernel(f, nil)
+	keys := slices.Clone(count.order)
+	slices.SortStableFunc(keys, func(a, b string) int { return count.uses[b] - count.uses[a] })
+	for n := len(keys); n >= 0; n-- {
+		trial := spec
+		trial.c, trial.memory = build.NewContext(), count.memory
+		trial.kernel(f, keys[:n])
+		if !allocates(trial) {
+			continue
+		}
+		out := spec
+		out.c, out.memory = ctx, count.memory
+		out.kernel(f, keys[:n])
+		return
+	}
+	log.Fatalf("%s%s: no register allocation", f.name, spec.name)
+}
+
+// allocates reports whether the function built in s.c compiles: whether
+// its registers can be allocated, AVX2 ones among the 16 that VEX
+// encodings reach (avo allocates from all 32).
+func allocates(s isa) bool {
+	file, err := s.c.Result()
+	if err != nil {
+		log.Fatal(err)
+	}
+	return pass.Compile.Execute(file) == nil && (s.wide || !highVectors(file))
+}
+
+// binFn is one generated binary operation.
+type binFn struct {
+	name string // kernel name prefix: add gives addAVX2 and addAVX512
+	op   string // its BinaryOp
+	doc  string
+	core func(s *isa, a, b reg.Register) reg.Register
+}
+
+// maxMin returns VMAXPS or VMINPS of b and a, which gives a where either
+// is NaN (and for equal a and b, so a for -0 and +0), with the NaNs of b
+// put back: the semantics of binary.go's maxKernel and minKernel.
+func maxMin(max bool) func(s *isa, a, b reg.Register) reg.Register {
+	return func(s *isa, a, b reg.Register) reg.Register {
+		r := s.vec()
+		if max {
+			s.c.VMAXPS(a, b, r)
+		} else {
+			s.c.VMINPS(a, b, r)
+		}
+		return s.blend(s.cmp(cmpUNO, b, b), r, b)
+	}
+}
+
+var binFns = []binFn{
+	{"add", "Add", "a[i] + b[i]", func(s *isa, a, b reg.Register) reg.Register { return s.add(a, b) }},
+	{"sub", "Sub", "a[i] - b[i]", func(s *isa, a, b reg.Register) reg.Register { return s.sub(a, b) }},
+	{"mul", "Mul", "a[i] * b[i]", func(s *isa, a, b reg.Register) reg.Register { return s.mul(a, b) }},
+	{"div", "Div", "a[i] / b[i]", func(s *isa, a, b reg.Register) reg.Register { return s.div(a, b) }},
+	{"max", "Maximum", "the larger of a[i] and b[i], or the NaN among them", maxMin(true)},
+	{"min", "Minimum", "the smaller of a[i] and b[i], or the NaN among them", maxMin(false)},
+}
+
+// binKernel emits f into s.c: a loop over the whole vectors of dst, four
+// at a time while it can, that returns how many elements it wrote.
+func (s *isa) binKernel(f binFn) {
+	c := s.c
+	c.Function(f.name + s.name)
+	c.Attributes(attr.NOSPLIT)
+	c.SignatureExpr("func(dst, a, b []float32) int")
+	d := c.Load(c.Param("dst").Base(), c.GP64())
+	n := c.Load(c.Param("dst").Len(), c.GP64())
+	pa := c.Load(c.Param("a").Base(), c.GP64())
+	pb := c.Load(c.Param("b").Base(), c.GP64())
+	n4 := c.GP64()
+	c.MOVQ(n, n4)
+	c.ANDQ(operand.I32(-4*s.width), n4)
+	c.ANDQ(operand.I32(-s.width), n)
+	i := c.GP64()
+	c.XORQ(i, i)
+	step := func(vectors int) {
+		for v := range vectors {
+			at := func(p reg.Register) operand.Mem {
+				return operand.Mem{Base: p, Index: i, Scale: 4, Disp: 4 * s.width * v}
+			}
+			c.VMOVUPS(f.core(s, s.copy(at(pa)), s.copy(at(pb))), at(d))
+		}
+		c.ADDQ(operand.U32(vectors*s.width), i)
+	}
+	c.Label("loop4")
+	c.CMPQ(i, n4)
+	c.JAE(operand.LabelRef("loop1"))
+	step(4)
+	c.JMP(operand.LabelRef("loop4"))
+	c.Label("loop1")
+	c.CMPQ(i, n)
+	c.JAE(operand.LabelRef("done"))
+	step(1)
+	c.JMP(operand.LabelRef("loop1"))
+	c.Label("done")
+	c.Store(i, c.ReturnIndex(0))
+	c.VZEROUPPER()
+	c.RET()
+}
+
+func emitBinary(ctx *build.Context, spec isa, f binFn) {
+	trial := spec
+	trial.c = build.NewContext()
+	trial.binKernel(f)
+	if !allocates(trial) {
+		log.Fatalf("%s%s: no register allocation", f.name, spec.name)
+	}
+	out := spec
+	out.c = ctx
+	out.binKernel(f)
+}
+
+// highVectors reports whether f uses a vector register above 15, which
+// only EVEX (AVX-512) encodings reach: avo allocates from all 32.
+func highVectors(f *ir.File) bool {
+	for _, fn := range f.Functions() {
+		for _, i := range fn.Instructions() {
+			for _, r := range i.Registers() {
+				if p := reg.ToPhysical(r); p != nil && p.Kind() == reg.KindVector && p.PhysicalIndex() > 15 {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// pruneVectorSelfMoves removes the copies of a register onto itself that
+// allocation leaves where an operation copies an operand that then dies
+// into the same register: no-ops that would still take issue slots in
+// every iteration.
+func pruneVectorSelfMoves(fn *ir.Function) error {
+	fn.Nodes = slices.DeleteFunc(fn.Nodes, func(n ir.Node) bool {
+		i, ok := n.(*ir.Instruction)
+		return ok && i.Opcode == "VMOVUPS" && operand.IsRegister(i.Operands[0]) && i.Operands[0] == i.Operands[1]
+	})
+	return nil
+}
+
+func main() {
+	// avo's build package claims flag.CommandLine's -out for itself
+	fs := flag.NewFlagSet("vecmath", flag.ExitOnError)
+	asmOut := fs.String("out", "vecmath_amd64.s", "write the assembly to `file`")
+	goOut := fs.String("go", "vecmath_amd64.go", "write the Go declarations to `file`")
+	fallback := fs.String("fallback", "vecmath_fallback.go", "read the constants and coefficients from `file`")
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		log.Fatal(err)
+	}
+	readShared(*fallback)
+	ctx := build.NewContext()
+	ctx.ConstraintExpr("amd64,!noasm")
+	for _, s := range isas {
+		for _, f := range fns {
+			emit(ctx, s, f)
+		}
+		for _, f := range binFns {
+			emitBinary(ctx, s, f)
+		}
+	}
+	emitData(ctx)
+	w, err := os.Create(*asmOut)
+	if err != nil {
+		log.Fatal(err)
+	}
+	argv := append([]string{"go", "run", "./internal/asmgen/vecmath"}, os.Args[1:]...)
+	cfg := &build.Config{ErrOut: os.Stderr, MaxErrors: 10, Passes: []pass.Interface{
+		pass.Compile,
+		pass.FunctionPass(pruneVectorSelfMoves),
+		&pass.Output{Writer: w, Printer: printer.NewGoAsm(printer.Config{Argv: argv, Pkg: "cpu"})},
+	}}
+	if build.Main(cfg, ctx) != 0 {
+		os.Exit(1)
+	}
+	if err := os.WriteFile(*goOut, goFile(strings.Join(argv, " ")), 0o644); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// goFile returns the Go side of the kernels, generated by command:
+// declarations and asmImpls.
+func goFile(command string) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "// Code generated by command: %s. DO NOT EDIT.\n\n", command)
+	fmt.Fprintf(&b, "//go:build amd64 && !noasm\n\npackage cpu\n\nimport \"golang.org/x/sys/cpu\"\n\n")
+	fmt.Fprintf(&b, "// asmImpls returns the kernel sets of vecmath_amd64.s that this CPU runs,\n// fastest first.\n")
+	fmt.Fprintf(&b, "func asmImpls() []vecImpl {\n\tvar impls []vecImpl\n")
+	for i := len(isas) - 1; i >= 0; i-- {
+		s := isas[i]
+		cond := "cpu.X86.HasAVX2 && cpu.X86.HasFMA"
+		if s.wide {
+			cond = "cpu.X86.HasAVX512F"
+		}
+		fmt.Fprintf(&b, "\tif %s {\n\t\timpls = append(impls, vecImpl{name: %q, width: %d, kernels: [numVecOps]vecKernel{\n", cond, s.name, s.width)
+		for _, f := range fns {
+			fmt.Fprintf(&b, "\t\t\t%s: %s%s,\n", f.op, f.name, s.name)
+		}
+		fmt.Fprintf(&b, "\t\t}, binary: map[BinaryOp]vecBinKernel{\n")
+		for _, f := range binFns {
+			fmt.Fprintf(&b, "\t\t\t%s: %s%s,\n", f.op, f.name, s.name)
+		}
+		fmt.Fprintf(&b, "\t\t}})\n\t}\n")
+	}
+	fmt.Fprintf(&b, "\treturn impls\n}\n")
+	for _, s := range isas {
+		for _, f := range fns {
+			fmt.Fprintf(&b, "\n// %s%s sets dst[i] to %s(src[i]) for the whole %d-lane vectors of dst\n", f.name, s.name, f.name, s.width)
+			if f.bail != nil {
+				fmt.Fprintf(&b, "// up to the first with an argument beyond sinCosMax (or ±Inf)\n")
+			}
+			fmt.Fprintf(&b, "// and returns the number of elements written.\n//\n//go:noescape\nfunc %s%s(dst, src []float32) int\n", f.name, s.name)
+		}
+		for _, f := range binFns {
+			fmt.Fprintf(&b, "\n// %s%s sets dst[i] to %s for the whole %d-lane vectors of dst\n", f.name, s.name, f.doc, s.width)
+			fmt.Fprintf(&b, "// and returns the number of elements written.\n//\n//go:noescape\nfunc %s%s(dst, a, b []float32) int\n", f.name, s.name)
+		}
+	}
+	out, err := format.Source(b.Bytes())
+	if err != nil {
+		log.Fatal(err)
+	}
+	return out
+}
