@@ -212,11 +212,13 @@ func (c *Compiled) evalCPU(in, out []*array.Array) error {
 	inBufs := make([]cpu.Buf, nIn)
 	walkers := make([]*cpu.Walker, nIn)
 	direct := make([]bool, nIn) // row-major and unbroadcast: tiles are slices of it
+	scalar := make([]bool, nIn) // one element: tiles repeat it with stride 0
 	for i, x := range in {
 		b := cpu.Buf{Data: x.Storage().Bytes(), DType: x.DType(), Shape: x.Shape(), Strides: x.Strides(), Offset: x.Offset()}
 		inBufs[i] = broadcastBuf(b, shape)
 		direct[i] = slices.Equal(x.Shape(), shape) && x.RowMajor()
-		if !direct[i] {
+		scalar[i] = x.Size() == 1
+		if !direct[i] && !scalar[i] {
 			walkers[i] = cpu.NewWalker(inBufs[i].Shape, inBufs[i].Strides)
 		}
 	}
@@ -235,6 +237,21 @@ func (c *Compiled) evalCPU(in, out []*array.Array) error {
 		arena := make([]byte, (nslots+nIn)*tileLen*8)
 		regs := make([]cpu.Buf, nIn+len(c.Instrs))
 		unit := []int{1}
+		filled := make([][]byte, nIn)
+		for i := range nIn {
+			if scalar[i] {
+				dt := c.InDTypes[i]
+				filled[i] = arena[(nslots+i)*tileLen*8:][:tileLen*dt.Size()]
+				b := inBufs[i]
+				src := cpu.Buf{Data: b.Data, DType: dt, Shape: []int{tileLen}, Strides: []int{0}, Offset: b.Offset}
+				if err := cpu.Copy(cpu.Contiguous(filled[i], dt, []int{tileLen}), src); err != nil {
+					mu.Lock()
+					firstErr = err
+					mu.Unlock()
+					return
+				}
+			}
+		}
 		for t := tlo; t < thi; t++ {
 			lo := t * tileElems
 			m := min(tileElems, n-lo)
@@ -243,6 +260,12 @@ func (c *Compiled) evalCPU(in, out []*array.Array) error {
 				dt := c.InDTypes[i]
 				sz := dt.Size()
 				var data []byte
+				if scalar[i] {
+					// filled once per chunk, below: the vector kernels
+					// then see two contiguous operands
+					regs[i] = cpu.Buf{Data: filled[i][:m*sz], DType: dt, Shape: tile, Strides: unit}
+					continue
+				}
 				if direct[i] {
 					b := inBufs[i]
 					data = b.Data[(b.Offset+lo)*sz : (b.Offset+lo+m)*sz]

@@ -185,9 +185,20 @@ func operand[T any](src []T, off, st, m int, tile []T) []T {
 // called once per parallel chunk with the chunk's length, so kernels that
 // need scratch get their own.
 func runBinary[T, D any](out, a, b Buf, mk func(n int) binKernel[T, D]) {
-	if n := out.Size(); n <= Grain && flat(out, a, b) {
-		mk(n).vv(Elems[D](out)[out.Offset:out.Offset+n], Elems[T](a)[a.Offset:a.Offset+n], Elems[T](b)[b.Offset:b.Offset+n])
-		return
+	if n := out.Size(); n <= Grain && flat(out) {
+		k := mk(n)
+		o := Elems[D](out)[out.Offset : out.Offset+n]
+		switch {
+		case flat(a, b):
+			k.vv(o, Elems[T](a)[a.Offset:a.Offset+n], Elems[T](b)[b.Offset:b.Offset+n])
+			return
+		case flat(a) && repeated(b) && k.vs != nil:
+			k.vs(o, Elems[T](a)[a.Offset:a.Offset+n], Elems[T](b)[b.Offset])
+			return
+		case repeated(a) && flat(b) && k.sv != nil:
+			k.sv(o, Elems[T](a)[a.Offset], Elems[T](b)[b.Offset:b.Offset+n])
+			return
+		}
 	}
 	w := NewWalker(out.Shape, out.Strides, a.Strides, b.Strides)
 	o, x, y := Elems[D](out), Elems[T](a), Elems[T](b)

@@ -63,6 +63,12 @@ func flat(bufs ...Buf) bool {
 	return true
 }
 
+// repeated reports whether b is one element repeated: a 1-D view of
+// stride 0, such as a scalar broadcast over a fused interpreter's tile.
+func repeated(b Buf) bool {
+	return len(b.Shape) == 1 && b.Strides[0] == 0
+}
+
 // Contiguous returns a row-major Buf over data for shape.
 func Contiguous(data []byte, dt array.DType, shape []int) Buf {
 	return Buf{Data: data, DType: dt, Shape: shape, Strides: array.RowMajorStrides(shape)}
