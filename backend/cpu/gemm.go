@@ -1,0 +1,636 @@
+package cpu
+
+import (
+	"math/bits"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/fathom-go/fathom/array"
+)
+
+//go:generate go run ./internal/asmgen/gemm -out gemm_amd64.s -stubs gemm_amd64.go -pkg cpu
+
+// The GEMM here follows GotoBLAS and BLIS. C = A·B is cut into blocks so
+// that each operand is read from the cache level that can hold it:
+//
+//	for each block of mb rows of A (Ã: mb×K packed, bounded by L3)
+//	  in parallel: pack Ã, then work items (nc columns × a range of rows)
+//	    for each depth block of kc
+//	      pack B̃: kc×nc of B (kept in this core's L2)
+//	      for each micro-panel of mr rows of Ã (mr×kc, kept in L1)
+//	        for each micro-panel of nr columns of B̃ (streamed from L2)
+//	          micro-kernel: the mr×nr tile of C in registers
+//
+// Packing lays the panels out in the order the micro-kernel reads them,
+// zero-padded to whole tiles, and reads the operands through any strides:
+// transposed, strided or broadcast views are never copied first.
+// float16 and bfloat16 operands are widened to float32 while packing.
+
+// mat is a strided matrix view: element (i, j) is data[off + i*rs + j*cs].
+type mat[S any] struct {
+	data        []S
+	off, rs, cs int
+}
+
+func (m mat[S]) sub(i, j int) mat[S] {
+	m.off += i*m.rs + j*m.cs
+	return m
+}
+
+// microKernel is a register-blocked kernel: fn computes the mr×nr tile
+// c = ã·b̃ over k packed steps (c += ã·b̃ when acc is set), with c's rows
+// ldc elements apart.
+type microKernel[T float32 | float64] struct {
+	name   string
+	mr, nr int
+	fn     func(k int, a, b, c *T, ldc int, acc bool)
+}
+
+// The kernels and cache sizes in use, set at init by the architecture's
+// file from the CPU's features.
+var (
+	kernel32 microKernel[float32]
+	kernel64 microKernel[float64]
+	caches   cacheSizes
+)
+
+// cacheSizes are the data cache sizes in bytes that one core can count on.
+type cacheSizes struct{ l1, l2, l3 int }
+
+// defaultCaches are used where the CPU does not say: a 32 KiB L1, a
+// 1 MiB L2 and 8 MiB of L3, a common modern core.
+var defaultCaches = cacheSizes{l1: 32 << 10, l2: 1 << 20, l3: 8 << 20}
+
+// kernelFor returns the micro-kernel in use for T.
+func kernelFor[T float32 | float64]() microKernel[T] {
+	var z T
+	if _, ok := any(z).(float32); ok {
+		return any(kernel32).(microKernel[T])
+	}
+	return any(kernel64).(microKernel[T])
+}
+
+// blocking is the cache blocking of one product, in elements.
+type blocking struct {
+	kc int // depth of a packed block: an mr×kc micro-panel of Ã fills half of L1
+	nc int // width of a B̃ block: kc×nc fills half of L2
+	mb int // rows of Ã packed at once, over the whole depth
+}
+
+// blockingFor sizes the blocks of an m×k by k×n product. Blocks of one
+// kind are made equal rather than full-then-remainder: a short last
+// depth block would pay for loading and storing its C tiles with little
+// work, and a short last row block for packing all of B again.
+func blockingFor(es, mr, nr, m, k int, c cacheSizes) blocking {
+	kc := max(16, c.l1/2/(mr*es))
+	kc = ceilDiv(k, ceilDiv(k, kc))
+	nc := max(nr, c.l2/2/(kc*es)/nr*nr)
+	// Ã is bounded by the L3's size to bound its memory, not to keep it
+	// cached: each packed element is used nc times per load, so Ã may
+	// stream from memory at a small fraction of its bandwidth.
+	mb := max(mr, c.l3/(max(k, 1)*es))
+	mb = roundUp(ceilDiv(m, ceilDiv(m, mb)), mr)
+	return blocking{kc: kc, nc: nc, mb: mb}
+}
+
+func ceilDiv(n, d int) int { return (n + d - 1) / d }
+
+// parallelFlops is the size of product (2·m·n·k) below which one core
+// does it all. Measured on the target machines (2 cores): a 96³ product
+// is faster on one core, a 128³ one (2²² flops) on two.
+var parallelFlops = 1 << 22
+
+// packers fill Ã and B̃ from the operands: packA packs rows×kc of A from
+// (i0, k0) into panels of mr rows, packB kc×cols of B from (k0, j0) into
+// panels of nr columns.
+type packers[T float32 | float64] struct {
+	packA func(dst []T, i0, rows, k0, kc, mr int)
+	packB func(dst []T, k0, kc, j0, cols, nr int)
+}
+
+// gemm computes c = a·b for an m×k a and a k×n b, into the row-major m×n
+// c with rows ldc apart. parallel lets it spread over cores.
+func gemm[T float32 | float64](m, n, k int, a, b mat[T], c []T, ldc int, parallel bool) {
+	gemmPacked(m, n, k, packers[T]{
+		packA: func(dst []T, i0, rows, k0, kc, mr int) { packA(dst, a.sub(i0, k0), rows, kc, mr) },
+		packB: func(dst []T, k0, kc, j0, cols, nr int) { packB(dst, b.sub(k0, j0), kc, cols, nr) },
+	}, c, ldc, parallel)
+}
+
+// half is the set of 16-bit float element types, computed in float32.
+type half interface{ array.F16 | array.BF16 }
+
+// gemmHalf computes c = a·b for float16 or bfloat16 operands, widening
+// them to float32 while packing; c holds the float32 sums.
+func gemmHalf[S half](m, n, k int, a, b mat[S], c []float32, ldc int, parallel bool) {
+	gemmPacked(m, n, k, packers[float32]{
+		packA: func(dst []float32, i0, rows, k0, kc, mr int) { packAHalf(dst, a.sub(i0, k0), rows, kc, mr) },
+		packB: func(dst []float32, k0, kc, j0, cols, nr int) { packBHalf(dst, b.sub(k0, j0), kc, cols, nr) },
+	}, c, ldc, parallel)
+}
+
+// gemmPacked is the blocked product behind gemm and gemmHalf.
+func gemmPacked[T float32 | float64](m, n, k int, pk packers[T], c []T, ldc int, parallel bool) {
+	if m <= 0 || n <= 0 {
+		return
+	}
+	if len(c) < (m-1)*ldc+n || ldc < n {
+		panic("cpu: gemm output too small")
+	}
+	if k <= 0 {
+		for i := 0; i < m; i++ {
+			clear(c[i*ldc : i*ldc+n])
+		}
+		return
+	}
+	kern := kernelFor[T]()
+	mr, nr := kern.mr, kern.nr
+	var z T
+	blk := blockingFor(int(unsafe.Sizeof(z)), mr, nr, m, k, caches)
+	workers := runtime.GOMAXPROCS(0)
+	if !parallel || 2*m*n*k < parallelFlops {
+		workers = 1
+	}
+	pool := poolFor[T]()
+	for i0 := 0; i0 < m; i0 += blk.mb {
+		rows := min(blk.mb, m-i0)
+		panels := ceilDiv(rows, mr)
+		abuf := pool.get(panels * mr * k)
+		apk := *abuf
+		// Ã holds the depth blocks one after another; within one, the
+		// panels of mr rows, each kc steps of mr elements. It is packed
+		// in tasks of about 8K elements, small enough to share out evenly.
+		packPanels := max(1, (8<<10)/(mr*k))
+		packTasks := ceilDiv(panels, packPanels)
+		packTask := func(t int) {
+			lo, hi := t*packPanels, min((t+1)*packPanels, panels)
+			r := min(rows, hi*mr) - lo*mr
+			for k0 := 0; k0 < k; k0 += blk.kc {
+				kc := min(blk.kc, k-k0)
+				pk.packA(apk[panels*mr*k0+lo*mr*kc:], i0+lo*mr, r, k0, kc, mr)
+			}
+		}
+
+		// Work items are blocks of nc columns, split further into ranges
+		// of row panels when there are too few columns to go round.
+		nc := blk.nc
+		nj := ceilDiv(n, nc)
+		ni := 1
+		if workers > 1 {
+			target := itemsPerWorker * workers
+			if nj < target {
+				nc = max(min(nc, nr), roundUp(ceilDiv(n, target), nr))
+				nj = ceilDiv(n, nc)
+			}
+			if nj < target {
+				ni = max(1, min(ceilDiv(target, nj), panels/2))
+			}
+		}
+		pp := ceilDiv(panels, ni) // row panels an item
+		item := func(bpk, tile []T, it int) {
+			j0 := (it % nj) * nc
+			cols := min(nc, n-j0)
+			p0 := (it / nj) * pp
+			p1 := min(p0+pp, panels)
+			for k0 := 0; k0 < k; k0 += blk.kc {
+				kc := min(blk.kc, k-k0)
+				pk.packB(bpk, k0, kc, j0, cols, nr)
+				acc := k0 > 0
+				for p := p0; p < p1; p++ {
+					ap := &apk[panels*mr*k0+p*mr*kc]
+					r := min(mr, rows-p*mr)
+					ci := (i0+p*mr)*ldc + j0
+					for q := 0; q*nr < cols; q++ {
+						bp := &bpk[q*nr*kc]
+						w := min(nr, cols-q*nr)
+						if r == mr && w == nr {
+							kern.fn(kc, ap, bp, &c[ci+q*nr], ldc, acc)
+							continue
+						}
+						kern.fn(kc, ap, bp, &tile[0], nr, false)
+						mergeTile(c[ci+q*nr:], ldc, tile, nr, r, w, acc)
+					}
+				}
+			}
+		}
+		type scratch struct{ b, tile *[]T }
+		runTasks(workers, packTasks, nj*ni, packTask,
+			func() scratch { return scratch{pool.get(blk.kc * roundUp(min(nc, n), nr)), pool.get(mr * nr)} },
+			func(s scratch, it int) { item(*s.b, *s.tile, it) },
+			func(s scratch) { pool.put(s.b); pool.put(s.tile) })
+		pool.put(abuf)
+	}
+}
+
+// itemsPerWorker is how many work items a product is cut into per
+// worker when it can be: enough that a worker that starts late, or a core
+// that is busy elsewhere, leaves little to wait for at the end.
+const itemsPerWorker = 4
+
+// runTasks runs nPack packing tasks and then nItems work items on up to
+// workers goroutines, which take them one at a time from a shared counter
+// (so a core busy elsewhere just takes fewer). Items read what the
+// packing tasks wrote, so they start once the last of those has finished:
+// one parallel region a block rather than one a phase. A goroutine gets
+// its scratch for items from newScratch when it takes its first item,
+// and hands it to release at the end.
+func runTasks[W any](workers, nPack, nItems int, pack func(t int), newScratch func() W, item func(w W, it int), release func(W)) {
+	total := int64(nPack + nItems)
+	var next, packed, done atomic.Int64
+	finished := make(chan struct{})
+	work := func() {
+		var w W
+		started := false
+		for {
+			t := int(next.Add(1) - 1)
+			if t >= int(total) {
+				break
+			}
+			if t < nPack {
+				pack(t)
+				packed.Add(1)
+			} else {
+				for packed.Load() < int64(nPack) {
+					runtime.Gosched()
+				}
+				if !started {
+					w, started = newScratch(), true
+				}
+				item(w, t-nPack)
+			}
+			if done.Add(1) == total {
+				close(finished)
+			}
+		}
+		if started {
+			release(w)
+		}
+	}
+	if workers <= 1 || total == 1 {
+		work()
+		return
+	}
+	if !team.run(work) {
+		for range min(workers, int(total)) - 1 {
+			go work()
+		}
+		work()
+	}
+	<-finished
+}
+
+// team is a set of helper goroutines that stay awake for a while after a
+// product. Waking a parked thread takes about 100 µs on the target
+// machines (virtual CPUs), a third of a 256×256 product; OpenBLAS keeps
+// its threads spinning for the same reason. A helper spins (yielding to
+// any other goroutine) for teamSpin after its last job, then parks until
+// the next.
+var team = &teamT{wake: make(chan struct{}, 64)}
+
+const teamSpin = time.Millisecond
+
+type teamT struct {
+	once   sync.Once
+	job    atomic.Pointer[teamJob]
+	gen    atomic.Uint64
+	wake   chan struct{}
+	parked atomic.Int32
+}
+
+type teamJob struct {
+	gen  uint64
+	work func()
+}
+
+// run offers work to the helpers and runs it on the calling goroutine
+// too, returning false (having run nothing) if the helpers are busy with
+// another caller's job. work must be safe to call from several
+// goroutines at once and after it has finished.
+func (t *teamT) run(work func()) bool {
+	j := &teamJob{gen: t.gen.Add(1), work: work}
+	if !t.job.CompareAndSwap(nil, j) {
+		return false
+	}
+	t.once.Do(func() {
+		for range min(runtime.GOMAXPROCS(0), cap(t.wake)+1) - 1 {
+			go t.helper()
+		}
+	})
+	for n := t.parked.Load(); n > 0; n-- {
+		select {
+		case t.wake <- struct{}{}:
+		default:
+		}
+	}
+	work()
+	t.job.Store(nil)
+	return true
+}
+
+func (t *teamT) helper() {
+	var last uint64
+	idle := time.Now()
+	for {
+		if j := t.job.Load(); j != nil && j.gen != last {
+			last = j.gen
+			j.work()
+			idle = time.Now()
+			continue
+		}
+		if time.Since(idle) < teamSpin {
+			runtime.Gosched()
+			continue
+		}
+		t.parked.Add(1)
+		if j := t.job.Load(); j != nil && j.gen != last {
+			t.parked.Add(-1)
+			continue
+		}
+		<-t.wake
+		t.parked.Add(-1)
+		idle = time.Now()
+	}
+}
+
+// mergeTile stores (or with acc adds) the r×w corner of a tile computed
+// apart because it overhangs C.
+func mergeTile[T float32 | float64](c []T, ldc int, tile []T, nr, r, w int, acc bool) {
+	for i := 0; i < r; i++ {
+		dst := c[i*ldc : i*ldc+w]
+		src := tile[i*nr : i*nr+w]
+		if !acc {
+			copy(dst, src)
+			continue
+		}
+		for j, v := range src {
+			dst[j] += v
+		}
+	}
+}
+
+func roundUp(n, m int) int { return ceilDiv(n, m) * m }
+
+// packA packs rows×kc of a into panels of mr rows: panel p holds, for
+// each step kk, a[p·mr+i, kk] for i < mr, with zeros past the last row.
+func packA[T float32 | float64](dst []T, a mat[T], rows, kc, mr int) {
+	for p := 0; p*mr < rows; p++ {
+		d := dst[p*mr*kc : (p+1)*mr*kc]
+		r := min(mr, rows-p*mr)
+		o := a.off + p*mr*a.rs
+		if a.rs == 1 {
+			// Columns of the panel are contiguous: one copy a step.
+			for kk := 0; kk < kc; kk++ {
+				s := d[kk*mr : (kk+1)*mr]
+				copy(s, a.data[o+kk*a.cs:o+kk*a.cs+r])
+				clear(s[r:])
+			}
+			continue
+		}
+		i := 0
+		if a.cs == 1 {
+			// Rows are contiguous: interleave four at a time.
+			for ; i+4 <= r; i += 4 {
+				base := o + i*a.rs
+				r0 := a.data[base : base+kc]
+				r1 := a.data[base+a.rs : base+a.rs+kc]
+				r2 := a.data[base+2*a.rs : base+2*a.rs+kc]
+				r3 := a.data[base+3*a.rs : base+3*a.rs+kc]
+				for kk, v := range r0 {
+					q := d[kk*mr+i : kk*mr+i+4 : kk*mr+i+4]
+					q[0], q[1], q[2], q[3] = v, r1[kk], r2[kk], r3[kk]
+				}
+			}
+		}
+		for ; i < r; i++ {
+			base := o + i*a.rs
+			for kk := 0; kk < kc; kk++ {
+				d[kk*mr+i] = a.data[base+kk*a.cs]
+			}
+		}
+		for i := r; i < mr; i++ {
+			for kk := 0; kk < kc; kk++ {
+				d[kk*mr+i] = 0
+			}
+		}
+	}
+}
+
+// packB packs kc×cols of b into panels of nr columns: panel q holds, for
+// each step kk, b[kk, q·nr+j] for j < nr, with zeros past the last column.
+func packB[T float32 | float64](dst []T, b mat[T], kc, cols, nr int) {
+	for q := 0; q*nr < cols; q++ {
+		d := dst[q*nr*kc : (q+1)*nr*kc]
+		w := min(nr, cols-q*nr)
+		o := b.off + q*nr*b.cs
+		if b.cs == 1 {
+			for kk := 0; kk < kc; kk++ {
+				s := d[kk*nr : (kk+1)*nr]
+				copy(s, b.data[o+kk*b.rs:o+kk*b.rs+w])
+				clear(s[w:])
+			}
+			continue
+		}
+		j := 0
+		if b.rs == 1 {
+			// Columns are contiguous: interleave four at a time.
+			for ; j+4 <= w; j += 4 {
+				base := o + j*b.cs
+				c0 := b.data[base : base+kc]
+				c1 := b.data[base+b.cs : base+b.cs+kc]
+				c2 := b.data[base+2*b.cs : base+2*b.cs+kc]
+				c3 := b.data[base+3*b.cs : base+3*b.cs+kc]
+				for kk, v := range c0 {
+					q := d[kk*nr+j : kk*nr+j+4 : kk*nr+j+4]
+					q[0], q[1], q[2], q[3] = v, c1[kk], c2[kk], c3[kk]
+				}
+			}
+		}
+		for ; j < w; j++ {
+			base := o + j*b.cs
+			for kk := 0; kk < kc; kk++ {
+				d[kk*nr+j] = b.data[base+kk*b.rs]
+			}
+		}
+		for j := w; j < nr; j++ {
+			for kk := 0; kk < kc; kk++ {
+				d[kk*nr+j] = 0
+			}
+		}
+	}
+}
+
+// lineLen is how many elements the half packers widen at a time.
+const lineLen = 256
+
+// widen converts n elements of src, stride apart from off, to float32.
+func widen[S half](dst []float32, src []S, off, stride int) {
+	switch s := any(src).(type) {
+	case []array.F16:
+		for i := range dst {
+			dst[i] = s[off+i*stride].Float32()
+		}
+	case []array.BF16:
+		for i := range dst {
+			dst[i] = s[off+i*stride].Float32()
+		}
+	}
+}
+
+// packAHalf is packA for 16-bit operands, widening to float32.
+func packAHalf[S half](dst []float32, a mat[S], rows, kc, mr int) {
+	var line [lineLen]float32
+	for p := 0; p*mr < rows; p++ {
+		d := dst[p*mr*kc : (p+1)*mr*kc]
+		r := min(mr, rows-p*mr)
+		o := a.off + p*mr*a.rs
+		if a.rs == 1 && r <= lineLen {
+			for kk := 0; kk < kc; kk++ {
+				s := d[kk*mr : (kk+1)*mr]
+				widen(s[:r], a.data, o+kk*a.cs, 1)
+				clear(s[r:])
+			}
+			continue
+		}
+		for i := 0; i < r; i++ {
+			for k0 := 0; k0 < kc; k0 += lineLen {
+				l := line[:min(lineLen, kc-k0)]
+				widen(l, a.data, o+i*a.rs+k0*a.cs, a.cs)
+				for kk, v := range l {
+					d[(k0+kk)*mr+i] = v
+				}
+			}
+		}
+		for i := r; i < mr; i++ {
+			for kk := 0; kk < kc; kk++ {
+				d[kk*mr+i] = 0
+			}
+		}
+	}
+}
+
+// packBHalf is packB for 16-bit operands, widening to float32.
+func packBHalf[S half](dst []float32, b mat[S], kc, cols, nr int) {
+	var line [lineLen]float32
+	for q := 0; q*nr < cols; q++ {
+		d := dst[q*nr*kc : (q+1)*nr*kc]
+		w := min(nr, cols-q*nr)
+		o := b.off + q*nr*b.cs
+		if b.cs == 1 && w <= lineLen {
+			for kk := 0; kk < kc; kk++ {
+				s := d[kk*nr : (kk+1)*nr]
+				widen(s[:w], b.data, o+kk*b.rs, 1)
+				clear(s[w:])
+			}
+			continue
+		}
+		for j := 0; j < w; j++ {
+			for k0 := 0; k0 < kc; k0 += lineLen {
+				l := line[:min(lineLen, kc-k0)]
+				widen(l, b.data, o+j*b.cs+k0*b.rs, b.rs)
+				for kk, v := range l {
+					d[(k0+kk)*nr+j] = v
+				}
+			}
+		}
+		for j := w; j < nr; j++ {
+			for kk := 0; kk < kc; kk++ {
+				d[kk*nr+j] = 0
+			}
+		}
+	}
+}
+
+// goMR×goNR is the register block of the pure-Go micro-kernel: eight
+// accumulators, which with the four elements of B̃ and a temporary is as
+// many as amd64's compiler keeps in its fifteen float registers.
+const goMR, goNR = 2, 4
+
+// kernelGo is the portable micro-kernel.
+func kernelGo[T float32 | float64](k int, a, b, c *T, ldc int, acc bool) {
+	as := unsafe.Slice(a, k*goMR)
+	bs := unsafe.Slice(b, k*goNR)
+	var c00, c01, c02, c03, c10, c11, c12, c13 T
+	for p := 0; p < k; p++ {
+		ap := as[p*goMR : p*goMR+goMR : p*goMR+goMR]
+		bp := bs[p*goNR : p*goNR+goNR : p*goNR+goNR]
+		b0, b1, b2, b3 := bp[0], bp[1], bp[2], bp[3]
+		a0, a1 := ap[0], ap[1]
+		c00 += a0 * b0
+		c01 += a0 * b1
+		c02 += a0 * b2
+		c03 += a0 * b3
+		c10 += a1 * b0
+		c11 += a1 * b1
+		c12 += a1 * b2
+		c13 += a1 * b3
+	}
+	cs := unsafe.Slice(c, ldc+goNR)
+	r0, r1 := cs[0:goNR:goNR], cs[ldc:ldc+goNR:ldc+goNR]
+	if acc {
+		c00, c01, c02, c03 = c00+r0[0], c01+r0[1], c02+r0[2], c03+r0[3]
+		c10, c11, c12, c13 = c10+r1[0], c11+r1[1], c12+r1[2], c13+r1[3]
+	}
+	r0[0], r0[1], r0[2], r0[3] = c00, c01, c02, c03
+	r1[0], r1[1], r1[2], r1[3] = c10, c11, c12, c13
+}
+
+// goKernel returns the portable micro-kernel for T.
+func goKernel[T float32 | float64]() microKernel[T] {
+	return microKernel[T]{name: "go", mr: goMR, nr: goNR, fn: kernelGo[T]}
+}
+
+// bufPool keeps packing buffers for reuse: touching fresh memory costs
+// about 2.2 µs per 4 KiB page on the target machines, more than packing
+// the page does. Buffers are kept by size class (powers of two split in
+// four) so that small requests do not take, and then drop, big buffers.
+type bufPool[T any] struct{ classes [64 * 4]sync.Pool }
+
+var (
+	pool32 bufPool[float32]
+	pool64 bufPool[float64]
+)
+
+func poolFor[T float32 | float64]() *bufPool[T] {
+	if p, ok := any(&pool32).(*bufPool[T]); ok {
+		return p
+	}
+	return any(&pool64).(*bufPool[T])
+}
+
+// bufClass returns the class of n elements and the class's size.
+func bufClass(n int) (class, size int) {
+	if n <= 4 {
+		return 0, 4
+	}
+	// 4·step < n ≤ 8·step, so n rounds up to 5, 6, 7 or 8 steps.
+	hi := bits.Len(uint(n-1)) - 3
+	step := 1 << hi
+	q := (n + step - 1) / step
+	return 1 + hi*4 + q - 5, q * step
+}
+
+// cacheLine is the alignment of packing buffers, so that no vector load
+// of a packed panel straddles two cache lines.
+const cacheLine = 64
+
+// get returns a buffer of at least n elements.
+func (p *bufPool[T]) get(n int) *[]T {
+	class, size := bufClass(n)
+	if b, ok := p.classes[class].Get().(*[]T); ok {
+		return b
+	}
+	var z T
+	es := int(unsafe.Sizeof(z))
+	s := make([]T, size+cacheLine/es)
+	skip := int(-uintptr(unsafe.Pointer(&s[0])) % cacheLine / uintptr(es))
+	s = s[skip : skip+size : skip+size]
+	return &s
+}
+
+func (p *bufPool[T]) put(b *[]T) {
+	class, _ := bufClass(len(*b))
+	p.classes[class].Put(b)
+}
