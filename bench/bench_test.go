@@ -100,7 +100,7 @@ func flops(b *testing.B, n int) {
 }
 
 func BenchmarkMatMul(b *testing.B) {
-	for _, n := range []int{256, 512, 1024} {
+	for _, n := range []int{256, 512, 1024, 2048} {
 		x := array.FromSlice(randF32(n*n, 1), n, n)
 		y := array.FromSlice(randF32(n*n, 2), n, n)
 		b.Run(fmt.Sprintf("float32/%d", n), func(b *testing.B) {

@@ -46,7 +46,7 @@ def main():
         report("Sum/all/" + name, median_time(lambda: x.sum()), 4 * n)
         report("Sum/rows/" + name, median_time(lambda: x.sum(axis=1)), 4 * n)
         report("Sum/cols/" + name, median_time(lambda: x.sum(axis=0)), 4 * n)
-    for n in (256, 512, 1024):
+    for n in (256, 512, 1024, 2048):
         for dt in (np.float32, np.float64):
             a = rng.uniform(-1, 1, (n, n)).astype(dt)
             b = rng.uniform(-1, 1, (n, n)).astype(dt)
