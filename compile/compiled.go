@@ -198,9 +198,9 @@ func (c *Compiled) evalGPU(s array.Stream, in, out []*array.Array) error {
 	return metal.Run(s, ls)
 }
 
-// tileElems is the interpreter's tile: 2048 elements, 8–16 KiB per
+// tileElems is the interpreter's tile: 8192 elements, 32–64 KiB per
 // register, so a program's live registers stay in L1/L2.
-const tileElems = 2048
+const tileElems = 8192
 
 func (c *Compiled) evalCPU(in, out []*array.Array) error {
 	shape := out[0].Shape()

@@ -243,6 +243,9 @@ func floatKernel[T ewFloat](op UnaryOp) func(d, s []T) {
 	if k, ok := any(vecUnary[op]).(func(d, s []T)); ok && k != nil {
 		return k
 	}
+	if mul, ok := any(vecBinary[Mul]).(func(d, a, b []T)); ok && mul != nil && op == Square {
+		return func(d, s []T) { mul(d, s, s) }
+	}
 	switch op {
 	case Neg:
 		return func(d, s []T) {

@@ -142,6 +142,7 @@ func timeGo(f func(), minMS float64) float64 {
 func triad(minMS float64) float64 {
 	const n = 16 << 20
 	a, b, c := make([]float32, n), randF32(n, 1), randF32(n, 2)
+	copy(a, b) // touch a's pages before timing
 	ms := timeGo(func() {
 		cpu.ParallelFor(n, 1<<16, func(lo, hi int) {
 			x, y, z := a[lo:hi], b[lo:hi], c[lo:hi]
@@ -237,6 +238,7 @@ func main() {
 	rounds := flag.Int("rounds", 5, "rounds per workload; each round runs every engine once")
 	minMS := flag.Float64("min-ms", 30, "each measurement repeats a workload for at least this long")
 	run := flag.String("run", "", "only workloads whose name matches this regular expression")
+	pause := flag.Duration("pause", 200*time.Millisecond, "idle time before each measurement, for other engines' spinning threads to park")
 	flag.Parse()
 	re, err := regexp.Compile(*run)
 	if err != nil {
@@ -269,14 +271,20 @@ func main() {
 		var tf, tn, tt []float64
 		var nerr, terr error
 		for r := 0; r < *rounds; r++ {
+			// Threads that spin after a parallel call (OpenBLAS's, and
+			// fathom's GEMM helpers for a millisecond) would steal the
+			// next engine's cores: let them park first.
+			time.Sleep(*pause)
 			tf = append(tf, timeGo(f, *minMS))
 			if hasNumpy && nerr == nil {
+				time.Sleep(*pause)
 				var ms float64
 				if ms, nerr = py.run("numpy", w.name, *minMS); nerr == nil {
 					tn = append(tn, ms)
 				}
 			}
 			if hasTorch && terr == nil {
+				time.Sleep(*pause)
 				var ms float64
 				if ms, terr = py.run("torch", w.name, *minMS); terr == nil {
 					tt = append(tt, ms)
