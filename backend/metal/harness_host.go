@@ -1,0 +1,148 @@
+//go:build fathom_mslharness
+
+package metal
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"sync"
+	"unsafe"
+
+	"github.com/fathom-go/fathom/array"
+)
+
+// UseExecutorForTests makes the GPU device run its dispatches with e (the
+// MSL harness, internal/mslcpu, through package mslharness), so code that
+// reaches the GPU only through Run, Alloc and Synchronize (the ops
+// layer's evalGPU) runs end to end where there is no Metal. The host is
+// the real one (allocator, pipeline cache, command queue); only the
+// driver under it is replaced. It exists only in builds with the
+// fathom_mslharness tag, and must be called before the GPU is first used.
+func UseExecutorForTests(e Executor) error {
+	installed := false
+	hostOnce.Do(func() {
+		d := &execDriver{e: e, bufs: map[unsafe.Pointer][]byte{}, names: map[string]string{}}
+		cfg := config{commitOps: 40, commitBytes: 40 << 20, cacheLimit: 256 << 20, memLimit: 4 << 30, maxBuffers: 499000}
+		theHost = newHost(d, cfg, newBufCache(cfg, 1<<30, d.newBuf, d.freeBuf), d.source)
+		installed = true
+	})
+	if !installed {
+		return array.Errorf("metal.UseExecutorForTests", "the GPU host is already open: install the executor before the GPU is first used")
+	}
+	return nil
+}
+
+// execDriver is a driver whose command buffers run their dispatches, in
+// order, as Launches of an Executor when they are committed. Buffers are
+// Go memory, so a launch that fails leaves them as the executor left them
+// and the failure is reported when the buffer is waited for or polled.
+type execDriver struct {
+	e Executor
+
+	mu    sync.Mutex
+	bufs  map[unsafe.Pointer][]byte
+	names map[string]string // source -> name of the embedded library
+}
+
+type execLib struct{ name, source string }
+
+type execPipe struct {
+	lib    *execLib
+	kernel string
+}
+
+type execCB struct {
+	launches []Launch
+	err      error
+}
+
+// execMem is a device buffer's contents as the executor sees them.
+type execMem []byte
+
+func (m execMem) Bytes() []byte { return m }
+
+// source is LibrarySource, remembering each library's name so its
+// launches name it as the real ones do.
+func (d *execDriver) source(name string) (string, error) {
+	src, err := LibrarySource(name)
+	if err == nil {
+		d.mu.Lock()
+		d.names[src] = name
+		d.mu.Unlock()
+	}
+	return src, err
+}
+
+func (d *execDriver) newBuf(size int) (unsafe.Pointer, []byte, error) {
+	data := make([]byte, size)
+	id := unsafe.Pointer(unsafe.SliceData(data))
+	d.mu.Lock()
+	d.bufs[id] = data
+	d.mu.Unlock()
+	return id, data, nil
+}
+
+func (d *execDriver) freeBuf(id unsafe.Pointer) {
+	d.mu.Lock()
+	delete(d.bufs, id)
+	d.mu.Unlock()
+}
+
+// compile names a generated library after its source's hash: the
+// executor compiles and caches libraries by name and source.
+func (d *execDriver) compile(source string) (unsafe.Pointer, error) {
+	d.mu.Lock()
+	name, ok := d.names[source]
+	d.mu.Unlock()
+	if !ok {
+		h := sha256.Sum256([]byte(source))
+		name = genPrefix + hex.EncodeToString(h[:8])
+	}
+	return unsafe.Pointer(&execLib{name: name, source: source}), nil
+}
+
+// pipeline defers to the executor, which reports a missing kernel when
+// it runs.
+func (d *execDriver) pipeline(lib unsafe.Pointer, kernel string) (pipeline, error) {
+	return pipeline{id: unsafe.Pointer(&execPipe{lib: (*execLib)(lib), kernel: kernel}), maxThreads: 1024}, nil
+}
+
+func (d *execDriver) newCommandBuffer() (cmdBuf, error) {
+	cb := unsafe.Pointer(&execCB{})
+	return cmdBuf{cb: cb, enc: cb}, nil
+}
+
+// encode copies the dispatch, whose slices the queue reuses. The
+// dispatch does not say which buffers the kernel writes, so every one is
+// marked written and the executor copies them all back.
+func (d *execDriver) encode(c cmdBuf, disp *dispatch) {
+	p := (*execPipe)(disp.pipeline)
+	l := Launch{Library: p.lib.name, Source: p.lib.source, Kernel: p.kernel, Grid: disp.grid, Group: disp.group}
+	if disp.params != nil {
+		l.Params = append([]byte{}, disp.params...)
+	}
+	d.mu.Lock()
+	for i, id := range disp.buffers {
+		l.Buffers = append(l.Buffers, BufArg{Mem: execMem(d.bufs[id]), Offset: int(disp.offsets[i]), Write: true})
+	}
+	d.mu.Unlock()
+	cb := (*execCB)(c.enc)
+	cb.launches = append(cb.launches, l)
+}
+
+func (d *execDriver) commit(c cmdBuf) {
+	cb := (*execCB)(c.cb)
+	for _, l := range cb.launches {
+		if err := d.e.Run(l); err != nil {
+			cb.err = array.Errorf("metal.Run", "kernel %s of %s: %v", l.Kernel, l.Library, err)
+			break
+		}
+	}
+	cb.launches = nil
+}
+
+func (d *execDriver) wait(c cmdBuf) error { return (*execCB)(c.cb).err }
+
+func (d *execDriver) poll(c cmdBuf) (bool, error) { return true, (*execCB)(c.cb).err }
+
+func (d *execDriver) release(cmdBuf) {}
