@@ -10,35 +10,6 @@ import (
 	"github.com/fathom-go/fathom/ops"
 )
 
-// idxLayouts give the same values in different memory layouts, so every
-// reference case in indexing.json also runs on column-major, reversed
-// (negative strides) and stepped (stride 2) inputs, indices included.
-var idxLayouts = []struct {
-	name string
-	of   func(x *array.Array) *array.Array
-}{
-	{"contiguous", func(x *array.Array) *array.Array { return x }},
-	{"transposed", func(x *array.Array) *array.Array {
-		if x.Ndim() < 2 {
-			return x
-		}
-		return ops.Transpose(ops.Copy(ops.Transpose(x)))
-	}},
-	{"reversed", func(x *array.Array) *array.Array {
-		rv := make([]ops.Range, x.Ndim())
-		for i := range rv {
-			rv[i] = ops.R(ops.None, ops.None, -1)
-		}
-		return ops.Slice(ops.Copy(ops.Slice(x, rv...)), rv...)
-	}},
-	{"stepped", func(x *array.Array) *array.Array {
-		if x.Ndim() == 0 {
-			return x
-		}
-		return ops.SliceAxis(ops.Repeat(x, 2, 0), 0, ops.R(ops.None, ops.None, 2))
-	}},
-}
-
 func idxIntParam(t testing.TB, c refCase, name string) int {
 	t.Helper()
 	var v int
@@ -88,7 +59,7 @@ func TestIndexingReference(t *testing.T) {
 	seen := map[string]int{}
 	for _, c := range loadCases(t, "indexing.json") {
 		seen[c.Op]++
-		for _, lay := range idxLayouts {
+		for _, lay := range refLayouts {
 			name := c.Name + " (" + lay.name + ")"
 			ins := make([]*array.Array, len(c.Inputs))
 			for i, r := range c.Inputs {

@@ -11,31 +11,6 @@ import (
 	"github.com/fathom-go/fathom/ops"
 )
 
-// reduceLayouts give the same values in different memory layouts, so
-// every reference case of testdata/reduce.json also runs on a transposed
-// copy, a reversed (negative strides) copy and a copy read with a step of
-// 2 along the first axis.
-var reduceLayouts = []struct {
-	name string
-	of   func(x *array.Array) *array.Array
-}{
-	{"contiguous", func(x *array.Array) *array.Array { return x }},
-	{"transposed", func(x *array.Array) *array.Array { return ops.Transpose(ops.Copy(ops.Transpose(x))) }},
-	{"reversed", func(x *array.Array) *array.Array {
-		rv := make([]ops.Range, x.Ndim())
-		for i := range rv {
-			rv[i] = ops.R(ops.None, ops.None, -1)
-		}
-		return ops.Slice(ops.Copy(ops.Slice(x, rv...)), rv...)
-	}},
-	{"stepped", func(x *array.Array) *array.Array {
-		if x.Ndim() == 0 {
-			return x
-		}
-		return ops.Slice(ops.Repeat(x, 2, 0), ops.R(ops.None, ops.None, 2))
-	}},
-}
-
 // reductions maps the reference files' op names to fathom's reductions
 // over axes.
 var reductions = map[string]ops.ReduceFunc{
@@ -98,7 +73,7 @@ var reduceLayoutDTypes = map[string]bool{"float32": true, "float16": true, "bool
 
 func TestReduceReference(t *testing.T) {
 	cases := loadCases(t, "reduce.json")
-	for _, l := range reduceLayouts {
+	for _, l := range refLayouts {
 		t.Run(l.name, func(t *testing.T) {
 			for _, c := range cases {
 				in := c.Inputs[0]

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/ops"
 )
 
 // refArray is an array in the numpy reference files (testdata/gen_*.py).
@@ -291,4 +292,33 @@ func equalShape(a, b []int) bool {
 		}
 	}
 	return true
+}
+
+// refLayouts give the same values in different memory layouts, so the
+// reference cases also run on column-major, reversed (negative strides)
+// and stepped (stride 2 along the first axis) inputs.
+var refLayouts = []struct {
+	name string
+	of   func(x *array.Array) *array.Array
+}{
+	{"contiguous", func(x *array.Array) *array.Array { return x }},
+	{"transposed", func(x *array.Array) *array.Array {
+		if x.Ndim() < 2 {
+			return x
+		}
+		return ops.Transpose(ops.Copy(ops.Transpose(x)))
+	}},
+	{"reversed", func(x *array.Array) *array.Array {
+		rv := make([]ops.Range, x.Ndim())
+		for i := range rv {
+			rv[i] = ops.R(ops.None, ops.None, -1)
+		}
+		return ops.Slice(ops.Copy(ops.Slice(x, rv...)), rv...)
+	}},
+	{"stepped", func(x *array.Array) *array.Array {
+		if x.Ndim() == 0 {
+			return x
+		}
+		return ops.SliceAxis(ops.Repeat(x, 2, 0), 0, ops.R(ops.None, ops.None, 2))
+	}},
 }
