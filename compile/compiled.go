@@ -255,6 +255,13 @@ func (c *Compiled) evalCPU(in, out []*array.Array) error {
 	ntiles := (n + tileElems - 1) / tileElems
 	var mu sync.Mutex
 	var firstErr error
+	fail := func(err error) {
+		mu.Lock()
+		if firstErr == nil {
+			firstErr = err
+		}
+		mu.Unlock()
+	}
 	cpu.ParallelFor(ntiles, max(1, cpu.Grain/tileElems), func(tlo, thi int) {
 		arena := make([]byte, (nslots+nIn)*tileLen*8)
 		regs := make([]cpu.Buf, nIn+len(c.Instrs))
@@ -267,9 +274,7 @@ func (c *Compiled) evalCPU(in, out []*array.Array) error {
 				b := inBufs[i]
 				src := cpu.Buf{Data: b.Data, DType: dt, Shape: []int{tileLen}, Strides: []int{0}, Offset: b.Offset}
 				if err := cpu.Copy(cpu.Contiguous(filled[i], dt, []int{tileLen}), src); err != nil {
-					mu.Lock()
-					firstErr = err
-					mu.Unlock()
+					fail(err)
 					return
 				}
 			}
@@ -283,7 +288,7 @@ func (c *Compiled) evalCPU(in, out []*array.Array) error {
 				sz := dt.Size()
 				var data []byte
 				if scalar[i] {
-					// filled once per chunk, below: the vector kernels
+					// filled once per chunk, above: the vector kernels
 					// then see two contiguous operands
 					regs[i] = cpu.Buf{Data: filled[i][:m*sz], DType: dt, Shape: tile, Strides: unit}
 					continue
@@ -329,11 +334,7 @@ func (c *Compiled) evalCPU(in, out []*array.Array) error {
 					err = cpu.Copy(dst, regs[ins.Args[0]])
 				}
 				if err != nil {
-					mu.Lock()
-					if firstErr == nil {
-						firstErr = err
-					}
-					mu.Unlock()
+					fail(err)
 					return
 				}
 				regs[r] = dst
