@@ -496,13 +496,20 @@ func numKernel[A redNumber](op ReduceOp) redKernel[A] {
 }
 
 func ordKernel[A redOrdered](op ReduceOp) redKernel[A] {
+	var k redKernel[A]
 	switch op {
 	case ReduceMax:
-		return redKernel[A]{ident: redLowest[A](), run: maxRun[A], vec: maxVec[A]}
+		k = redKernel[A]{ident: redLowest[A](), run: maxRun[A], vec: maxVec[A]}
 	case ReduceMin:
-		return redKernel[A]{ident: redHighest[A](), run: minRun[A], vec: minVec[A]}
+		k = redKernel[A]{ident: redHighest[A](), run: minRun[A], vec: minVec[A]}
+	default:
+		return numKernel[A](op)
 	}
-	return numKernel[A](op)
+	// float32 runs take the vector kernel where this machine has one
+	if run, ok := any(vecReduce[op]).(func(A, []A) A); ok && run != nil {
+		k.run = run
+	}
+	return k
 }
 
 // redLowest and redHighest are the identities of max and min.

@@ -43,12 +43,18 @@ type vecKernel func(dst, src []float32) int
 // dst and returns how many elements it wrote.
 type vecBinKernel func(dst, a, b []float32) int
 
+// vecRedKernel folds the whole vectors of x into the first width lanes
+// of acc, each lane its own reduction, and returns how many elements of x
+// it read.
+type vecRedKernel func(acc *[16]float32, x []float32) int
+
 // vecImpl is one instruction set's kernels.
 type vecImpl struct {
 	name    string
 	width   int
 	kernels [numVecOps]vecKernel
 	binary  map[BinaryOp]vecBinKernel
+	reduce  map[ReduceOp]vecRedKernel
 }
 
 // vecScalar are the pure-Go functions, for the fallback and for the lanes
@@ -148,6 +154,40 @@ func withVec[T ewReal](op BinaryOp, k binKernel[T, T]) binKernel[T, T] {
 		k.vv = vv
 	}
 	return k
+}
+
+// vecReduce holds, for the float32 reductions with a vector kernel on
+// this machine (Max and Min), a run to use in place of reduce.go's: the
+// kernel over the whole vectors, then reduce.go's run over its lanes and
+// the rest. It is empty without kernels.
+var vecReduce = vecReduceRuns(vecBest)
+
+func vecReduceRuns(impl *vecImpl) map[ReduceOp]func(acc float32, x []float32) float32 {
+	runs := map[ReduceOp]func(acc float32, x []float32) float32{}
+	if impl == nil {
+		return runs
+	}
+	for op, k := range impl.reduce {
+		tail := maxRun[float32]
+		if op == ReduceMin {
+			tail = minRun[float32]
+		}
+		w := impl.width
+		runs[op] = func(acc float32, x []float32) float32 {
+			// below a few vectors, the kernel's set-up and the fold of
+			// its lanes cost more than the Go loop
+			if len(x) < 4*w {
+				return tail(acc, x)
+			}
+			var lanes [16]float32
+			for i := range w {
+				lanes[i] = acc
+			}
+			n := k(&lanes, x)
+			return tail(tail(acc, lanes[:w]), x[n:])
+		}
+	}
+	return runs
 }
 
 // vecApply runs op over dst and src with impl, or with the scalar

@@ -28,6 +28,9 @@ func asmImpls() []vecImpl {
 			Div:     divAVX512,
 			Maximum: maxAVX512,
 			Minimum: minAVX512,
+		}, reduce: map[ReduceOp]vecRedKernel{
+			ReduceMax: maxRedAVX512,
+			ReduceMin: minRedAVX512,
 		}})
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
@@ -48,6 +51,9 @@ func asmImpls() []vecImpl {
 			Div:     divAVX2,
 			Maximum: maxAVX2,
 			Minimum: minAVX2,
+		}, reduce: map[ReduceOp]vecRedKernel{
+			ReduceMax: maxRedAVX2,
+			ReduceMin: minRedAVX2,
 		}})
 	}
 	return impls
@@ -236,3 +242,31 @@ func maxAVX512(dst, a, b []float32) int
 //
 //go:noescape
 func minAVX512(dst, a, b []float32) int
+
+// maxRedAVX2 sets each of the first 8 lanes of acc to the larger of it and the
+// elements of x's whole 8-lane vectors in that lane, or to a NaN among
+// them, and returns the number of elements read.
+//
+//go:noescape
+func maxRedAVX2(acc *[16]float32, x []float32) int
+
+// minRedAVX2 sets each of the first 8 lanes of acc to the smaller of it and the
+// elements of x's whole 8-lane vectors in that lane, or to a NaN among
+// them, and returns the number of elements read.
+//
+//go:noescape
+func minRedAVX2(acc *[16]float32, x []float32) int
+
+// maxRedAVX512 sets each of the first 16 lanes of acc to the larger of it and the
+// elements of x's whole 16-lane vectors in that lane, or to a NaN among
+// them, and returns the number of elements read.
+//
+//go:noescape
+func maxRedAVX512(acc *[16]float32, x []float32) int
+
+// minRedAVX512 sets each of the first 16 lanes of acc to the smaller of it and the
+// elements of x's whole 16-lane vectors in that lane, or to a NaN among
+// them, and returns the number of elements read.
+//
+//go:noescape
+func minRedAVX512(acc *[16]float32, x []float32) int

@@ -2706,6 +2706,254 @@ done:
 	VZEROUPPER
 	RET
 
+// func maxRedAVX2(acc *[16]float32, x []float32) int
+// Requires: AVX
+TEXT ·maxRedAVX2(SB), NOSPLIT, $0-40
+	MOVQ    acc+0(FP), AX
+	MOVQ    x_base+8(FP), CX
+	MOVQ    x_len+16(FP), DX
+	MOVQ    DX, BX
+	ANDQ    $-32, BX
+	ANDQ    $-8, DX
+	VMOVUPS (AX), Y0
+	VMOVUPS Y0, Y1
+	VMOVUPS Y0, Y2
+	VMOVUPS Y0, Y3
+	XORQ    SI, SI
+
+loop4:
+	CMPQ      SI, BX
+	JAE       loop1
+	VMOVUPS   (CX)(SI*4), Y4
+	VMAXPS    Y0, Y4, Y0
+	VCMPPS    $0x03, Y4, Y4, Y5
+	VBLENDVPS Y5, Y4, Y0, Y0
+	VMOVUPS   32(CX)(SI*4), Y4
+	VMAXPS    Y1, Y4, Y1
+	VCMPPS    $0x03, Y4, Y4, Y5
+	VBLENDVPS Y5, Y4, Y1, Y1
+	VMOVUPS   64(CX)(SI*4), Y4
+	VMAXPS    Y2, Y4, Y2
+	VCMPPS    $0x03, Y4, Y4, Y5
+	VBLENDVPS Y5, Y4, Y2, Y2
+	VMOVUPS   96(CX)(SI*4), Y4
+	VMAXPS    Y3, Y4, Y3
+	VCMPPS    $0x03, Y4, Y4, Y5
+	VBLENDVPS Y5, Y4, Y3, Y3
+	ADDQ      $0x00000020, SI
+	JMP       loop4
+
+loop1:
+	CMPQ      SI, DX
+	JAE       done
+	VMOVUPS   (CX)(SI*4), Y4
+	VMAXPS    Y0, Y4, Y0
+	VCMPPS    $0x03, Y4, Y4, Y5
+	VBLENDVPS Y5, Y4, Y0, Y0
+	ADDQ      $0x00000008, SI
+	JMP       loop1
+
+done:
+	VMAXPS    Y0, Y1, Y0
+	VCMPPS    $0x03, Y1, Y1, Y4
+	VBLENDVPS Y4, Y1, Y0, Y0
+	VMAXPS    Y2, Y3, Y1
+	VCMPPS    $0x03, Y3, Y3, Y2
+	VBLENDVPS Y2, Y3, Y1, Y2
+	VMAXPS    Y0, Y2, Y0
+	VCMPPS    $0x03, Y2, Y2, Y1
+	VBLENDVPS Y1, Y2, Y0, Y0
+	VMOVUPS   Y0, (AX)
+	MOVQ      SI, ret+32(FP)
+	VZEROUPPER
+	RET
+
+// func minRedAVX2(acc *[16]float32, x []float32) int
+// Requires: AVX
+TEXT ·minRedAVX2(SB), NOSPLIT, $0-40
+	MOVQ    acc+0(FP), AX
+	MOVQ    x_base+8(FP), CX
+	MOVQ    x_len+16(FP), DX
+	MOVQ    DX, BX
+	ANDQ    $-32, BX
+	ANDQ    $-8, DX
+	VMOVUPS (AX), Y0
+	VMOVUPS Y0, Y1
+	VMOVUPS Y0, Y2
+	VMOVUPS Y0, Y3
+	XORQ    SI, SI
+
+loop4:
+	CMPQ      SI, BX
+	JAE       loop1
+	VMOVUPS   (CX)(SI*4), Y4
+	VMINPS    Y0, Y4, Y0
+	VCMPPS    $0x03, Y4, Y4, Y5
+	VBLENDVPS Y5, Y4, Y0, Y0
+	VMOVUPS   32(CX)(SI*4), Y4
+	VMINPS    Y1, Y4, Y1
+	VCMPPS    $0x03, Y4, Y4, Y5
+	VBLENDVPS Y5, Y4, Y1, Y1
+	VMOVUPS   64(CX)(SI*4), Y4
+	VMINPS    Y2, Y4, Y2
+	VCMPPS    $0x03, Y4, Y4, Y5
+	VBLENDVPS Y5, Y4, Y2, Y2
+	VMOVUPS   96(CX)(SI*4), Y4
+	VMINPS    Y3, Y4, Y3
+	VCMPPS    $0x03, Y4, Y4, Y5
+	VBLENDVPS Y5, Y4, Y3, Y3
+	ADDQ      $0x00000020, SI
+	JMP       loop4
+
+loop1:
+	CMPQ      SI, DX
+	JAE       done
+	VMOVUPS   (CX)(SI*4), Y4
+	VMINPS    Y0, Y4, Y0
+	VCMPPS    $0x03, Y4, Y4, Y5
+	VBLENDVPS Y5, Y4, Y0, Y0
+	ADDQ      $0x00000008, SI
+	JMP       loop1
+
+done:
+	VMINPS    Y0, Y1, Y0
+	VCMPPS    $0x03, Y1, Y1, Y4
+	VBLENDVPS Y4, Y1, Y0, Y0
+	VMINPS    Y2, Y3, Y1
+	VCMPPS    $0x03, Y3, Y3, Y2
+	VBLENDVPS Y2, Y3, Y1, Y2
+	VMINPS    Y0, Y2, Y0
+	VCMPPS    $0x03, Y2, Y2, Y1
+	VBLENDVPS Y1, Y2, Y0, Y0
+	VMOVUPS   Y0, (AX)
+	MOVQ      SI, ret+32(FP)
+	VZEROUPPER
+	RET
+
+// func maxRedAVX512(acc *[16]float32, x []float32) int
+// Requires: AVX, AVX512F
+TEXT ·maxRedAVX512(SB), NOSPLIT, $0-40
+	MOVQ    acc+0(FP), AX
+	MOVQ    x_base+8(FP), CX
+	MOVQ    x_len+16(FP), DX
+	MOVQ    DX, BX
+	ANDQ    $-64, BX
+	ANDQ    $-16, DX
+	VMOVUPS (AX), Z0
+	VMOVUPS Z0, Z1
+	VMOVUPS Z0, Z2
+	VMOVUPS Z0, Z3
+	XORQ    SI, SI
+
+loop4:
+	CMPQ      SI, BX
+	JAE       loop1
+	VMOVUPS   (CX)(SI*4), Z4
+	VMAXPS    Z0, Z4, Z5
+	VCMPPS    $0x03, Z4, Z4, K1
+	VBLENDMPS Z4, Z5, K1, Z0
+	VMOVUPS   64(CX)(SI*4), Z4
+	VMAXPS    Z1, Z4, Z5
+	VCMPPS    $0x03, Z4, Z4, K1
+	VBLENDMPS Z4, Z5, K1, Z1
+	VMOVUPS   128(CX)(SI*4), Z4
+	VMAXPS    Z2, Z4, Z5
+	VCMPPS    $0x03, Z4, Z4, K1
+	VBLENDMPS Z4, Z5, K1, Z2
+	VMOVUPS   192(CX)(SI*4), Z4
+	VMAXPS    Z3, Z4, Z5
+	VCMPPS    $0x03, Z4, Z4, K1
+	VBLENDMPS Z4, Z5, K1, Z3
+	ADDQ      $0x00000040, SI
+	JMP       loop4
+
+loop1:
+	CMPQ      SI, DX
+	JAE       done
+	VMOVUPS   (CX)(SI*4), Z4
+	VMAXPS    Z0, Z4, Z5
+	VCMPPS    $0x03, Z4, Z4, K1
+	VBLENDMPS Z4, Z5, K1, Z0
+	ADDQ      $0x00000010, SI
+	JMP       loop1
+
+done:
+	VMAXPS    Z0, Z1, Z4
+	VCMPPS    $0x03, Z1, Z1, K1
+	VBLENDMPS Z1, Z4, K1, Z0
+	VMAXPS    Z2, Z3, Z1
+	VCMPPS    $0x03, Z3, Z3, K1
+	VBLENDMPS Z3, Z1, K1, Z2
+	VMAXPS    Z0, Z2, Z1
+	VCMPPS    $0x03, Z2, Z2, K1
+	VBLENDMPS Z2, Z1, K1, Z0
+	VMOVUPS   Z0, (AX)
+	MOVQ      SI, ret+32(FP)
+	VZEROUPPER
+	RET
+
+// func minRedAVX512(acc *[16]float32, x []float32) int
+// Requires: AVX, AVX512F
+TEXT ·minRedAVX512(SB), NOSPLIT, $0-40
+	MOVQ    acc+0(FP), AX
+	MOVQ    x_base+8(FP), CX
+	MOVQ    x_len+16(FP), DX
+	MOVQ    DX, BX
+	ANDQ    $-64, BX
+	ANDQ    $-16, DX
+	VMOVUPS (AX), Z0
+	VMOVUPS Z0, Z1
+	VMOVUPS Z0, Z2
+	VMOVUPS Z0, Z3
+	XORQ    SI, SI
+
+loop4:
+	CMPQ      SI, BX
+	JAE       loop1
+	VMOVUPS   (CX)(SI*4), Z4
+	VMINPS    Z0, Z4, Z5
+	VCMPPS    $0x03, Z4, Z4, K1
+	VBLENDMPS Z4, Z5, K1, Z0
+	VMOVUPS   64(CX)(SI*4), Z4
+	VMINPS    Z1, Z4, Z5
+	VCMPPS    $0x03, Z4, Z4, K1
+	VBLENDMPS Z4, Z5, K1, Z1
+	VMOVUPS   128(CX)(SI*4), Z4
+	VMINPS    Z2, Z4, Z5
+	VCMPPS    $0x03, Z4, Z4, K1
+	VBLENDMPS Z4, Z5, K1, Z2
+	VMOVUPS   192(CX)(SI*4), Z4
+	VMINPS    Z3, Z4, Z5
+	VCMPPS    $0x03, Z4, Z4, K1
+	VBLENDMPS Z4, Z5, K1, Z3
+	ADDQ      $0x00000040, SI
+	JMP       loop4
+
+loop1:
+	CMPQ      SI, DX
+	JAE       done
+	VMOVUPS   (CX)(SI*4), Z4
+	VMINPS    Z0, Z4, Z5
+	VCMPPS    $0x03, Z4, Z4, K1
+	VBLENDMPS Z4, Z5, K1, Z0
+	ADDQ      $0x00000010, SI
+	JMP       loop1
+
+done:
+	VMINPS    Z0, Z1, Z4
+	VCMPPS    $0x03, Z1, Z1, K1
+	VBLENDMPS Z1, Z4, K1, Z0
+	VMINPS    Z2, Z3, Z1
+	VCMPPS    $0x03, Z3, Z3, K1
+	VBLENDMPS Z3, Z1, K1, Z2
+	VMINPS    Z0, Z2, Z1
+	VCMPPS    $0x03, Z2, Z2, K1
+	VBLENDMPS Z2, Z1, K1, Z0
+	VMOVUPS   Z0, (AX)
+	MOVQ      SI, ret+32(FP)
+	VZEROUPPER
+	RET
+
 DATA vmconst<>+0(SB)/4, $0xc2d00000
 DATA vmconst<>+4(SB)/4, $0xc2d00000
 DATA vmconst<>+8(SB)/4, $0xc2d00000

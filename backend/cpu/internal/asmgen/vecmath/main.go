@@ -1,8 +1,8 @@
 // Command vecmath generates the vectorised float32 kernels of package cpu
 // with avo: vecmath_amd64.s, with an AVX2+FMA kernel (8 lanes) and an
 // AVX-512 kernel (16 lanes) for each of exp, expm1, log, log1p, tanh,
-// sigmoid, erf, sin and cos and of Add, Sub, Mul, Div, Maximum and
-// Minimum, and vecmath_amd64.go, their declarations and the table
+// sigmoid, erf, sin and cos, of Add, Sub, Mul, Div, Maximum and
+// Minimum and of the Max and Min reductions, and vecmath_amd64.go, their declarations and the table
 // vecmath.go dispatches through. Both outputs are committed; regenerate
 // them after changing this file or vecmath_fallback.go with
 //
@@ -855,6 +855,98 @@ func emitBinary(ctx *build.Context, spec isa, f binFn) {
 	out.binKernel(f)
 }
 
+// redFn is one generated float32 reduction.
+type redFn struct {
+	name string // kernel name prefix: maxRed gives maxRedAVX2 and maxRedAVX512
+	op   string // its ReduceOp
+	doc  string
+	max  bool
+}
+
+var redFns = []redFn{
+	{"maxRed", "ReduceMax", "the larger", true},
+	{"minRed", "ReduceMin", "the smaller", false},
+}
+
+// redStep sets acc to the larger (smaller) of acc and x lane by lane,
+// NaN-propagating as reduce.go's maxRun and minRun: VMAXPS and VMINPS
+// keep acc where either is NaN (and where the two are equal, as the Go
+// loops do), then x's NaNs are blended in.
+func (s *isa) redStep(max bool, acc, x reg.Register) {
+	t := s.vec()
+	if max {
+		s.c.VMAXPS(acc, x, t)
+	} else {
+		s.c.VMINPS(acc, x, t)
+	}
+	m := s.cmp(cmpUNO, x, x)
+	if s.wide {
+		s.c.VBLENDMPS(x, t, m, acc)
+	} else {
+		s.c.VBLENDVPS(m, x, t, acc)
+	}
+}
+
+// redKernel emits f into s.c: starting from the lanes of *acc, a fold of
+// the whole vectors of x into four accumulators, four vectors at a time
+// while it can, then into one, whose lanes it stores back to *acc. It
+// returns how many elements of x it read.
+func (s *isa) redKernel(f redFn) {
+	c := s.c
+	c.Function(f.name + s.name)
+	c.Attributes(attr.NOSPLIT)
+	c.SignatureExpr("func(acc *[16]float32, x []float32) int")
+	pacc := c.Load(c.Param("acc"), c.GP64())
+	px := c.Load(c.Param("x").Base(), c.GP64())
+	n := c.Load(c.Param("x").Len(), c.GP64())
+	n4 := c.GP64()
+	c.MOVQ(n, n4)
+	c.ANDQ(operand.I32(-4*s.width), n4)
+	c.ANDQ(operand.I32(-s.width), n)
+	var acc [4]reg.Register
+	acc[0] = s.copy(operand.Mem{Base: pacc})
+	for v := 1; v < 4; v++ {
+		acc[v] = s.copy(acc[0])
+	}
+	i := c.GP64()
+	c.XORQ(i, i)
+	at := func(v int) operand.Mem { return operand.Mem{Base: px, Index: i, Scale: 4, Disp: 4 * s.width * v} }
+	c.Label("loop4")
+	c.CMPQ(i, n4)
+	c.JAE(operand.LabelRef("loop1"))
+	for v := range 4 {
+		s.redStep(f.max, acc[v], s.copy(at(v)))
+	}
+	c.ADDQ(operand.U32(4*s.width), i)
+	c.JMP(operand.LabelRef("loop4"))
+	c.Label("loop1")
+	c.CMPQ(i, n)
+	c.JAE(operand.LabelRef("done"))
+	s.redStep(f.max, acc[0], s.copy(at(0)))
+	c.ADDQ(operand.U32(s.width), i)
+	c.JMP(operand.LabelRef("loop1"))
+	c.Label("done")
+	s.redStep(f.max, acc[0], acc[1])
+	s.redStep(f.max, acc[2], acc[3])
+	s.redStep(f.max, acc[0], acc[2])
+	c.VMOVUPS(acc[0], operand.Mem{Base: pacc})
+	c.Store(i, c.ReturnIndex(0))
+	c.VZEROUPPER()
+	c.RET()
+}
+
+func emitReduce(ctx *build.Context, spec isa, f redFn) {
+	trial := spec
+	trial.c = build.NewContext()
+	trial.redKernel(f)
+	if !allocates(trial) {
+		log.Fatalf("%s%s: no register allocation", f.name, spec.name)
+	}
+	out := spec
+	out.c = ctx
+	out.redKernel(f)
+}
+
 // highVectors reports whether f uses a vector register above 15, which
 // only EVEX (AVX-512) encodings reach: avo allocates from all 32.
 func highVectors(f *ir.File) bool {
@@ -902,6 +994,11 @@ func main() {
 			emitBinary(ctx, s, f)
 		}
 	}
+	for _, s := range isas {
+		for _, f := range redFns {
+			emitReduce(ctx, s, f)
+		}
+	}
 	emitData(ctx)
 	w, err := os.Create(*asmOut)
 	if err != nil {
@@ -943,6 +1040,10 @@ func goFile(command string) []byte {
 		for _, f := range binFns {
 			fmt.Fprintf(&b, "\t\t\t%s: %s%s,\n", f.op, f.name, s.name)
 		}
+		fmt.Fprintf(&b, "\t\t}, reduce: map[ReduceOp]vecRedKernel{\n")
+		for _, f := range redFns {
+			fmt.Fprintf(&b, "\t\t\t%s: %s%s,\n", f.op, f.name, s.name)
+		}
 		fmt.Fprintf(&b, "\t\t}})\n\t}\n")
 	}
 	fmt.Fprintf(&b, "\treturn impls\n}\n")
@@ -957,6 +1058,13 @@ func goFile(command string) []byte {
 		for _, f := range binFns {
 			fmt.Fprintf(&b, "\n// %s%s sets dst[i] to %s for the whole %d-lane vectors of dst\n", f.name, s.name, f.doc, s.width)
 			fmt.Fprintf(&b, "// and returns the number of elements written.\n//\n//go:noescape\nfunc %s%s(dst, a, b []float32) int\n", f.name, s.name)
+		}
+	}
+	for _, s := range isas {
+		for _, f := range redFns {
+			fmt.Fprintf(&b, "\n// %s%s sets each of the first %d lanes of acc to %s of it and the\n", f.name, s.name, s.width, f.doc)
+			fmt.Fprintf(&b, "// elements of x's whole %d-lane vectors in that lane, or to a NaN among\n// them, and returns the number of elements read.\n", s.width)
+			fmt.Fprintf(&b, "//\n//go:noescape\nfunc %s%s(acc *[16]float32, x []float32) int\n", f.name, s.name)
 		}
 	}
 	out, err := format.Source(b.Bytes())
