@@ -454,3 +454,27 @@ func checkNil(a *Array) {
 		panic(Errorf("array", "nil *Array"))
 	}
 }
+
+// BroadcastStrides returns the strides that view an array of the given
+// shape and strides as an array of shape to, by numpy's rule: axes align
+// at the end, and an axis of size 1 or a missing one repeats with stride
+// 0. ok is false when the shapes do not broadcast.
+func BroadcastStrides(shape, strides, to []int) (out []int, ok bool) {
+	if len(shape) > len(to) {
+		return nil, false
+	}
+	out = make([]int, len(to))
+	off := len(to) - len(shape)
+	for i, d := range shape {
+		switch d {
+		case to[off+i]:
+			if d != 1 {
+				out[off+i] = strides[i]
+			}
+		case 1:
+		default:
+			return nil, false
+		}
+	}
+	return out, true
+}

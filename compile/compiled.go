@@ -209,8 +209,8 @@ func (c *Compiled) evalGPU(s array.Stream, in, out []*array.Array) error {
 	}
 	ins := make([]metal.View, len(in))
 	for i, x := range in {
-		b := broadcastBuf(cpu.Buf{DType: x.DType(), Shape: x.Shape(), Strides: x.Strides(), Offset: x.Offset()}, shape)
-		ins[i] = metal.View{Mem: x.Storage(), DType: b.DType, Shape: b.Shape, Strides: b.Strides, Offset: b.Offset}
+		st, _ := array.BroadcastStrides(x.Shape(), x.Strides(), shape)
+		ins[i] = metal.View{Mem: x.Storage(), DType: x.DType(), Shape: shape, Strides: st, Offset: x.Offset()}
 	}
 	ls, err := metal.FusedLaunch(c.MetalProgram(), outs, ins)
 	if err != nil {
@@ -383,14 +383,7 @@ func (c *Compiled) slots(outOf map[int]int) map[int]int {
 
 // broadcastBuf views b broadcast to shape (numpy's rule).
 func broadcastBuf(b cpu.Buf, shape []int) cpu.Buf {
-	st := make([]int, len(shape))
-	off := len(shape) - len(b.Shape)
-	for i := range b.Shape {
-		if b.Shape[i] != 1 {
-			st[i+off] = b.Strides[i]
-		}
-	}
+	b.Strides, _ = array.BroadcastStrides(b.Shape, b.Strides, shape)
 	b.Shape = shape
-	b.Strides = st
 	return b
 }

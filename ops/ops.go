@@ -46,15 +46,8 @@ func bufOf(a *array.Array) cpu.Buf {
 // trailing axes; size-1 and missing axes repeat with stride 0).
 func bcastBufOf(a *array.Array, shape []int) cpu.Buf {
 	b := bufOf(a)
-	st := make([]int, len(shape))
-	off := len(shape) - len(b.Shape)
-	for i := range b.Shape {
-		if b.Shape[i] != 1 {
-			st[i+off] = b.Strides[i]
-		}
-	}
+	b.Strides, _ = array.BroadcastStrides(b.Shape, b.Strides, shape)
 	b.Shape = slices.Clone(shape)
-	b.Strides = st
 	return b
 }
 

@@ -262,19 +262,9 @@ func genSource(p Program, regs []array.DType, text string) string {
 // broadcastView returns v viewed with shape (numpy's broadcasting: v's
 // dimensions align with the trailing ones and size 1 repeats), or false.
 func broadcastView(v View, shape []int) (View, bool) {
-	if len(v.Shape) > len(shape) {
+	st, ok := array.BroadcastStrides(v.Shape, v.Strides, shape)
+	if !ok {
 		return v, false
-	}
-	st := make([]int, len(shape))
-	off := len(shape) - len(v.Shape)
-	for i, d := range v.Shape {
-		switch d {
-		case shape[off+i]:
-			st[off+i] = v.Strides[i]
-		case 1:
-		default:
-			return v, false
-		}
 	}
 	v.Shape, v.Strides = shape, st
 	return v, true

@@ -143,14 +143,8 @@ func evalProgram(p metal.Program, ins []cpu.Buf, shape []int) ([]cpu.Buf, error)
 }
 
 func broadcastBuf(b cpu.Buf, shape []int) cpu.Buf {
-	st := make([]int, len(shape))
-	off := len(shape) - len(b.Shape)
-	for i, d := range b.Shape {
-		if d != 1 {
-			st[off+i] = b.Strides[i]
-		}
-	}
-	b.Shape, b.Strides = shape, st
+	b.Strides, _ = array.BroadcastStrides(b.Shape, b.Strides, shape)
+	b.Shape = shape
 	return b
 }
 
