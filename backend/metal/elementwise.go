@@ -321,20 +321,31 @@ func scalarBits(v float64, dt array.DType) uint64 {
 	return math.Float64bits(v)
 }
 
+// fillLayout checks the output of a creation plan and returns its
+// collapsed layout and kernel variant; empty reports an output with no
+// elements, which needs no launch.
+func fillLayout(op string, out View) (l layout, variant string, empty bool, err error) {
+	if err := out.check(op, "output"); err != nil {
+		return layout{}, "", false, err
+	}
+	if out.Size() == 0 {
+		return layout{}, "", true, nil
+	}
+	l = collapse(out.Shape, out)
+	variant = "strided"
+	if l.flat(0, 1) {
+		variant = "contig"
+	}
+	return l, variant, false, nil
+}
+
 // Fill returns the plan of setting every element of out to v converted
 // to out's dtype (as cpu.Copy converts a float64: Full, Zeros, Ones).
 func Fill(out View, v float64) ([]Launch, error) {
 	const op = "metal.Fill"
-	if err := out.check(op, "output"); err != nil {
+	l, variant, empty, err := fillLayout(op, out)
+	if err != nil || empty {
 		return nil, err
-	}
-	if out.Size() == 0 {
-		return nil, nil
-	}
-	l := collapse(out.Shape, out)
-	variant := "strided"
-	if l.flat(0, 1) {
-		variant = "contig"
 	}
 	return ewLaunch(op, "create.metal", "fill_"+bitsName(out.DType), variant, l, []View{out}, 1,
 		int64(scalarBits(v, out.DType)))
@@ -348,16 +359,9 @@ func Fill(out View, v float64) ([]Launch, error) {
 // about an ulp of the largest value.
 func Arange(out View, start, step float64) ([]Launch, error) {
 	const op = "metal.Arange"
-	if err := out.check(op, "output"); err != nil {
+	l, variant, empty, err := fillLayout(op, out)
+	if err != nil || empty {
 		return nil, err
-	}
-	if out.Size() == 0 {
-		return nil, nil
-	}
-	l := collapse(out.Shape, out)
-	variant := "strided"
-	if l.flat(0, 1) {
-		variant = "contig"
 	}
 	integral := int64(0)
 	s0, s1 := int64(math.Float32bits(float32(start))), int64(math.Float32bits(float32(step)))
