@@ -55,8 +55,8 @@ type cpuPool struct {
 	free    map[int][][]uint64 // class size in bytes -> buffers
 	cached  int64
 	limit   int64
-	hits    int64
-	misses  int64
+	hits    atomic.Int64
+	misses  atomic.Int64
 	dropped int64
 }
 
@@ -125,15 +125,11 @@ func AllocCPU(n int) *Storage {
 		if buf == nil && pool.limit > 0 && pool.missBytes.Add(int64(class)) >= reclaimAfter {
 			buf = pool.reclaim(words * 8)
 		}
-	}
-	if class > minPooled {
-		pool.mu.Lock()
 		if buf != nil {
-			pool.hits++
+			pool.hits.Add(1)
 		} else {
-			pool.misses++
+			pool.misses.Add(1)
 		}
-		pool.mu.Unlock()
 	}
 	if buf == nil {
 		buf = make([]uint64, words)
@@ -201,7 +197,7 @@ type PoolStats struct {
 func CPUPoolStats() PoolStats {
 	pool.mu.Lock()
 	defer pool.mu.Unlock()
-	return PoolStats{pool.cached, pool.hits, pool.misses, pool.dropped}
+	return PoolStats{pool.cached, pool.hits.Load(), pool.misses.Load(), pool.dropped}
 }
 
 // ClearCPUPool frees every cached buffer to the Go allocator.
