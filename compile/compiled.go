@@ -50,17 +50,26 @@ type Compiled struct {
 	desc string
 	hash uint64
 
-	outOf  map[int]int // output register -> output index
-	slot   map[int]int // scratch tile of each non-output instruction register
-	nslots int
+	steps     []tileStep // one per instruction, resolved once for the CPU
+	nslots    int
+	slotBytes int       // one scratch tile's bytes: tileElems of the widest dtype
+	arenas    sync.Pool // *[]byte scratch tiles, reused across calls
 
 	metalOnce sync.Once
 	metal     metal.Program
+}
 
-	// tile kernels of the float instructions, called on each tile
-	// without Unary's and Binary's checks; nil where there is none
-	unaryTile  []func(dst, src []byte)
-	binaryTile []func(dst, a, b []byte)
+// tileStep is what the CPU interpreter does for one instruction on each tile,
+// worked out when the program is built so the tile loop does no lookups.
+type tileStep struct {
+	// tile kernels of float instructions, called without Unary's and
+	// Binary's checks, which cost more than a tile's arithmetic; nil
+	// where there is none
+	unary  func(dst, src []byte)
+	binary func(dst, a, b []byte)
+	out    int // output index, or -1 for a scratch tile
+	slot   int // the scratch tile when out < 0
+	size   int // element size of the result
 }
 
 func newCompiled(inDTypes []array.DType, instrs []Instr, outputs []int) *Compiled {
@@ -87,30 +96,40 @@ func newCompiled(inDTypes []array.DType, instrs []Instr, outputs []int) *Compile
 	h := fnv.New64a()
 	h.Write([]byte(c.desc))
 	c.hash = h.Sum64()
-	c.outOf = make(map[int]int, len(outputs))
+	outOf := make(map[int]int, len(outputs))
 	for i, r := range outputs {
-		c.outOf[r] = i
+		outOf[r] = i
 	}
-	c.slot = c.slots(c.outOf)
-	for _, s := range c.slot {
+	slot := c.slots(outOf)
+	for _, s := range slot {
 		c.nslots = max(c.nslots, s+1)
 	}
-	c.unaryTile = make([]func(dst, src []byte), len(instrs))
-	c.binaryTile = make([]func(dst, a, b []byte), len(instrs))
 	regDT := func(r int) array.DType {
 		if r < len(inDTypes) {
 			return inDTypes[r]
 		}
 		return instrs[r-len(inDTypes)].DType
 	}
+	c.steps = make([]tileStep, len(instrs))
+	widest := 1
 	for k, in := range instrs {
+		r := len(inDTypes) + k
+		st := tileStep{out: -1, size: in.DType.Size()}
+		if o, ok := outOf[r]; ok {
+			st.out = o
+		} else {
+			st.slot = slot[r]
+			widest = max(widest, st.size)
+		}
 		switch {
 		case in.Kind == KindUnary && regDT(in.Args[0]) == in.DType:
-			c.unaryTile[k] = cpu.UnaryTileFunc(cpu.UnaryOp(in.Op), in.DType)
+			st.unary = cpu.UnaryTileFunc(cpu.UnaryOp(in.Op), in.DType)
 		case in.Kind == KindBinary && regDT(in.Args[0]) == in.DType && regDT(in.Args[1]) == in.DType:
-			c.binaryTile[k] = cpu.BinaryTileFunc(cpu.BinaryOp(in.Op), in.DType)
+			st.binary = cpu.BinaryTileFunc(cpu.BinaryOp(in.Op), in.DType)
 		}
+		c.steps[k] = st
 	}
+	c.slotBytes = tileElems * widest
 	return c
 }
 
@@ -220,8 +239,9 @@ func (c *Compiled) evalGPU(s array.Stream, in, out []*array.Array) error {
 }
 
 // tileElems is the interpreter's tile: 2048 elements, 8–16 KiB per
-// register, so a program's live registers stay in L1 (measured against
-// 1024, 4096 and 8192 with BenchmarkGELU).
+// register, so a program's live registers stay in L1/L2 (measured against
+// 512, 1024, 4096 and 8192 with BenchmarkGELU: smaller tiles lose more to
+// the per-tile work than they gain from L1).
 const tileElems = 2048
 
 func (c *Compiled) evalCPU(in, out []*array.Array) error {
@@ -244,104 +264,118 @@ func (c *Compiled) evalCPU(in, out []*array.Array) error {
 			walkers[i] = cpu.NewWalker(inBufs[i].Shape, inBufs[i].Strides)
 		}
 	}
-	outBufs := make([]cpu.Buf, len(out))
+	outData := make([][]byte, len(out))
 	for i, o := range out {
 		st := array.AllocCPU(o.NBytes())
 		o.SetData(st, array.RowMajorStrides(shape), 0)
-		outBufs[i] = cpu.Buf{Data: st.Bytes(), DType: o.DType()}
+		outData[i] = st.Bytes()
 	}
-	outOf, slot, nslots := c.outOf, c.slot, c.nslots
-	tileLen := min(tileElems, n)
 	ntiles := (n + tileElems - 1) / tileElems
 	var mu sync.Mutex
 	var firstErr error
-	fail := func(err error) {
-		mu.Lock()
-		if firstErr == nil {
-			firstErr = err
-		}
-		mu.Unlock()
-	}
 	cpu.ParallelFor(ntiles, max(1, cpu.Grain/tileElems), func(tlo, thi int) {
-		arena := make([]byte, (nslots+nIn)*tileLen*8)
-		regs := make([]cpu.Buf, nIn+len(c.Instrs))
-		unit := []int{1}
-		filled := make([][]byte, nIn)
-		for i := range nIn {
-			if scalar[i] {
-				dt := c.InDTypes[i]
-				filled[i] = arena[(nslots+i)*tileLen*8:][:tileLen*dt.Size()]
-				b := inBufs[i]
-				src := cpu.Buf{Data: b.Data, DType: dt, Shape: []int{tileLen}, Strides: []int{0}, Offset: b.Offset}
-				if err := cpu.Copy(cpu.Contiguous(filled[i], dt, []int{tileLen}), src); err != nil {
-					fail(err)
-					return
-				}
+		if err := c.runTiles(tlo, thi, n, inBufs, walkers, direct, scalar, outData); err != nil {
+			mu.Lock()
+			if firstErr == nil {
+				firstErr = err
 			}
-		}
-		for t := tlo; t < thi; t++ {
-			lo := t * tileElems
-			m := min(tileElems, n-lo)
-			tile := []int{m}
-			for i := range nIn {
-				dt := c.InDTypes[i]
-				sz := dt.Size()
-				var data []byte
-				if scalar[i] {
-					// filled once per chunk, above: the vector kernels
-					// then see two contiguous operands
-					regs[i] = cpu.Buf{Data: filled[i][:m*sz], DType: dt, Shape: tile, Strides: unit}
-					continue
-				}
-				if direct[i] {
-					b := inBufs[i]
-					data = b.Data[(b.Offset+lo)*sz : (b.Offset+lo+m)*sz]
-				} else {
-					data = arena[(nslots+i)*tileLen*8:][:m*sz]
-					cpu.GatherRange(walkers[i], data, inBufs[i], lo, lo+m)
-				}
-				regs[i] = cpu.Buf{Data: data, DType: dt, Shape: tile, Strides: unit}
-			}
-			for k, ins := range c.Instrs {
-				r := nIn + k
-				sz := ins.DType.Size()
-				var data []byte
-				if o, ok := outOf[r]; ok {
-					data = outBufs[o].Data[lo*sz : (lo+m)*sz]
-				} else {
-					data = arena[slot[r]*tileLen*8:][:m*sz]
-				}
-				dst := cpu.Buf{Data: data, DType: ins.DType, Shape: tile, Strides: unit}
-				if f := c.unaryTile[k]; f != nil {
-					f(data, regs[ins.Args[0]].Data)
-					regs[r] = dst
-					continue
-				}
-				if f := c.binaryTile[k]; f != nil {
-					f(data, regs[ins.Args[0]].Data, regs[ins.Args[1]].Data)
-					regs[r] = dst
-					continue
-				}
-				var err error
-				switch ins.Kind {
-				case KindUnary:
-					err = cpu.Unary(cpu.UnaryOp(ins.Op), dst, regs[ins.Args[0]])
-				case KindBinary:
-					err = cpu.Binary(cpu.BinaryOp(ins.Op), dst, regs[ins.Args[0]], regs[ins.Args[1]])
-				case KindWhere:
-					err = cpu.Where(dst, regs[ins.Args[0]], regs[ins.Args[1]], regs[ins.Args[2]])
-				case KindAsType:
-					err = cpu.Copy(dst, regs[ins.Args[0]])
-				}
-				if err != nil {
-					fail(err)
-					return
-				}
-				regs[r] = dst
-			}
+			mu.Unlock()
 		}
 	})
 	return firstErr
+}
+
+// runTiles runs the program over tiles [tlo, thi) of an n-element result.
+func (c *Compiled) runTiles(tlo, thi, n int, inBufs []cpu.Buf, walkers []*cpu.Walker, direct, scalar []bool, outData [][]byte) error {
+	nIn := len(c.InDTypes)
+	tileLen := min(tileElems, n)
+	inBytes := tileLen * 8
+	need := c.nslots*c.slotBytes + nIn*inBytes
+	ap, _ := c.arenas.Get().(*[]byte)
+	if ap == nil || len(*ap) < need {
+		ap = new([]byte)
+		*ap = make([]byte, need)
+	}
+	defer c.arenas.Put(ap)
+	arena := *ap
+	inTile := func(i int) []byte { return arena[c.nslots*c.slotBytes+i*inBytes:][:inBytes] }
+	regs := make([][]byte, nIn+len(c.Instrs))
+	tile := []int{tileLen}
+	unit := []int{1}
+	for i := range nIn {
+		if scalar[i] {
+			// filled once per chunk: the vector kernels then see two
+			// contiguous operands
+			dt := c.InDTypes[i]
+			b := inBufs[i]
+			src := cpu.Buf{Data: b.Data, DType: dt, Shape: tile, Strides: []int{0}, Offset: b.Offset}
+			if err := cpu.Copy(cpu.Contiguous(inTile(i)[:tileLen*dt.Size()], dt, tile), src); err != nil {
+				return err
+			}
+		}
+	}
+	buf := func(r int, data []byte) cpu.Buf {
+		var dt array.DType
+		if r >= nIn {
+			dt = c.Instrs[r-nIn].DType
+		} else {
+			dt = c.InDTypes[r]
+		}
+		return cpu.Buf{Data: data, DType: dt, Shape: tile, Strides: unit}
+	}
+	for t := tlo; t < thi; t++ {
+		lo := t * tileElems
+		m := min(tileElems, n-lo)
+		tile[0] = m
+		for i := range nIn {
+			sz := c.InDTypes[i].Size()
+			switch {
+			case scalar[i]:
+				regs[i] = inTile(i)[:m*sz]
+			case direct[i]:
+				b := inBufs[i]
+				regs[i] = b.Data[(b.Offset+lo)*sz : (b.Offset+lo+m)*sz]
+			default:
+				regs[i] = inTile(i)[:m*sz]
+				cpu.GatherRange(walkers[i], regs[i], inBufs[i], lo, lo+m)
+			}
+		}
+		for k := range c.steps {
+			st := &c.steps[k]
+			var d []byte
+			if st.out >= 0 {
+				d = outData[st.out][lo*st.size : (lo+m)*st.size]
+			} else {
+				d = arena[st.slot*c.slotBytes:][:m*st.size]
+			}
+			regs[nIn+k] = d
+			args := c.Instrs[k].Args
+			if st.unary != nil {
+				st.unary(d, regs[args[0]])
+				continue
+			}
+			if st.binary != nil {
+				st.binary(d, regs[args[0]], regs[args[1]])
+				continue
+			}
+			dst := buf(nIn+k, d)
+			var err error
+			switch ins := c.Instrs[k]; ins.Kind {
+			case KindUnary:
+				err = cpu.Unary(cpu.UnaryOp(ins.Op), dst, buf(args[0], regs[args[0]]))
+			case KindBinary:
+				err = cpu.Binary(cpu.BinaryOp(ins.Op), dst, buf(args[0], regs[args[0]]), buf(args[1], regs[args[1]]))
+			case KindWhere:
+				err = cpu.Where(dst, buf(args[0], regs[args[0]]), buf(args[1], regs[args[1]]), buf(args[2], regs[args[2]]))
+			case KindAsType:
+				err = cpu.Copy(dst, buf(args[0], regs[args[0]]))
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // slots assigns each instruction register that is not an output a scratch
