@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"math"
 	"strconv"
 
 	"github.com/fathom-go/fathom/array"
@@ -71,93 +72,265 @@ func ArgReduce(op ArgOp, out, in Buf, axis int) error {
 	return nil
 }
 
+// argPart is the length of the parts a long line is cut into, so that few
+// lines still spread over the cores. Parts are joined exactly, in order,
+// so results do not depend on how many cores there are.
+const argPart = 1 << 16
+
+// argRun finds the best of every line: neighbouring lines together when
+// they interleave in memory, a few long lines in parts, or one line at a
+// time.
 func argRun[A redOrdered](l *redLines, io redIO[A], o []int32, isMax bool) {
-	if l.columnar(8) {
-		l.panels(redTile, func() func(inOff, outOff, w, kIn, kOut int) {
-			best, idx, buf := make([]A, redTile), make([]int32, redTile), make([]A, redTile)
-			return func(inOff, outOff, w, kIn, kOut int) {
-				b, ix := best[:w], idx[:w]
-				copy(b, io.read(inOff, w, kIn, buf))
-				clear(ix)
-				for t := 1; t < l.n; t++ {
-					row := io.read(inOff+t*l.sIn, w, kIn, buf)
-					if isMax {
-						argMaxRow(b, ix, row, int32(t))
-					} else {
-						argMinRow(b, ix, row, int32(t))
-					}
-				}
-				for i, v := range ix {
-					o[outOff+i*kOut] = v
-				}
+	scan := argScanFunc[A]()
+	switch {
+	case l.columnar(8):
+		argColumns(l, io, o, isMax)
+	case l.count < redFewTasks && l.n >= 2*argPart:
+		argSplit(l, io, o, isMax, scan)
+	default:
+		l.each(func() func(inOff, outOff int) {
+			var buf []A
+			if io.load != nil || l.sIn != 1 {
+				buf = make([]A, l.n)
+			}
+			return func(inOff, outOff int) {
+				_, at, _ := scan(io.read(inOff, l.n, l.sIn, buf), isMax)
+				o[outOff] = int32(at)
 			}
 		})
-		return
 	}
-	l.each(func() func(inOff, outOff int) {
+}
+
+// argBest is the result of a scan: the best value and its index, or the
+// first NaN's index when nan is set.
+type argBest[A redOrdered] struct {
+	v   A
+	at  int
+	nan bool
+}
+
+// argSplit scans each of a few long lines in parts, in parallel, and
+// joins the parts in order.
+func argSplit[A redOrdered](l *redLines, io redIO[A], o []int32, isMax bool, scan func([]A, bool) (A, int, bool)) {
+	parts := (l.n + argPart - 1) / argPart
+	res := make([]argBest[A], l.count*parts)
+	ParallelFor(len(res), 1, func(lo, hi int) {
 		var buf []A
 		if io.load != nil || l.sIn != 1 {
-			buf = make([]A, l.n)
+			buf = make([]A, argPart)
 		}
-		return func(inOff, outOff int) {
-			x := io.read(inOff, l.n, l.sIn, buf)
-			if isMax {
-				o[outOff] = argMaxLine(x)
-			} else {
-				o[outOff] = argMinLine(x)
+		for t := lo; t < hi; t++ {
+			line, start := t/parts, t%parts*argPart
+			inOff, _ := redOffsets(l.shape, l.kin, l.kout, line)
+			v, at, nan := scan(io.read(l.inOff+inOff+start*l.sIn, min(argPart, l.n-start), l.sIn, buf), isMax)
+			res[t] = argBest[A]{v, start + at, nan}
+		}
+	})
+	for line := range l.count {
+		b := res[line*parts]
+		for _, p := range res[line*parts+1 : (line+1)*parts] {
+			if b.nan {
+				break
+			}
+			if p.nan || (isMax && p.v > b.v) || (!isMax && p.v < b.v) {
+				b = p
+			}
+		}
+		_, outOff := redOffsets(l.shape, l.kin, l.kout, line)
+		o[l.outOff+outOff] = int32(b.at)
+	}
+}
+
+// argColumns finds the best of neighbouring lines together, a row across
+// them at a time, in panels of up to redTile lines; when there are few
+// panels, their rows are cut into parts too, joined in order at the end.
+// The parts depend on the shape only, and joining is exact.
+func argColumns[A redOrdered](l *redLines, io redIO[A], o []int32, isMax bool) {
+	last := len(l.shape) - 1
+	w, kIn, kOut := l.shape[last], l.kin[last], l.kout[last]
+	tw := min(w, redTile)
+	tiles := (w + tw - 1) / tw
+	cols := l.count / w * tiles
+	// enough tasks to share out, each of a part of at least redPart elements
+	parts := 1
+	if cols < redFewTasks {
+		parts = max(1, min((redFewTasks+cols-1)/cols, l.n*tw/redPart))
+	}
+	rowsPer := (l.n + parts - 1) / parts
+	parts = (l.n + rowsPer - 1) / rowsPer
+	var partV []A
+	var partI []int32
+	if parts > 1 {
+		partV, partI = make([]A, cols*parts*tw), make([]int32, cols*parts*tw)
+	}
+	vec := argRowsVec[A](isMax)
+	if io.load != nil || kIn != 1 || l.sIn <= 0 {
+		vec = nil
+	}
+	ParallelFor(cols*parts, max(1, Grain/(rowsPer*tw)), func(lo, hi int) {
+		best, idx, buf := make([]A, tw), make([]int32, tw), make([]A, tw)
+		for t := lo; t < hi; t++ {
+			c, q := t/parts, t%parts
+			inBase, outBase := redOffsets(l.shape[:last], l.kin, l.kout, c/tiles)
+			c0 := c % tiles * tw
+			b, ix := best[:min(tw, w-c0)], idx[:min(tw, w-c0)]
+			in := l.inOff + inBase + c0*kIn
+			r0, r1 := q*rowsPer, min(l.n, (q+1)*rowsPer)
+			copy(b, io.read(in+r0*l.sIn, len(b), kIn, buf))
+			for i := range ix {
+				ix[i] = int32(r0)
+			}
+			switch {
+			case r1-r0 < 2:
+			case vec != nil:
+				vec(b, ix, io.x[in+(r0+1)*l.sIn:in+(r1-1)*l.sIn+len(b)], l.sIn, r1-r0-1, r0+1)
+			default:
+				for r := r0 + 1; r < r1; r++ {
+					argRow(b, ix, io.read(in+r*l.sIn, len(b), kIn, buf), nil, int32(r), isMax)
+				}
+			}
+			if parts > 1 {
+				copy(partV[t*tw:], b)
+				copy(partI[t*tw:], ix)
+				continue
+			}
+			for i, v := range ix {
+				o[l.outOff+outBase+(c0+i)*kOut] = v
 			}
 		}
 	})
-}
-
-func argMaxLine[A redOrdered](x []A) int32 {
-	best, bi := x[0], 0
-	if best != best {
-		return 0
-	}
-	for i, v := range x {
-		if v > best {
-			best, bi = v, i
-		} else if v != v {
-			return int32(i)
+	for c := 0; c < cols && parts > 1; c++ {
+		_, outBase := redOffsets(l.shape[:last], l.kin, l.kout, c/tiles)
+		c0 := c % tiles * tw
+		at := c * parts * tw
+		b, ix := partV[at:][:min(tw, w-c0)], partI[at:][:min(tw, w-c0)]
+		for q := 1; q < parts; q++ {
+			argRow(b, ix, partV[at+q*tw:], partI[at+q*tw:], 0, isMax)
+		}
+		for i, v := range ix {
+			o[l.outOff+outBase+(c0+i)*kOut] = v
 		}
 	}
-	return int32(bi)
 }
 
-func argMinLine[A redOrdered](x []A) int32 {
-	best, bi := x[0], 0
-	if best != best {
-		return 0
-	}
-	for i, v := range x {
-		if v < best {
-			best, bi = v, i
-		} else if v != v {
-			return int32(i)
-		}
-	}
-	return int32(bi)
-}
-
-// argMaxRow updates a panel's best values and their indices with row t. A
-// NaN replaces a number but not an earlier NaN.
-func argMaxRow[A redOrdered](best []A, idx []int32, row []A, t int32) {
+// argRow updates a panel's best values and their indices with row, whose
+// indices are rowIdx, or t for all when rowIdx is nil. A larger (smaller)
+// value replaces the best, and a NaN replaces a number but not an earlier
+// NaN, so the first of equals stays.
+func argRow[A redOrdered](best []A, idx []int32, row []A, rowIdx []int32, t int32, isMax bool) {
 	row = row[:len(best)]
 	idx = idx[:len(best)]
 	for i, v := range row {
-		if b := best[i]; v > b || (v != v && b == b) {
+		b := best[i]
+		if (isMax && v > b) || (!isMax && v < b) || (v != v && b == b) {
 			best[i], idx[i] = v, t
+			if rowIdx != nil {
+				idx[i] = rowIdx[i]
+			}
 		}
 	}
 }
 
-func argMinRow[A redOrdered](best []A, idx []int32, row []A, t int32) {
-	row = row[:len(best)]
-	idx = idx[:len(best)]
-	for i, v := range row {
-		if b := best[i]; v < b || (v != v && b == b) {
-			best[i], idx[i] = v, t
+// argScanFunc returns the scan of lines of As: with the vector kernels
+// for float32 and float64, else argScanGo.
+func argScanFunc[A redOrdered]() func([]A, bool) (A, int, bool) {
+	if f, ok := any(argScanF32).(func([]A, bool) (A, int, bool)); ok {
+		return f
+	}
+	if f, ok := any(argScanF64).(func([]A, bool) (A, int, bool)); ok {
+		return f
+	}
+	return argScanGo[A]
+}
+
+// argScanGo returns the largest (isMax) or smallest element of x and its
+// index, the first of equal ones; or, with nan set, the first NaN and its
+// index.
+func argScanGo[A redOrdered](x []A, isMax bool) (A, int, bool) {
+	best, at := x[0], 0
+	if best != best {
+		return best, 0, true
+	}
+	if isMax {
+		for i, v := range x {
+			if v > best {
+				best, at = v, i
+			} else if v != v {
+				return v, i, true
+			}
+		}
+	} else {
+		for i, v := range x {
+			if v < best {
+				best, at = v, i
+			} else if v != v {
+				return v, i, true
+			}
 		}
 	}
+	return best, at, false
+}
+
+func argScanF32(x []float32, isMax bool) (float32, int, bool) { return argScanVec(vecBest, x, isMax) }
+func argScanF64(x []float64, isMax bool) (float64, int, bool) { return argScanVec64(vecBest, x, isMax) }
+
+// argScanVec is argScanGo for float32 with impl's kernel, argScanVec64
+// for float64.
+func argScanVec(impl *vecImpl, x []float32, isMax bool) (float32, int, bool) {
+	if impl == nil {
+		return argScanGo(x, isMax)
+	}
+	if isMax {
+		return argScanWith(impl.argMax, impl.width, x, true)
+	}
+	return argScanWith(impl.argMin, impl.width, x, false)
+}
+
+func argScanVec64(impl *vecImpl, x []float64, isMax bool) (float64, int, bool) {
+	if impl == nil {
+		return argScanGo(x, isMax)
+	}
+	if isMax {
+		return argScanWith(impl.argMax64, impl.width/2, x, true)
+	}
+	return argScanWith(impl.argMin64, impl.width/2, x, false)
+}
+
+// argScanWith is argScanGo with the kernel k, of lanes lanes, over the
+// whole vectors of lines of a few vectors and more.
+func argScanWith[T float32 | float64](k func([]T) (int, T, int), lanes int, x []T, isMax bool) (T, int, bool) {
+	if len(x) < 4*lanes || len(x) > math.MaxInt32 {
+		return argScanGo(x, isMax)
+	}
+	n, best, at := k(x)
+	if n < len(x)&^(lanes-1) {
+		for i, v := range x[n:] {
+			if v != v {
+				return v, n + i, true
+			}
+		}
+	}
+	for i, v := range x[n:] {
+		if (isMax && v > best) || (!isMax && v < best) {
+			best, at = v, n+i
+		} else if v != v {
+			return v, n + i, true
+		}
+	}
+	return best, at, false
+}
+
+// argRowsVec returns the vector kernel that folds rows into a panel's
+// best values and indices (see argRow), when A is float32 and this
+// machine has one; else nil.
+func argRowsVec[A redOrdered](isMax bool) func(best []A, idx []int32, x []A, stride, rows, t0 int) {
+	if vecBest == nil {
+		return nil
+	}
+	k := vecBest.argMaxRows
+	if !isMax {
+		k = vecBest.argMinRows
+	}
+	f, _ := any(k).(func([]A, []int32, []A, int, int, int))
+	return f
 }

@@ -17,7 +17,11 @@ import (
 // from LogSumExp; a +inf gives NaN from Softmax and LogSoftmax and +inf from
 // LogSumExp; a NaN anywhere gives NaN. The logsumexp of an empty line is
 // -inf (scipy raises). float32, float16 and bfloat16 compute in float32
-// with sums in float64; float64 computes in float64.
+// with sums in float64; float64 computes in float64. The float32 vector
+// kernels first add the exponentials a few at a time in float32 (four
+// vectors pairwise along a line, smBlock rows of a panel), which keeps the
+// relative error of a sum below 2^-21 however long the line: the terms
+// are positive, so those roundings cannot cancel.
 
 type smKind uint8
 
@@ -62,128 +66,272 @@ func softmaxFamily(name string, kind smKind, out, in Buf, axis int) error {
 	}
 	switch in.DType {
 	case array.Float32:
-		smRun(kind, l, redIO[float32]{x: Elems[float32](in), o: Elems[float32](out)}, expShift32, expShiftVec32)
+		smRun(kind, l, redIO[float32]{x: Elems[float32](in), o: Elems[float32](out)}, smFloat32)
 	case array.Float64:
-		smRun(kind, l, redIO[float64]{x: Elems[float64](in), o: Elems[float64](out)}, expShift64, expShiftVec64)
+		smRun(kind, l, redIO[float64]{x: Elems[float64](in), o: Elems[float64](out)}, smFloat64)
 	default:
-		smRun(kind, l, redIO[float32]{load: redLoadHalf(in), store: redStoreHalf(out)}, expShift32, expShiftVec32)
+		smRun(kind, l, redIO[float32]{load: redLoadHalf(in), store: redStoreHalf(out)}, smFloat32)
 	}
 	return nil
 }
 
 type smFloat interface{ float32 | float64 }
 
-// smRun runs one kind over every line. expShift sets o[i] = exp(x[i]-m)
-// and returns the sum of those (o nil: only the sum); expShiftVec sets
-// o[i] = exp(x[i]-m[i]). They are the only loops that call exp, so they
-// are written per type and everything else is shared.
-func smRun[C smFloat](kind smKind, l *redLines, io redIO[C], expShift func(o, x []C, m C) float64, expShiftVec func(o, x, m []C)) {
-	if l.columnar(8) {
-		l.panels(redTile, func() func(inOff, outOff, w, kIn, kOut int) {
-			m, e, xb, ob := make([]C, redTile), make([]C, redTile), make([]C, redTile), make([]C, redTile)
-			s := make([]float64, redTile)
-			return func(inOff, outOff, w, kIn, kOut int) {
-				smPanel(kind, l, &io, expShiftVec, inOff, outOff, w, kIn, kOut, m[:w], s[:w], e[:w], xb, ob)
+// smOps are the loops the softmax family is made of, for one element
+// type: vector kernels for float32 where the machine has them, Go loops
+// otherwise. They are the only loops over elements.
+type smOps[C smFloat] struct {
+	// max is the largest element of x, NaN if x holds one, -inf if x is
+	// empty.
+	max func(x []C) C
+	// expScale sets o[i] = exp(x[i]-m)*c and returns the sum of the
+	// exp(x[i]-m); o nil computes the sum only.
+	expScale func(o, x []C, m, c C) float64
+	// affine sets o[i] = ((x[i]-a)*c)-b, rounding each operation.
+	affine func(o, x []C, a, c, b C)
+	// The panel loops work element by element across lines: maxEach sets
+	// m[i] to the larger of m[i] and x[i] or the NaN among them, expEach
+	// sets o[i] = exp(x[i]-m[i]), add, mul and sub are o = a op b.
+	maxEach       func(m, x []C)
+	expEach       func(o, x, m []C)
+	add, mul, sub func(o, a, b []C)
+}
+
+// The tuning constants of the softmax family. They depend on nothing
+// but the shape, so results do not depend on the number of cores.
+const (
+	smPart  = 1 << 16 // elements of a long line computed as one part
+	smBlock = 8       // rows of a panel summed in C before joining the float64 total
+)
+
+// smRun runs one kind over every line: neighbouring lines together when
+// they interleave in memory (smColumns), a few long lines in parts
+// (smSplit), or one line at a time, each in three passes: the maximum,
+// the shifted exponentials and their sum (stored for Softmax), then the
+// results.
+func smRun[C smFloat](kind smKind, l *redLines, io redIO[C], ops *smOps[C]) {
+	switch {
+	case l.columnar(8):
+		smColumns(kind, l, io, ops)
+	case l.count < redFewTasks && l.n >= 2*smPart && io.load == nil && io.store == nil && l.sIn == 1 && (kind == smLogSumExp || l.sOut == 1):
+		smSplit(kind, l, io, ops)
+	default:
+		l.each(func() func(inOff, outOff int) {
+			var xb, ob []C
+			if io.load != nil || l.sIn != 1 {
+				xb = make([]C, l.n)
+			}
+			if kind != smLogSumExp || io.store != nil || l.sOut != 1 {
+				ob = make([]C, max(l.n, 1))
+			}
+			return func(inOff, outOff int) {
+				x := io.read(inOff, l.n, l.sIn, xb)
+				m := ops.max(x)
+				if kind == smLogSumExp {
+					m = smShift(m)
+					ob[0] = C(math.Log(ops.expScale(nil, x, m, 1)) + float64(m))
+					io.write(outOff, 1, ob[:1])
+					return
+				}
+				o := io.target(outOff, l.n, l.sOut, ob)
+				if kind == smSoftmax {
+					s := ops.expScale(o, x, m, 1)
+					ops.affine(o, o, 0, C(1/s), 0)
+				} else {
+					m = smShift(m)
+					ls := math.Log(ops.expScale(nil, x, m, 1))
+					ops.affine(o, x, m, 1, C(ls))
+				}
+				io.write(outOff, l.sOut, o)
 			}
 		})
+	}
+}
+
+// smSplit runs one kind over a few long contiguous lines, each cut into
+// parts of smPart elements that are computed in parallel, pass by pass;
+// the parts' maxima and sums are joined in order. Softmax takes the
+// exponentials a second time in its last pass rather than storing them in
+// the second, which saves writing and reading back a line too long for
+// the caches.
+func smSplit[C smFloat](kind smKind, l *redLines, io redIO[C], ops *smOps[C]) {
+	parts := (l.n + smPart - 1) / smPart
+	tasks := l.count * parts
+	pm, ps := make([]C, tasks), make([]float64, tasks)
+	part := func(t int) (x []C, outOff int) {
+		line, start := t/parts, t%parts*smPart
+		in, out := redOffsets(l.shape, l.kin, l.kout, line)
+		in += l.inOff + start
+		return io.x[in : in+min(smPart, l.n-start)], l.outOff + out + start
+	}
+	each := func(f func(t int)) {
+		ParallelFor(tasks, 1, func(lo, hi int) {
+			for t := lo; t < hi; t++ {
+				f(t)
+			}
+		})
+	}
+	each(func(t int) { x, _ := part(t); pm[t] = ops.max(x) })
+	m, ls := make([]C, l.count), make([]float64, l.count)
+	for line := range m {
+		m[line] = ops.max(pm[line*parts : (line+1)*parts])
+		if kind != smSoftmax {
+			m[line] = smShift(m[line])
+		}
+	}
+	each(func(t int) { x, _ := part(t); ps[t] = ops.expScale(nil, x, m[t/parts], 1) })
+	for line := range ls {
+		s := 0.0
+		for _, v := range ps[line*parts : (line+1)*parts] {
+			s += v
+		}
+		ls[line] = s
+		if kind == smSoftmax {
+			ls[line] = 1 / s
+		} else {
+			ls[line] = math.Log(s)
+		}
+	}
+	if kind == smLogSumExp {
+		for line, v := range ls {
+			_, out := redOffsets(l.shape, l.kin, l.kout, line)
+			io.o[l.outOff+out] = C(v + float64(m[line]))
+		}
 		return
 	}
-	l.each(func() func(inOff, outOff int) {
-		var xb, ob []C
-		if io.load != nil || l.sIn != 1 {
-			xb = make([]C, l.n)
-		}
-		if kind != smLogSumExp || io.store != nil || l.sOut != 1 {
-			ob = make([]C, max(l.n, 1))
-		}
-		return func(inOff, outOff int) {
-			x := io.read(inOff, l.n, l.sIn, xb)
-			if kind == smLogSumExp {
-				m := smShift(smMax(x))
-				v := C(math.Log(expShift(nil, x, m)) + float64(m))
-				ob[0] = v
-				io.write(outOff, 1, ob[:1])
-				return
-			}
-			o := io.target(outOff, l.n, l.sOut, ob)
-			m := smMax(x)
-			if kind == smSoftmax {
-				inv := 1 / expShift(o, x, m)
-				for i, v := range o {
-					o[i] = C(float64(v) * inv)
-				}
-			} else {
-				m = smShift(m)
-				// o holds the exponentials only until they are summed.
-				ls := math.Log(expShift(o, x, m))
-				for i, v := range x {
-					o[i] = C(float64(v-m) - ls)
-				}
-			}
-			io.write(outOff, l.sOut, o)
+	each(func(t int) {
+		x, out := part(t)
+		o := io.o[out : out+len(x)]
+		if kind == smSoftmax {
+			ops.expScale(o, x, m[t/parts], C(ls[t/parts]))
+		} else {
+			ops.affine(o, x, m[t/parts], 1, C(ls[t/parts]))
 		}
 	})
 }
 
-// smPanel runs one kind over w neighbouring lines at once, reading the
-// input a row at a time: the maximum of every line, then the sums of the
-// shifted exponentials, then the results.
-func smPanel[C smFloat](kind smKind, l *redLines, io *redIO[C], expShiftVec func(o, x, m []C), inOff, outOff, w, kIn, kOut int, m []C, s []float64, e, xb, ob []C) {
-	row := func(t int) []C { return io.read(inOff+t*l.sIn, w, kIn, xb) }
-	for i := range m {
-		m[i] = C(math.Inf(-1))
+// smColumns runs one kind over neighbouring lines together, reading the
+// input a row across them at a time, in panels of up to redTile lines,
+// in three passes over the rows: the maxima, the sums of the shifted
+// exponentials, then the results. When there are few panels, their rows
+// are cut into parts too; the parts' maxima and sums are joined in order
+// between the passes. The sums are taken smBlock rows at a time in C and
+// joined to float64 totals: at most eight roundings of a float32 per
+// term, a relative error below 2^-21 however long the lines.
+func smColumns[C smFloat](kind smKind, l *redLines, io redIO[C], ops *smOps[C]) {
+	last := len(l.shape) - 1
+	w, kIn, kOut := l.shape[last], l.kin[last], l.kout[last]
+	tw := min(w, redTile)
+	tiles := (w + tw - 1) / tw
+	cols := l.count / w * tiles
+	parts := 1
+	if cols < redFewTasks {
+		parts = max(1, min((redFewTasks+cols-1)/cols, l.n*tw/redPart))
 	}
-	clear(s)
-	for t := range l.n {
-		for i, v := range row(t) {
-			if v > m[i] || v != v {
-				m[i] = v
+	rowsPer := (l.n + parts - 1) / parts
+	parts = (l.n + rowsPer - 1) / rowsPer
+	tasks := cols * parts
+	// pm holds each task's maxima, then in each column's first task the
+	// line maxima (shifted); ps each task's sums; f what the last pass
+	// applies: 1/sum or log(sum).
+	pm, ps, f := make([]C, tasks*tw), make([]float64, tasks*tw), make([]C, cols*tw)
+	type panel struct {
+		in, out, c0, w int // offsets of the first line, its index, width
+		r0, r1         int // rows
+	}
+	at := func(t int) panel {
+		c, q := t/parts, t%parts
+		inBase, outBase := redOffsets(l.shape[:last], l.kin, l.kout, c/tiles)
+		c0 := c % tiles * tw
+		return panel{l.inOff + inBase + c0*kIn, l.outOff + outBase + c0*kOut, c0, min(tw, w-c0), q * rowsPer, min(l.n, (q+1)*rowsPer)}
+	}
+	pass := func(body func(t int, p panel, xb, e, blk []C)) {
+		ParallelFor(tasks, max(1, Grain/(rowsPer*tw)), func(lo, hi int) {
+			xb, e, blk := make([]C, tw), make([]C, tw), make([]C, tw)
+			for t := lo; t < hi; t++ {
+				p := at(t)
+				body(t, p, xb[:p.w], e[:p.w], blk[:p.w])
+			}
+		})
+	}
+	row := func(p panel, r int, xb []C) []C { return io.read(p.in+r*l.sIn, p.w, kIn, xb) }
+	lineMax := func(t int) []C { return pm[t/parts*parts*tw:][:at(t).w] }
+	pass(func(t int, p panel, xb, _, _ []C) {
+		m := pm[t*tw:][:p.w]
+		for i := range m {
+			m[i] = C(math.Inf(-1))
+		}
+		for r := p.r0; r < p.r1; r++ {
+			ops.maxEach(m, row(p, r, xb))
+		}
+	})
+	for c := range cols {
+		m := lineMax(c * parts)
+		for q := 1; q < parts; q++ {
+			ops.maxEach(m, pm[(c*parts+q)*tw:][:len(m)])
+		}
+		if kind != smSoftmax {
+			for i, v := range m {
+				m[i] = smShift(v)
 			}
 		}
 	}
-	if kind != smSoftmax {
-		for i, v := range m {
-			m[i] = smShift(v)
+	pass(func(t int, p panel, xb, e, blk []C) {
+		m, s := lineMax(t), ps[t*tw:][:p.w]
+		clear(blk)
+		for r := p.r0; r < p.r1; r++ {
+			ops.expEach(e, row(p, r, xb), m)
+			ops.add(blk, blk, e)
+			if (r-p.r0+1)%smBlock == 0 || r == p.r1-1 {
+				for i, v := range blk {
+					s[i] += float64(v)
+				}
+				clear(blk)
+			}
+		}
+	})
+	for c := range cols {
+		p := at(c * parts)
+		s, m, fc := ps[c*parts*tw:][:p.w], lineMax(c*parts), f[c*tw:][:p.w]
+		for q := 1; q < parts; q++ {
+			for i, v := range ps[(c*parts+q)*tw:][:p.w] {
+				s[i] += v
+			}
+		}
+		switch kind {
+		case smLogSumExp:
+			for i, v := range s {
+				fc[i] = C(math.Log(v) + float64(m[i]))
+			}
+			io.write(p.out, kOut, fc)
+		case smSoftmax:
+			for i, v := range s {
+				fc[i] = C(1 / v)
+			}
+		default:
+			for i, v := range s {
+				fc[i] = C(math.Log(v))
+			}
 		}
 	}
-	for t := range l.n {
-		expShiftVec(e, row(t), m)
-		for i, v := range e {
-			s[i] += float64(v)
-		}
-	}
-	switch kind {
-	case smLogSumExp:
-		o := ob[:w]
-		for i := range o {
-			o[i] = C(math.Log(s[i]) + float64(m[i]))
-		}
-		io.write(outOff, kOut, o)
+	if kind == smLogSumExp {
 		return
-	case smSoftmax:
-		for i, v := range s {
-			s[i] = 1 / v
-		}
-	default:
-		for i, v := range s {
-			s[i] = math.Log(v)
-		}
 	}
-	for t := range l.n {
-		x := row(t)
-		o := io.target(outOff+t*l.sOut, w, kOut, ob)
-		if kind == smSoftmax {
-			expShiftVec(o, x, m)
-			for i, v := range o {
-				o[i] = C(float64(v) * s[i])
+	pass(func(t int, p panel, xb, ob, _ []C) {
+		m, fc := lineMax(t), f[t/parts*tw:][:p.w]
+		for r := p.r0; r < p.r1; r++ {
+			x := row(p, r, xb)
+			o := io.target(p.out+r*l.sOut, p.w, kOut, ob)
+			if kind == smSoftmax {
+				ops.expEach(o, x, m)
+				ops.mul(o, o, fc)
+			} else {
+				ops.sub(o, x, m)
+				ops.sub(o, o, fc)
 			}
-		} else {
-			for i, v := range x {
-				o[i] = C(float64(v-m[i]) - s[i])
-			}
+			io.write(p.out+r*l.sOut, kOut, o)
 		}
-		io.write(outOff+t*l.sOut, kOut, o)
-	}
+	})
 }
 
 // smMax is the maximum of x, NaN if x holds one, -inf if x is empty.
@@ -208,7 +356,47 @@ func smShift[C smFloat](m C) C {
 	return m
 }
 
-func expShift32(o, x []float32, m float32) float64 {
+// smFloat32 and smFloat64 are the loops for float32 and float64.
+var (
+	smFloat32 = smOps32(vecBest)
+	smFloat64 = &smOps[float64]{
+		max: smMax[float64], expScale: expScale64, affine: affineGo[float64],
+		maxEach: maxEachGo[float64], expEach: expEach64,
+		add: addKernel[float64]().vv, mul: mulKernel[float64]().vv, sub: subKernel[float64]().vv,
+	}
+)
+
+// smOps32 returns the float32 loops with impl's kernels, or in Go
+// without (impl nil).
+func smOps32(impl *vecImpl) *smOps[float32] {
+	ops := &smOps[float32]{
+		max: smMax[float32], expScale: expScale32, affine: affineGo[float32],
+		maxEach: maxEachGo[float32], expEach: expEach32,
+		add: addKernel[float32]().vv, mul: mulKernel[float32]().vv, sub: subKernel[float32]().vv,
+	}
+	if impl == nil {
+		return ops
+	}
+	bin := vecBinaryLoops(impl)
+	vmax := vecReduceRuns(impl)[ReduceMax]
+	ops.max = func(x []float32) float32 { return vmax(float32(math.Inf(-1)), x) }
+	ops.expScale = func(o, x []float32, m, c float32) float64 {
+		if o == nil {
+			return impl.expSum(x, m)
+		}
+		return impl.expScale(o[:len(x)], x, m, c)
+	}
+	ops.affine = func(o, x []float32, a, c, b float32) { impl.affine(o, x[:len(o)], a, c, b) }
+	ops.maxEach = func(m, x []float32) { bin[Maximum](m, m, x) }
+	ops.expEach = func(o, x, m []float32) {
+		bin[Sub](o, x, m)
+		vecApply(impl, vecExp, o, o)
+	}
+	ops.add, ops.mul, ops.sub = bin[Add], bin[Mul], bin[Sub]
+	return ops
+}
+
+func expScale32(o, x []float32, m, c float32) float64 {
 	s := 0.0
 	if o == nil {
 		for _, v := range x {
@@ -219,20 +407,13 @@ func expShift32(o, x []float32, m float32) float64 {
 	o = o[:len(x)]
 	for i, v := range x {
 		e := smExp32(v - m)
-		o[i] = e
+		o[i] = e * c
 		s += float64(e)
 	}
 	return s
 }
 
-func expShiftVec32(o, x, m []float32) {
-	x, m = x[:len(o)], m[:len(o)]
-	for i := range o {
-		o[i] = smExp32(x[i] - m[i])
-	}
-}
-
-func expShift64(o, x []float64, m float64) float64 {
+func expScale64(o, x []float64, m, c float64) float64 {
 	s := 0.0
 	if o == nil {
 		for _, v := range x {
@@ -243,13 +424,38 @@ func expShift64(o, x []float64, m float64) float64 {
 	o = o[:len(x)]
 	for i, v := range x {
 		e := math.Exp(v - m)
-		o[i] = e
+		o[i] = e * c
 		s += e
 	}
 	return s
 }
 
-func expShiftVec64(o, x, m []float64) {
+func affineGo[C smFloat](o, x []C, a, c, b C) {
+	x = x[:len(o)]
+	for i, v := range x {
+		// the conversion keeps the compiler from fusing the multiply and
+		// subtract, which the kernels do not
+		o[i] = C((v-a)*c) - b
+	}
+}
+
+func maxEachGo[C smFloat](m, x []C) {
+	x = x[:len(m)]
+	for i, v := range x {
+		if v > m[i] || v != v {
+			m[i] = v
+		}
+	}
+}
+
+func expEach32(o, x, m []float32) {
+	x, m = x[:len(o)], m[:len(o)]
+	for i := range o {
+		o[i] = smExp32(x[i] - m[i])
+	}
+}
+
+func expEach64(o, x, m []float64) {
 	x, m = x[:len(o)], m[:len(o)]
 	for i := range o {
 		o[i] = math.Exp(x[i] - m[i])

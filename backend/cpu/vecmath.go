@@ -48,13 +48,27 @@ type vecBinKernel func(dst, a, b []float32) int
 // it read.
 type vecRedKernel func(acc *[16]float32, x []float32) int
 
-// vecImpl is one instruction set's kernels.
+// vecImpl is one instruction set's kernels: the functions, the binary
+// operations and reductions, and the kernels of argreduce.go and
+// softmax.go, documented with their declarations in vecmath_amd64.go.
 type vecImpl struct {
 	name    string
 	width   int
 	kernels [numVecOps]vecKernel
 	binary  map[BinaryOp]vecBinKernel
 	reduce  map[ReduceOp]vecRedKernel
+
+	argMax, argMin         func(x []float32) (n int, best float32, at int)
+	argMax64, argMin64     func(x []float64) (n int, best float64, at int)
+	argMaxRows, argMinRows func(best []float32, idx []int32, x []float32, stride, rows, t0 int)
+	expScale               func(dst, src []float32, m, c float32) float64
+	expSum                 func(src []float32, m float32) float64
+	affine                 func(dst, src []float32, a, c, b float32)
+
+	addVS, subVS, subSV, mulVS, divVS, divSV, maxVS, maxSV, minVS, minSV func(dst, a []float32, b float32) int
+	mulAdd                                                               func(dst, a, b, c []float32) int
+	mulAddS                                                              func(dst, a []float32, b float32, c []float32) int
+	copyNT                                                               func(dst, src []float32) int
 }
 
 // vecScalar are the pure-Go functions, for the fallback and for the lanes
@@ -130,30 +144,93 @@ func vecBinaryLoops(impl *vecImpl) map[BinaryOp]func(d, a, b []float32) {
 }
 
 // goBinaryLoop returns binary.go's float32 loop of op.
-func goBinaryLoop(op BinaryOp) func(d, a, b []float32) {
+func goBinaryLoop(op BinaryOp) func(d, a, b []float32) { return goBinaryKernel(op).vv }
+
+// goBinaryKernel returns binary.go's float32 kernel of op.
+func goBinaryKernel(op BinaryOp) binKernel[float32, float32] {
 	switch op {
 	case Add:
-		return addKernel[float32]().vv
+		return addKernel[float32]()
 	case Sub:
-		return subKernel[float32]().vv
+		return subKernel[float32]()
 	case Mul:
-		return mulKernel[float32]().vv
+		return mulKernel[float32]()
 	case Div:
-		return divKernel[float32]().vv
+		return divKernel[float32]()
 	case Maximum:
-		return maxKernel[float32]().vv
+		return maxKernel[float32]()
 	default: // Minimum
-		return minKernel[float32]().vv
+		return minKernel[float32]()
 	}
 }
 
-// withVec returns k with its contiguous loop replaced by the vector
-// kernel of op, when T is float32 and this machine has one.
+// vecBinaryScalar holds, for the float32 binary operations with vector
+// kernels on this machine, loops with a scalar operand (binKernel's vs and
+// sv; vv unset) built as vecBinary's are. It is empty without kernels.
+var vecBinaryScalar = vecScalarLoops(vecBest)
+
+func vecScalarLoops(impl *vecImpl) map[BinaryOp]binKernel[float32, float32] {
+	loops := map[BinaryOp]binKernel[float32, float32]{}
+	if impl == nil {
+		return loops
+	}
+	for op, k := range map[BinaryOp][2]func(dst, a []float32, b float32) int{
+		Add: {impl.addVS, impl.addVS}, Sub: {impl.subVS, impl.subSV}, Mul: {impl.mulVS, impl.mulVS},
+		Div: {impl.divVS, impl.divSV}, Maximum: {impl.maxVS, impl.maxSV}, Minimum: {impl.minVS, impl.minSV},
+	} {
+		g := goBinaryKernel(op)
+		vs, sv := k[0], k[1]
+		loops[op] = binKernel[float32, float32]{
+			vs: func(d, a []float32, b float32) {
+				a = a[:len(d)]
+				n := vs(d, a, b)
+				g.vs(d[n:], a[n:], b)
+			},
+			sv: func(d []float32, a float32, b []float32) {
+				b = b[:len(d)]
+				n := sv(d, b, a)
+				g.sv(d[n:], a, b[n:])
+			},
+		}
+	}
+	return loops
+}
+
+// withVec returns k with its loops replaced by the vector kernels of op,
+// when T is float32 and this machine has them.
 func withVec[T ewReal](op BinaryOp, k binKernel[T, T]) binKernel[T, T] {
 	if vv, ok := any(vecBinary[op]).(func(d, a, b []T)); ok && vv != nil {
 		k.vv = vv
 	}
+	if l, ok := vecBinaryScalar[op]; ok {
+		if vs, ok := any(l.vs).(func(d, a []T, b T)); ok {
+			k.vs = vs
+		}
+		if sv, ok := any(l.sv).(func(d []T, a T, b []T)); ok {
+			k.sv = sv
+		}
+	}
 	return k
+}
+
+// vecMulAdd and vecMulAddS are the float32 multiply-adds of tile.go
+// (MulAddTileFuncs): the vector kernels over the whole vectors and the Go
+// loops over the rest, or the Go loops alone without kernels.
+var vecMulAdd, vecMulAddS = mulAddLoops(vecBest)
+
+func mulAddLoops(impl *vecImpl) (func(d, a, b, c []float32), func(d, a []float32, b float32, c []float32)) {
+	if impl == nil {
+		return mulAdd[float32], mulAddScalar[float32]
+	}
+	return func(d, a, b, c []float32) {
+			a, b, c = a[:len(d)], b[:len(d)], c[:len(d)]
+			n := impl.mulAdd(d, a, b, c)
+			mulAdd(d[n:], a[n:], b[n:], c[n:])
+		}, func(d, a []float32, b float32, c []float32) {
+			a, c = a[:len(d)], c[:len(d)]
+			n := impl.mulAddS(d, a, b, c)
+			mulAddScalar(d[n:], a[n:], b, c[n:])
+		}
 }
 
 // vecReduce holds, for the float32 reductions with a vector kernel on

@@ -31,7 +31,30 @@ func asmImpls() []vecImpl {
 		}, reduce: map[ReduceOp]vecRedKernel{
 			ReduceMax: maxRedAVX512,
 			ReduceMin: minRedAVX512,
-		}})
+		},
+			argMax:     argMaxAVX512,
+			argMin:     argMinAVX512,
+			argMax64:   argMax64AVX512,
+			argMin64:   argMin64AVX512,
+			argMaxRows: argMaxRowsAVX512,
+			argMinRows: argMinRowsAVX512,
+			expScale:   expScaleAVX512,
+			expSum:     expSumAVX512,
+			affine:     affineAVX512,
+			addVS:      addVSAVX512,
+			subVS:      subVSAVX512,
+			subSV:      subSVAVX512,
+			mulVS:      mulVSAVX512,
+			divVS:      divVSAVX512,
+			divSV:      divSVAVX512,
+			maxVS:      maxVSAVX512,
+			maxSV:      maxSVAVX512,
+			minVS:      minVSAVX512,
+			minSV:      minSVAVX512,
+			mulAdd:     mulAddAVX512,
+			mulAddS:    mulAddSAVX512,
+			copyNT:     copyNTAVX512,
+		})
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		impls = append(impls, vecImpl{name: "AVX2", width: 8, kernels: [numVecOps]vecKernel{
@@ -54,7 +77,30 @@ func asmImpls() []vecImpl {
 		}, reduce: map[ReduceOp]vecRedKernel{
 			ReduceMax: maxRedAVX2,
 			ReduceMin: minRedAVX2,
-		}})
+		},
+			argMax:     argMaxAVX2,
+			argMin:     argMinAVX2,
+			argMax64:   argMax64AVX2,
+			argMin64:   argMin64AVX2,
+			argMaxRows: argMaxRowsAVX2,
+			argMinRows: argMinRowsAVX2,
+			expScale:   expScaleAVX2,
+			expSum:     expSumAVX2,
+			affine:     affineAVX2,
+			addVS:      addVSAVX2,
+			subVS:      subVSAVX2,
+			subSV:      subSVAVX2,
+			mulVS:      mulVSAVX2,
+			divVS:      divVSAVX2,
+			divSV:      divSVAVX2,
+			maxVS:      maxVSAVX2,
+			maxSV:      maxSVAVX2,
+			minVS:      minVSAVX2,
+			minSV:      minSVAVX2,
+			mulAdd:     mulAddAVX2,
+			mulAddS:    mulAddSAVX2,
+			copyNT:     copyNTAVX2,
+		})
 	}
 	return impls
 }
@@ -257,6 +303,116 @@ func maxRedAVX2(acc *[16]float32, x []float32) int
 //go:noescape
 func minRedAVX2(acc *[16]float32, x []float32) int
 
+// argMaxAVX2 is ArgMax over the whole vectors of x up to the first with a NaN (see argKernel).
+//
+//go:noescape
+func argMaxAVX2(x []float32) (n int, best float32, at int)
+
+// argMinAVX2 is ArgMin over the whole vectors of x up to the first with a NaN (see argKernel).
+//
+//go:noescape
+func argMinAVX2(x []float32) (n int, best float32, at int)
+
+// argMax64AVX2 is ArgMax over the whole vectors of x up to the first with a NaN (see argKernel).
+//
+//go:noescape
+func argMax64AVX2(x []float64) (n int, best float64, at int)
+
+// argMin64AVX2 is ArgMin over the whole vectors of x up to the first with a NaN (see argKernel).
+//
+//go:noescape
+func argMin64AVX2(x []float64) (n int, best float64, at int)
+
+// argMaxRowsAVX2 folds rows rows of x into the running ArgMax of len(best) lines (see argRowsKernel).
+//
+//go:noescape
+func argMaxRowsAVX2(best []float32, idx []int32, x []float32, stride, rows, t0 int)
+
+// argMinRowsAVX2 folds rows rows of x into the running ArgMin of len(best) lines (see argRowsKernel).
+//
+//go:noescape
+func argMinRowsAVX2(best []float32, idx []int32, x []float32, stride, rows, t0 int)
+
+// expScaleAVX2 sets dst[i] = exp(src[i]-m)*c and returns the sum of the exp(src[i]-m) (see expKernel).
+//
+//go:noescape
+func expScaleAVX2(dst, src []float32, m, c float32) float64
+
+// expSumAVX2 returns the sum of the exp(src[i]-m) (see expKernel).
+//
+//go:noescape
+func expSumAVX2(src []float32, m float32) float64
+
+// affineAVX2 sets dst[i] = ((src[i]-a)*c)-b, rounding each operation.
+//
+//go:noescape
+func affineAVX2(dst, src []float32, a, c, b float32)
+
+// addVSAVX2 sets dst[i] to a[i] + b for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func addVSAVX2(dst, a []float32, b float32) int
+
+// subVSAVX2 sets dst[i] to a[i] - b for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func subVSAVX2(dst, a []float32, b float32) int
+
+// subSVAVX2 sets dst[i] to b - a[i] for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func subSVAVX2(dst, a []float32, b float32) int
+
+// mulVSAVX2 sets dst[i] to a[i] * b for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func mulVSAVX2(dst, a []float32, b float32) int
+
+// divVSAVX2 sets dst[i] to a[i] / b for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func divVSAVX2(dst, a []float32, b float32) int
+
+// divSVAVX2 sets dst[i] to b / a[i] for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func divSVAVX2(dst, a []float32, b float32) int
+
+// maxVSAVX2 sets dst[i] to the larger of a[i] and b, or the NaN among them for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func maxVSAVX2(dst, a []float32, b float32) int
+
+// maxSVAVX2 sets dst[i] to the larger of b and a[i], or the NaN among them for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func maxSVAVX2(dst, a []float32, b float32) int
+
+// minVSAVX2 sets dst[i] to the smaller of a[i] and b, or the NaN among them for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func minVSAVX2(dst, a []float32, b float32) int
+
+// minSVAVX2 sets dst[i] to the smaller of b and a[i], or the NaN among them for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func minSVAVX2(dst, a []float32, b float32) int
+
+// mulAddAVX2 sets dst[i] to a[i]*b[i] + c[i], rounding the product, for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func mulAddAVX2(dst, a, b, c []float32) int
+
+// mulAddSAVX2 sets dst[i] to a[i]*b + c[i], rounding the product, for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func mulAddSAVX2(dst, a []float32, b float32, c []float32) int
+
+// copyNTAVX2 copies the whole vectors of src to dst, which must be 64-byte aligned, with non-temporal stores, and returns the number of elements copied.
+//
+//go:noescape
+func copyNTAVX2(dst, src []float32) int
+
 // maxRedAVX512 sets each of the first 16 lanes of acc to the larger of it and the
 // elements of x's whole 16-lane vectors in that lane, or to a NaN among
 // them, and returns the number of elements read.
@@ -270,3 +426,113 @@ func maxRedAVX512(acc *[16]float32, x []float32) int
 //
 //go:noescape
 func minRedAVX512(acc *[16]float32, x []float32) int
+
+// argMaxAVX512 is ArgMax over the whole vectors of x up to the first with a NaN (see argKernel).
+//
+//go:noescape
+func argMaxAVX512(x []float32) (n int, best float32, at int)
+
+// argMinAVX512 is ArgMin over the whole vectors of x up to the first with a NaN (see argKernel).
+//
+//go:noescape
+func argMinAVX512(x []float32) (n int, best float32, at int)
+
+// argMax64AVX512 is ArgMax over the whole vectors of x up to the first with a NaN (see argKernel).
+//
+//go:noescape
+func argMax64AVX512(x []float64) (n int, best float64, at int)
+
+// argMin64AVX512 is ArgMin over the whole vectors of x up to the first with a NaN (see argKernel).
+//
+//go:noescape
+func argMin64AVX512(x []float64) (n int, best float64, at int)
+
+// argMaxRowsAVX512 folds rows rows of x into the running ArgMax of len(best) lines (see argRowsKernel).
+//
+//go:noescape
+func argMaxRowsAVX512(best []float32, idx []int32, x []float32, stride, rows, t0 int)
+
+// argMinRowsAVX512 folds rows rows of x into the running ArgMin of len(best) lines (see argRowsKernel).
+//
+//go:noescape
+func argMinRowsAVX512(best []float32, idx []int32, x []float32, stride, rows, t0 int)
+
+// expScaleAVX512 sets dst[i] = exp(src[i]-m)*c and returns the sum of the exp(src[i]-m) (see expKernel).
+//
+//go:noescape
+func expScaleAVX512(dst, src []float32, m, c float32) float64
+
+// expSumAVX512 returns the sum of the exp(src[i]-m) (see expKernel).
+//
+//go:noescape
+func expSumAVX512(src []float32, m float32) float64
+
+// affineAVX512 sets dst[i] = ((src[i]-a)*c)-b, rounding each operation.
+//
+//go:noescape
+func affineAVX512(dst, src []float32, a, c, b float32)
+
+// addVSAVX512 sets dst[i] to a[i] + b for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func addVSAVX512(dst, a []float32, b float32) int
+
+// subVSAVX512 sets dst[i] to a[i] - b for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func subVSAVX512(dst, a []float32, b float32) int
+
+// subSVAVX512 sets dst[i] to b - a[i] for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func subSVAVX512(dst, a []float32, b float32) int
+
+// mulVSAVX512 sets dst[i] to a[i] * b for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func mulVSAVX512(dst, a []float32, b float32) int
+
+// divVSAVX512 sets dst[i] to a[i] / b for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func divVSAVX512(dst, a []float32, b float32) int
+
+// divSVAVX512 sets dst[i] to b / a[i] for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func divSVAVX512(dst, a []float32, b float32) int
+
+// maxVSAVX512 sets dst[i] to the larger of a[i] and b, or the NaN among them for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func maxVSAVX512(dst, a []float32, b float32) int
+
+// maxSVAVX512 sets dst[i] to the larger of b and a[i], or the NaN among them for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func maxSVAVX512(dst, a []float32, b float32) int
+
+// minVSAVX512 sets dst[i] to the smaller of a[i] and b, or the NaN among them for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func minVSAVX512(dst, a []float32, b float32) int
+
+// minSVAVX512 sets dst[i] to the smaller of b and a[i], or the NaN among them for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func minSVAVX512(dst, a []float32, b float32) int
+
+// mulAddAVX512 sets dst[i] to a[i]*b[i] + c[i], rounding the product, for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func mulAddAVX512(dst, a, b, c []float32) int
+
+// mulAddSAVX512 sets dst[i] to a[i]*b + c[i], rounding the product, for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func mulAddSAVX512(dst, a []float32, b float32, c []float32) int
+
+// copyNTAVX512 copies the whole vectors of src to dst, which must be 64-byte aligned, with non-temporal stores, and returns the number of elements copied.
+//
+//go:noescape
+func copyNTAVX512(dst, src []float32) int

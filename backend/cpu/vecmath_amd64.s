@@ -2830,6 +2830,2003 @@ done:
 	VZEROUPPER
 	RET
 
+// func argMaxAVX2(x []float32) (n int, best float32, at int)
+// Requires: AVX, AVX2
+TEXT ·argMaxAVX2(SB), NOSPLIT, $0-48
+	MOVQ    x_base+0(FP), AX
+	MOVQ    x_len+8(FP), CX
+	MOVQ    CX, DX
+	ANDQ    $-32, DX
+	ANDQ    $-8, CX
+	VMOVUPS vmconst<>+2368(SB), Y0
+	VPXOR   Y1, Y1, Y1
+	VMOVUPS vmconst<>+2368(SB), Y2
+	VPXOR   Y3, Y3, Y3
+	VMOVUPS vmconst<>+2368(SB), Y4
+	VPXOR   Y5, Y5, Y5
+	VMOVUPS vmconst<>+2368(SB), Y6
+	VPXOR   Y7, Y7, Y7
+	VPXOR   Y8, Y8, Y8
+	XORQ    BX, BX
+
+loopk:
+	CMPQ      BX, DX
+	JAE       loop1
+	VMOVUPS   (AX)(BX*4), Y9
+	VMOVUPS   32(AX)(BX*4), Y10
+	VMOVUPS   64(AX)(BX*4), Y11
+	VMOVUPS   96(AX)(BX*4), Y12
+	VCMPPS    $0x03, Y10, Y9, Y13
+	VCMPPS    $0x03, Y12, Y11, Y14
+	VPOR      Y14, Y13, Y13
+	VTESTPS   Y13, Y13
+	JNZ       nan
+	VCMPPS    $0x1e, Y0, Y9, Y13
+	VBLENDVPS Y13, Y9, Y0, Y0
+	VBLENDVPS Y13, Y8, Y1, Y1
+	VCMPPS    $0x1e, Y2, Y10, Y9
+	VBLENDVPS Y9, Y10, Y2, Y2
+	VBLENDVPS Y9, Y8, Y3, Y3
+	VCMPPS    $0x1e, Y4, Y11, Y9
+	VBLENDVPS Y9, Y11, Y4, Y4
+	VBLENDVPS Y9, Y8, Y5, Y5
+	VCMPPS    $0x1e, Y6, Y12, Y9
+	VBLENDVPS Y9, Y12, Y6, Y6
+	VBLENDVPS Y9, Y8, Y7, Y7
+	VPADDD    vmconst<>+5312(SB), Y8, Y8
+	ADDQ      $0x00000020, BX
+	JMP       loopk
+
+loop1:
+	CMPQ      BX, CX
+	JAE       done
+	VMOVUPS   (AX)(BX*4), Y9
+	VCMPPS    $0x03, Y9, Y9, Y10
+	VTESTPS   Y10, Y10
+	JNZ       nan
+	VCMPPS    $0x1e, Y0, Y9, Y10
+	VBLENDVPS Y10, Y9, Y0, Y0
+	VBLENDVPS Y10, Y8, Y1, Y1
+	VPADDD    vmconst<>+5376(SB), Y8, Y8
+	ADDQ      $0x00000008, BX
+	JMP       loop1
+
+done:
+	VPADDD    vmconst<>+5440(SB), Y1, Y1
+	VPADDD    vmconst<>+5504(SB), Y3, Y3
+	VPADDD    vmconst<>+5568(SB), Y5, Y5
+	VPADDD    vmconst<>+5632(SB), Y7, Y7
+	VCMPPS    $0x1e, Y0, Y2, Y8
+	VCMPPS    $0x00, Y0, Y2, Y9
+	VPCMPGTD  Y3, Y1, Y10
+	VPAND     Y10, Y9, Y9
+	VPOR      Y9, Y8, Y8
+	VBLENDVPS Y8, Y2, Y0, Y0
+	VBLENDVPS Y8, Y3, Y1, Y1
+	VCMPPS    $0x1e, Y4, Y6, Y2
+	VCMPPS    $0x00, Y4, Y6, Y3
+	VPCMPGTD  Y7, Y5, Y8
+	VPAND     Y8, Y3, Y3
+	VPOR      Y3, Y2, Y2
+	VBLENDVPS Y2, Y6, Y4, Y3
+	VBLENDVPS Y2, Y7, Y5, Y2
+	VCMPPS    $0x1e, Y0, Y3, Y4
+	VCMPPS    $0x00, Y0, Y3, Y5
+	VPCMPGTD  Y2, Y1, Y6
+	VPAND     Y6, Y5, Y5
+	VPOR      Y5, Y4, Y4
+	VBLENDVPS Y4, Y3, Y0, Y0
+	VBLENDVPS Y4, Y2, Y1, Y1
+	VMOVUPS   vmconst<>+5696(SB), Y3
+	VPERMPS   Y0, Y3, Y2
+	VPERMPS   Y1, Y3, Y3
+	VCMPPS    $0x1e, Y0, Y2, Y4
+	VCMPPS    $0x00, Y0, Y2, Y5
+	VPCMPGTD  Y3, Y1, Y6
+	VPAND     Y6, Y5, Y5
+	VPOR      Y5, Y4, Y4
+	VBLENDVPS Y4, Y2, Y0, Y0
+	VBLENDVPS Y4, Y3, Y1, Y1
+	VMOVUPS   vmconst<>+5760(SB), Y3
+	VPERMPS   Y0, Y3, Y2
+	VPERMPS   Y1, Y3, Y3
+	VCMPPS    $0x1e, Y0, Y2, Y4
+	VCMPPS    $0x00, Y0, Y2, Y5
+	VPCMPGTD  Y3, Y1, Y6
+	VPAND     Y6, Y5, Y5
+	VPOR      Y5, Y4, Y4
+	VBLENDVPS Y4, Y2, Y0, Y0
+	VBLENDVPS Y4, Y3, Y1, Y1
+	VMOVUPS   vmconst<>+5824(SB), Y3
+	VPERMPS   Y0, Y3, Y2
+	VPERMPS   Y1, Y3, Y3
+	VCMPPS    $0x1e, Y0, Y2, Y4
+	VCMPPS    $0x00, Y0, Y2, Y5
+	VPCMPGTD  Y3, Y1, Y6
+	VPAND     Y6, Y5, Y5
+	VPOR      Y5, Y4, Y4
+	VBLENDVPS Y4, Y2, Y0, Y0
+	VBLENDVPS Y4, Y3, Y1, Y1
+	MOVQ      CX, n+24(FP)
+	VMOVSS    X0, best+32(FP)
+	VMOVD     X1, AX
+	MOVQ      AX, at+40(FP)
+	VZEROUPPER
+	RET
+
+nan:
+	MOVQ BX, n+24(FP)
+	VZEROUPPER
+	RET
+
+// func argMinAVX2(x []float32) (n int, best float32, at int)
+// Requires: AVX, AVX2
+TEXT ·argMinAVX2(SB), NOSPLIT, $0-48
+	MOVQ    x_base+0(FP), AX
+	MOVQ    x_len+8(FP), CX
+	MOVQ    CX, DX
+	ANDQ    $-32, DX
+	ANDQ    $-8, CX
+	VMOVUPS vmconst<>+2304(SB), Y0
+	VPXOR   Y1, Y1, Y1
+	VMOVUPS vmconst<>+2304(SB), Y2
+	VPXOR   Y3, Y3, Y3
+	VMOVUPS vmconst<>+2304(SB), Y4
+	VPXOR   Y5, Y5, Y5
+	VMOVUPS vmconst<>+2304(SB), Y6
+	VPXOR   Y7, Y7, Y7
+	VPXOR   Y8, Y8, Y8
+	XORQ    BX, BX
+
+loopk:
+	CMPQ      BX, DX
+	JAE       loop1
+	VMOVUPS   (AX)(BX*4), Y9
+	VMOVUPS   32(AX)(BX*4), Y10
+	VMOVUPS   64(AX)(BX*4), Y11
+	VMOVUPS   96(AX)(BX*4), Y12
+	VCMPPS    $0x03, Y10, Y9, Y13
+	VCMPPS    $0x03, Y12, Y11, Y14
+	VPOR      Y14, Y13, Y13
+	VTESTPS   Y13, Y13
+	JNZ       nan
+	VCMPPS    $0x11, Y0, Y9, Y13
+	VBLENDVPS Y13, Y9, Y0, Y0
+	VBLENDVPS Y13, Y8, Y1, Y1
+	VCMPPS    $0x11, Y2, Y10, Y9
+	VBLENDVPS Y9, Y10, Y2, Y2
+	VBLENDVPS Y9, Y8, Y3, Y3
+	VCMPPS    $0x11, Y4, Y11, Y9
+	VBLENDVPS Y9, Y11, Y4, Y4
+	VBLENDVPS Y9, Y8, Y5, Y5
+	VCMPPS    $0x11, Y6, Y12, Y9
+	VBLENDVPS Y9, Y12, Y6, Y6
+	VBLENDVPS Y9, Y8, Y7, Y7
+	VPADDD    vmconst<>+5312(SB), Y8, Y8
+	ADDQ      $0x00000020, BX
+	JMP       loopk
+
+loop1:
+	CMPQ      BX, CX
+	JAE       done
+	VMOVUPS   (AX)(BX*4), Y9
+	VCMPPS    $0x03, Y9, Y9, Y10
+	VTESTPS   Y10, Y10
+	JNZ       nan
+	VCMPPS    $0x11, Y0, Y9, Y10
+	VBLENDVPS Y10, Y9, Y0, Y0
+	VBLENDVPS Y10, Y8, Y1, Y1
+	VPADDD    vmconst<>+5376(SB), Y8, Y8
+	ADDQ      $0x00000008, BX
+	JMP       loop1
+
+done:
+	VPADDD    vmconst<>+5440(SB), Y1, Y1
+	VPADDD    vmconst<>+5504(SB), Y3, Y3
+	VPADDD    vmconst<>+5568(SB), Y5, Y5
+	VPADDD    vmconst<>+5632(SB), Y7, Y7
+	VCMPPS    $0x11, Y0, Y2, Y8
+	VCMPPS    $0x00, Y0, Y2, Y9
+	VPCMPGTD  Y3, Y1, Y10
+	VPAND     Y10, Y9, Y9
+	VPOR      Y9, Y8, Y8
+	VBLENDVPS Y8, Y2, Y0, Y0
+	VBLENDVPS Y8, Y3, Y1, Y1
+	VCMPPS    $0x11, Y4, Y6, Y2
+	VCMPPS    $0x00, Y4, Y6, Y3
+	VPCMPGTD  Y7, Y5, Y8
+	VPAND     Y8, Y3, Y3
+	VPOR      Y3, Y2, Y2
+	VBLENDVPS Y2, Y6, Y4, Y3
+	VBLENDVPS Y2, Y7, Y5, Y2
+	VCMPPS    $0x11, Y0, Y3, Y4
+	VCMPPS    $0x00, Y0, Y3, Y5
+	VPCMPGTD  Y2, Y1, Y6
+	VPAND     Y6, Y5, Y5
+	VPOR      Y5, Y4, Y4
+	VBLENDVPS Y4, Y3, Y0, Y0
+	VBLENDVPS Y4, Y2, Y1, Y1
+	VMOVUPS   vmconst<>+5696(SB), Y3
+	VPERMPS   Y0, Y3, Y2
+	VPERMPS   Y1, Y3, Y3
+	VCMPPS    $0x11, Y0, Y2, Y4
+	VCMPPS    $0x00, Y0, Y2, Y5
+	VPCMPGTD  Y3, Y1, Y6
+	VPAND     Y6, Y5, Y5
+	VPOR      Y5, Y4, Y4
+	VBLENDVPS Y4, Y2, Y0, Y0
+	VBLENDVPS Y4, Y3, Y1, Y1
+	VMOVUPS   vmconst<>+5760(SB), Y3
+	VPERMPS   Y0, Y3, Y2
+	VPERMPS   Y1, Y3, Y3
+	VCMPPS    $0x11, Y0, Y2, Y4
+	VCMPPS    $0x00, Y0, Y2, Y5
+	VPCMPGTD  Y3, Y1, Y6
+	VPAND     Y6, Y5, Y5
+	VPOR      Y5, Y4, Y4
+	VBLENDVPS Y4, Y2, Y0, Y0
+	VBLENDVPS Y4, Y3, Y1, Y1
+	VMOVUPS   vmconst<>+5824(SB), Y3
+	VPERMPS   Y0, Y3, Y2
+	VPERMPS   Y1, Y3, Y3
+	VCMPPS    $0x11, Y0, Y2, Y4
+	VCMPPS    $0x00, Y0, Y2, Y5
+	VPCMPGTD  Y3, Y1, Y6
+	VPAND     Y6, Y5, Y5
+	VPOR      Y5, Y4, Y4
+	VBLENDVPS Y4, Y2, Y0, Y0
+	VBLENDVPS Y4, Y3, Y1, Y1
+	MOVQ      CX, n+24(FP)
+	VMOVSS    X0, best+32(FP)
+	VMOVD     X1, AX
+	MOVQ      AX, at+40(FP)
+	VZEROUPPER
+	RET
+
+nan:
+	MOVQ BX, n+24(FP)
+	VZEROUPPER
+	RET
+
+// func argMax64AVX2(x []float64) (n int, best float64, at int)
+// Requires: AVX, AVX2
+TEXT ·argMax64AVX2(SB), NOSPLIT, $0-48
+	MOVQ    x_base+0(FP), AX
+	MOVQ    x_len+8(FP), CX
+	MOVQ    CX, DX
+	ANDQ    $-16, DX
+	ANDQ    $-4, CX
+	VMOVUPS vmconst<>+5888(SB), Y0
+	VPXOR   Y1, Y1, Y1
+	VMOVUPS vmconst<>+5888(SB), Y2
+	VPXOR   Y3, Y3, Y3
+	VMOVUPS vmconst<>+5888(SB), Y4
+	VPXOR   Y5, Y5, Y5
+	VMOVUPS vmconst<>+5888(SB), Y6
+	VPXOR   Y7, Y7, Y7
+	VPXOR   Y8, Y8, Y8
+	XORQ    BX, BX
+
+loopk:
+	CMPQ      BX, DX
+	JAE       loop1
+	VMOVUPS   (AX)(BX*8), Y9
+	VMOVUPS   32(AX)(BX*8), Y10
+	VMOVUPS   64(AX)(BX*8), Y11
+	VMOVUPS   96(AX)(BX*8), Y12
+	VCMPPD    $0x03, Y10, Y9, Y13
+	VCMPPD    $0x03, Y12, Y11, Y14
+	VPOR      Y14, Y13, Y13
+	VTESTPS   Y13, Y13
+	JNZ       nan
+	VCMPPD    $0x1e, Y0, Y9, Y13
+	VBLENDVPD Y13, Y9, Y0, Y0
+	VBLENDVPD Y13, Y8, Y1, Y1
+	VCMPPD    $0x1e, Y2, Y10, Y9
+	VBLENDVPD Y9, Y10, Y2, Y2
+	VBLENDVPD Y9, Y8, Y3, Y3
+	VCMPPD    $0x1e, Y4, Y11, Y9
+	VBLENDVPD Y9, Y11, Y4, Y4
+	VBLENDVPD Y9, Y8, Y5, Y5
+	VCMPPD    $0x1e, Y6, Y12, Y9
+	VBLENDVPD Y9, Y12, Y6, Y6
+	VBLENDVPD Y9, Y8, Y7, Y7
+	VPADDQ    vmconst<>+5952(SB), Y8, Y8
+	ADDQ      $0x00000010, BX
+	JMP       loopk
+
+loop1:
+	CMPQ      BX, CX
+	JAE       done
+	VMOVUPS   (AX)(BX*8), Y9
+	VCMPPD    $0x03, Y9, Y9, Y10
+	VTESTPS   Y10, Y10
+	JNZ       nan
+	VCMPPD    $0x1e, Y0, Y9, Y10
+	VBLENDVPD Y10, Y9, Y0, Y0
+	VBLENDVPD Y10, Y8, Y1, Y1
+	VPADDQ    vmconst<>+6016(SB), Y8, Y8
+	ADDQ      $0x00000004, BX
+	JMP       loop1
+
+done:
+	VPADDQ    vmconst<>+6080(SB), Y1, Y1
+	VPADDQ    vmconst<>+6144(SB), Y3, Y3
+	VPADDQ    vmconst<>+6208(SB), Y5, Y5
+	VPADDQ    vmconst<>+6272(SB), Y7, Y7
+	VCMPPD    $0x1e, Y0, Y2, Y8
+	VCMPPD    $0x00, Y0, Y2, Y9
+	VPCMPGTQ  Y3, Y1, Y10
+	VPAND     Y10, Y9, Y9
+	VPOR      Y9, Y8, Y8
+	VBLENDVPD Y8, Y2, Y0, Y0
+	VBLENDVPD Y8, Y3, Y1, Y1
+	VCMPPD    $0x1e, Y4, Y6, Y2
+	VCMPPD    $0x00, Y4, Y6, Y3
+	VPCMPGTQ  Y7, Y5, Y8
+	VPAND     Y8, Y3, Y3
+	VPOR      Y3, Y2, Y2
+	VBLENDVPD Y2, Y6, Y4, Y3
+	VBLENDVPD Y2, Y7, Y5, Y2
+	VCMPPD    $0x1e, Y0, Y3, Y4
+	VCMPPD    $0x00, Y0, Y3, Y5
+	VPCMPGTQ  Y2, Y1, Y6
+	VPAND     Y6, Y5, Y5
+	VPOR      Y5, Y4, Y4
+	VBLENDVPD Y4, Y3, Y0, Y0
+	VBLENDVPD Y4, Y2, Y1, Y1
+	VPERMPD   $0x4e, Y0, Y2
+	VPERMPD   $0x4e, Y1, Y3
+	VCMPPD    $0x1e, Y0, Y2, Y4
+	VCMPPD    $0x00, Y0, Y2, Y5
+	VPCMPGTQ  Y3, Y1, Y6
+	VPAND     Y6, Y5, Y5
+	VPOR      Y5, Y4, Y4
+	VBLENDVPD Y4, Y2, Y0, Y0
+	VBLENDVPD Y4, Y3, Y1, Y1
+	VPERMPD   $0xb1, Y0, Y2
+	VPERMPD   $0xb1, Y1, Y3
+	VCMPPD    $0x1e, Y0, Y2, Y4
+	VCMPPD    $0x00, Y0, Y2, Y5
+	VPCMPGTQ  Y3, Y1, Y6
+	VPAND     Y6, Y5, Y5
+	VPOR      Y5, Y4, Y4
+	VBLENDVPD Y4, Y2, Y0, Y0
+	VBLENDVPD Y4, Y3, Y1, Y1
+	MOVQ      CX, n+24(FP)
+	VMOVSD    X0, best+32(FP)
+	VMOVQ     X1, AX
+	MOVQ      AX, at+40(FP)
+	VZEROUPPER
+	RET
+
+nan:
+	MOVQ BX, n+24(FP)
+	VZEROUPPER
+	RET
+
+// func argMin64AVX2(x []float64) (n int, best float64, at int)
+// Requires: AVX, AVX2
+TEXT ·argMin64AVX2(SB), NOSPLIT, $0-48
+	MOVQ    x_base+0(FP), AX
+	MOVQ    x_len+8(FP), CX
+	MOVQ    CX, DX
+	ANDQ    $-16, DX
+	ANDQ    $-4, CX
+	VMOVUPS vmconst<>+6336(SB), Y0
+	VPXOR   Y1, Y1, Y1
+	VMOVUPS vmconst<>+6336(SB), Y2
+	VPXOR   Y3, Y3, Y3
+	VMOVUPS vmconst<>+6336(SB), Y4
+	VPXOR   Y5, Y5, Y5
+	VMOVUPS vmconst<>+6336(SB), Y6
+	VPXOR   Y7, Y7, Y7
+	VPXOR   Y8, Y8, Y8
+	XORQ    BX, BX
+
+loopk:
+	CMPQ      BX, DX
+	JAE       loop1
+	VMOVUPS   (AX)(BX*8), Y9
+	VMOVUPS   32(AX)(BX*8), Y10
+	VMOVUPS   64(AX)(BX*8), Y11
+	VMOVUPS   96(AX)(BX*8), Y12
+	VCMPPD    $0x03, Y10, Y9, Y13
+	VCMPPD    $0x03, Y12, Y11, Y14
+	VPOR      Y14, Y13, Y13
+	VTESTPS   Y13, Y13
+	JNZ       nan
+	VCMPPD    $0x11, Y0, Y9, Y13
+	VBLENDVPD Y13, Y9, Y0, Y0
+	VBLENDVPD Y13, Y8, Y1, Y1
+	VCMPPD    $0x11, Y2, Y10, Y9
+	VBLENDVPD Y9, Y10, Y2, Y2
+	VBLENDVPD Y9, Y8, Y3, Y3
+	VCMPPD    $0x11, Y4, Y11, Y9
+	VBLENDVPD Y9, Y11, Y4, Y4
+	VBLENDVPD Y9, Y8, Y5, Y5
+	VCMPPD    $0x11, Y6, Y12, Y9
+	VBLENDVPD Y9, Y12, Y6, Y6
+	VBLENDVPD Y9, Y8, Y7, Y7
+	VPADDQ    vmconst<>+5952(SB), Y8, Y8
+	ADDQ      $0x00000010, BX
+	JMP       loopk
+
+loop1:
+	CMPQ      BX, CX
+	JAE       done
+	VMOVUPS   (AX)(BX*8), Y9
+	VCMPPD    $0x03, Y9, Y9, Y10
+	VTESTPS   Y10, Y10
+	JNZ       nan
+	VCMPPD    $0x11, Y0, Y9, Y10
+	VBLENDVPD Y10, Y9, Y0, Y0
+	VBLENDVPD Y10, Y8, Y1, Y1
+	VPADDQ    vmconst<>+6016(SB), Y8, Y8
+	ADDQ      $0x00000004, BX
+	JMP       loop1
+
+done:
+	VPADDQ    vmconst<>+6080(SB), Y1, Y1
+	VPADDQ    vmconst<>+6144(SB), Y3, Y3
+	VPADDQ    vmconst<>+6208(SB), Y5, Y5
+	VPADDQ    vmconst<>+6272(SB), Y7, Y7
+	VCMPPD    $0x11, Y0, Y2, Y8
+	VCMPPD    $0x00, Y0, Y2, Y9
+	VPCMPGTQ  Y3, Y1, Y10
+	VPAND     Y10, Y9, Y9
+	VPOR      Y9, Y8, Y8
+	VBLENDVPD Y8, Y2, Y0, Y0
+	VBLENDVPD Y8, Y3, Y1, Y1
+	VCMPPD    $0x11, Y4, Y6, Y2
+	VCMPPD    $0x00, Y4, Y6, Y3
+	VPCMPGTQ  Y7, Y5, Y8
+	VPAND     Y8, Y3, Y3
+	VPOR      Y3, Y2, Y2
+	VBLENDVPD Y2, Y6, Y4, Y3
+	VBLENDVPD Y2, Y7, Y5, Y2
+	VCMPPD    $0x11, Y0, Y3, Y4
+	VCMPPD    $0x00, Y0, Y3, Y5
+	VPCMPGTQ  Y2, Y1, Y6
+	VPAND     Y6, Y5, Y5
+	VPOR      Y5, Y4, Y4
+	VBLENDVPD Y4, Y3, Y0, Y0
+	VBLENDVPD Y4, Y2, Y1, Y1
+	VPERMPD   $0x4e, Y0, Y2
+	VPERMPD   $0x4e, Y1, Y3
+	VCMPPD    $0x11, Y0, Y2, Y4
+	VCMPPD    $0x00, Y0, Y2, Y5
+	VPCMPGTQ  Y3, Y1, Y6
+	VPAND     Y6, Y5, Y5
+	VPOR      Y5, Y4, Y4
+	VBLENDVPD Y4, Y2, Y0, Y0
+	VBLENDVPD Y4, Y3, Y1, Y1
+	VPERMPD   $0xb1, Y0, Y2
+	VPERMPD   $0xb1, Y1, Y3
+	VCMPPD    $0x11, Y0, Y2, Y4
+	VCMPPD    $0x00, Y0, Y2, Y5
+	VPCMPGTQ  Y3, Y1, Y6
+	VPAND     Y6, Y5, Y5
+	VPOR      Y5, Y4, Y4
+	VBLENDVPD Y4, Y2, Y0, Y0
+	VBLENDVPD Y4, Y3, Y1, Y1
+	MOVQ      CX, n+24(FP)
+	VMOVSD    X0, best+32(FP)
+	VMOVQ     X1, AX
+	MOVQ      AX, at+40(FP)
+	VZEROUPPER
+	RET
+
+nan:
+	MOVQ BX, n+24(FP)
+	VZEROUPPER
+	RET
+
+// func argMaxRowsAVX2(best []float32, idx []int32, x []float32, stride int, rows int, t0 int)
+// Requires: AVX, AVX2
+TEXT ·argMaxRowsAVX2(SB), NOSPLIT, $0-96
+	MOVQ         best_base+0(FP), AX
+	MOVQ         idx_base+24(FP), CX
+	MOVQ         best_len+8(FP), DX
+	MOVQ         stride+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         rows+80(FP), SI
+	MOVQ         x_base+48(FP), DI
+	LEAQ         (DI)(BX*1), R8
+	LEAQ         (R8)(BX*1), R9
+	LEAQ         (R9)(BX*1), R10
+	MOVQ         BX, R11
+	SHLQ         $0x02, R11
+	VPBROADCASTD t0+88(FP), Y0
+	VPADDD       vmconst<>+960(SB), Y0, Y1
+	VPADDD       vmconst<>+6400(SB), Y0, Y2
+	VPADDD       vmconst<>+6464(SB), Y0, Y3
+	MOVQ         DX, R12
+	ANDQ         $-8, R12
+	SUBQ         R12, DX
+	CMPQ         DX, $0x00000000
+	JE           start
+	LEAQ         vmconst<>+832(SB), R13
+	MOVQ         $0x00000008, R14
+	SUBQ         DX, R14
+	VMOVUPS      (R13)(R14*4), Y4
+
+start:
+rows4:
+	CMPQ SI, $0x00000004
+	JL   rows1
+	XORQ R13, R13
+
+fourcols:
+	CMPQ      R13, R12
+	JAE       fourlast
+	VMOVUPS   (AX)(R13*4), Y5
+	VMOVUPS   (CX)(R13*4), Y6
+	VMOVUPS   (DI)(R13*4), Y7
+	VCMPPS    $0x06, Y5, Y7, Y8
+	VCMPPS    $0x07, Y5, Y5, Y9
+	VPAND     Y9, Y8, Y8
+	VBLENDVPS Y8, Y7, Y5, Y5
+	VBLENDVPS Y8, Y0, Y6, Y6
+	VMOVUPS   (R8)(R13*4), Y7
+	VCMPPS    $0x06, Y5, Y7, Y8
+	VCMPPS    $0x07, Y5, Y5, Y9
+	VPAND     Y9, Y8, Y8
+	VBLENDVPS Y8, Y7, Y5, Y5
+	VBLENDVPS Y8, Y1, Y6, Y6
+	VMOVUPS   (R9)(R13*4), Y7
+	VCMPPS    $0x06, Y5, Y7, Y8
+	VCMPPS    $0x07, Y5, Y5, Y9
+	VPAND     Y9, Y8, Y8
+	VBLENDVPS Y8, Y7, Y5, Y5
+	VBLENDVPS Y8, Y2, Y6, Y6
+	VMOVUPS   (R10)(R13*4), Y7
+	VCMPPS    $0x06, Y5, Y7, Y8
+	VCMPPS    $0x07, Y5, Y5, Y9
+	VPAND     Y9, Y8, Y8
+	VBLENDVPS Y8, Y7, Y5, Y5
+	VBLENDVPS Y8, Y3, Y6, Y6
+	VMOVUPS   Y5, (AX)(R13*4)
+	VMOVUPS   Y6, (CX)(R13*4)
+	ADDQ      $0x00000008, R13
+	JMP       fourcols
+
+fourlast:
+	CMPQ       DX, $0x00000000
+	JE         fournext
+	VMASKMOVPS (AX)(R13*4), Y4, Y5
+	VMASKMOVPS (CX)(R13*4), Y4, Y6
+	VMASKMOVPS (DI)(R13*4), Y4, Y7
+	VCMPPS     $0x06, Y5, Y7, Y8
+	VCMPPS     $0x07, Y5, Y5, Y9
+	VPAND      Y9, Y8, Y8
+	VBLENDVPS  Y8, Y7, Y5, Y5
+	VBLENDVPS  Y8, Y0, Y6, Y6
+	VMASKMOVPS (R8)(R13*4), Y4, Y7
+	VCMPPS     $0x06, Y5, Y7, Y8
+	VCMPPS     $0x07, Y5, Y5, Y9
+	VPAND      Y9, Y8, Y8
+	VBLENDVPS  Y8, Y7, Y5, Y5
+	VBLENDVPS  Y8, Y1, Y6, Y6
+	VMASKMOVPS (R9)(R13*4), Y4, Y7
+	VCMPPS     $0x06, Y5, Y7, Y8
+	VCMPPS     $0x07, Y5, Y5, Y9
+	VPAND      Y9, Y8, Y8
+	VBLENDVPS  Y8, Y7, Y5, Y5
+	VBLENDVPS  Y8, Y2, Y6, Y6
+	VMASKMOVPS (R10)(R13*4), Y4, Y7
+	VCMPPS     $0x06, Y5, Y7, Y8
+	VCMPPS     $0x07, Y5, Y5, Y9
+	VPAND      Y9, Y8, Y8
+	VBLENDVPS  Y8, Y7, Y5, Y5
+	VBLENDVPS  Y8, Y3, Y6, Y6
+	VMASKMOVPS Y5, Y4, (AX)(R13*4)
+	VMASKMOVPS Y6, Y4, (CX)(R13*4)
+
+fournext:
+	ADDQ   R11, DI
+	ADDQ   R11, R8
+	ADDQ   R11, R9
+	ADDQ   R11, R10
+	VPADDD vmconst<>+6528(SB), Y0, Y0
+	VPADDD vmconst<>+6528(SB), Y1, Y1
+	VPADDD vmconst<>+6528(SB), Y2, Y2
+	VPADDD vmconst<>+6528(SB), Y3, Y3
+	SUBQ   $0x00000004, SI
+	JMP    rows4
+
+rows1:
+	CMPQ SI, $0x00000000
+	JLE  done
+	XORQ R13, R13
+
+onecols:
+	CMPQ      R13, R12
+	JAE       onelast
+	VMOVUPS   (AX)(R13*4), Y5
+	VMOVUPS   (CX)(R13*4), Y6
+	VMOVUPS   (DI)(R13*4), Y7
+	VCMPPS    $0x06, Y5, Y7, Y8
+	VCMPPS    $0x07, Y5, Y5, Y9
+	VPAND     Y9, Y8, Y8
+	VBLENDVPS Y8, Y7, Y5, Y5
+	VBLENDVPS Y8, Y0, Y6, Y6
+	VMOVUPS   Y5, (AX)(R13*4)
+	VMOVUPS   Y6, (CX)(R13*4)
+	ADDQ      $0x00000008, R13
+	JMP       onecols
+
+onelast:
+	CMPQ       DX, $0x00000000
+	JE         onenext
+	VMASKMOVPS (AX)(R13*4), Y4, Y5
+	VMASKMOVPS (CX)(R13*4), Y4, Y6
+	VMASKMOVPS (DI)(R13*4), Y4, Y7
+	VCMPPS     $0x06, Y5, Y7, Y8
+	VCMPPS     $0x07, Y5, Y5, Y9
+	VPAND      Y9, Y8, Y8
+	VBLENDVPS  Y8, Y7, Y5, Y5
+	VBLENDVPS  Y8, Y0, Y6, Y6
+	VMASKMOVPS Y5, Y4, (AX)(R13*4)
+	VMASKMOVPS Y6, Y4, (CX)(R13*4)
+
+onenext:
+	ADDQ   BX, DI
+	ADDQ   BX, R8
+	ADDQ   BX, R9
+	ADDQ   BX, R10
+	VPADDD vmconst<>+960(SB), Y0, Y0
+	VPADDD vmconst<>+960(SB), Y1, Y1
+	VPADDD vmconst<>+960(SB), Y2, Y2
+	VPADDD vmconst<>+960(SB), Y3, Y3
+	SUBQ   $0x00000001, SI
+	JMP    rows1
+
+done:
+	VZEROUPPER
+	RET
+
+// func argMinRowsAVX2(best []float32, idx []int32, x []float32, stride int, rows int, t0 int)
+// Requires: AVX, AVX2
+TEXT ·argMinRowsAVX2(SB), NOSPLIT, $0-96
+	MOVQ         best_base+0(FP), AX
+	MOVQ         idx_base+24(FP), CX
+	MOVQ         best_len+8(FP), DX
+	MOVQ         stride+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         rows+80(FP), SI
+	MOVQ         x_base+48(FP), DI
+	LEAQ         (DI)(BX*1), R8
+	LEAQ         (R8)(BX*1), R9
+	LEAQ         (R9)(BX*1), R10
+	MOVQ         BX, R11
+	SHLQ         $0x02, R11
+	VPBROADCASTD t0+88(FP), Y0
+	VPADDD       vmconst<>+960(SB), Y0, Y1
+	VPADDD       vmconst<>+6400(SB), Y0, Y2
+	VPADDD       vmconst<>+6464(SB), Y0, Y3
+	MOVQ         DX, R12
+	ANDQ         $-8, R12
+	SUBQ         R12, DX
+	CMPQ         DX, $0x00000000
+	JE           start
+	LEAQ         vmconst<>+832(SB), R13
+	MOVQ         $0x00000008, R14
+	SUBQ         DX, R14
+	VMOVUPS      (R13)(R14*4), Y4
+
+start:
+rows4:
+	CMPQ SI, $0x00000004
+	JL   rows1
+	XORQ R13, R13
+
+fourcols:
+	CMPQ      R13, R12
+	JAE       fourlast
+	VMOVUPS   (AX)(R13*4), Y5
+	VMOVUPS   (CX)(R13*4), Y6
+	VMOVUPS   (DI)(R13*4), Y7
+	VCMPPS    $0x09, Y5, Y7, Y8
+	VCMPPS    $0x07, Y5, Y5, Y9
+	VPAND     Y9, Y8, Y8
+	VBLENDVPS Y8, Y7, Y5, Y5
+	VBLENDVPS Y8, Y0, Y6, Y6
+	VMOVUPS   (R8)(R13*4), Y7
+	VCMPPS    $0x09, Y5, Y7, Y8
+	VCMPPS    $0x07, Y5, Y5, Y9
+	VPAND     Y9, Y8, Y8
+	VBLENDVPS Y8, Y7, Y5, Y5
+	VBLENDVPS Y8, Y1, Y6, Y6
+	VMOVUPS   (R9)(R13*4), Y7
+	VCMPPS    $0x09, Y5, Y7, Y8
+	VCMPPS    $0x07, Y5, Y5, Y9
+	VPAND     Y9, Y8, Y8
+	VBLENDVPS Y8, Y7, Y5, Y5
+	VBLENDVPS Y8, Y2, Y6, Y6
+	VMOVUPS   (R10)(R13*4), Y7
+	VCMPPS    $0x09, Y5, Y7, Y8
+	VCMPPS    $0x07, Y5, Y5, Y9
+	VPAND     Y9, Y8, Y8
+	VBLENDVPS Y8, Y7, Y5, Y5
+	VBLENDVPS Y8, Y3, Y6, Y6
+	VMOVUPS   Y5, (AX)(R13*4)
+	VMOVUPS   Y6, (CX)(R13*4)
+	ADDQ      $0x00000008, R13
+	JMP       fourcols
+
+fourlast:
+	CMPQ       DX, $0x00000000
+	JE         fournext
+	VMASKMOVPS (AX)(R13*4), Y4, Y5
+	VMASKMOVPS (CX)(R13*4), Y4, Y6
+	VMASKMOVPS (DI)(R13*4), Y4, Y7
+	VCMPPS     $0x09, Y5, Y7, Y8
+	VCMPPS     $0x07, Y5, Y5, Y9
+	VPAND      Y9, Y8, Y8
+	VBLENDVPS  Y8, Y7, Y5, Y5
+	VBLENDVPS  Y8, Y0, Y6, Y6
+	VMASKMOVPS (R8)(R13*4), Y4, Y7
+	VCMPPS     $0x09, Y5, Y7, Y8
+	VCMPPS     $0x07, Y5, Y5, Y9
+	VPAND      Y9, Y8, Y8
+	VBLENDVPS  Y8, Y7, Y5, Y5
+	VBLENDVPS  Y8, Y1, Y6, Y6
+	VMASKMOVPS (R9)(R13*4), Y4, Y7
+	VCMPPS     $0x09, Y5, Y7, Y8
+	VCMPPS     $0x07, Y5, Y5, Y9
+	VPAND      Y9, Y8, Y8
+	VBLENDVPS  Y8, Y7, Y5, Y5
+	VBLENDVPS  Y8, Y2, Y6, Y6
+	VMASKMOVPS (R10)(R13*4), Y4, Y7
+	VCMPPS     $0x09, Y5, Y7, Y8
+	VCMPPS     $0x07, Y5, Y5, Y9
+	VPAND      Y9, Y8, Y8
+	VBLENDVPS  Y8, Y7, Y5, Y5
+	VBLENDVPS  Y8, Y3, Y6, Y6
+	VMASKMOVPS Y5, Y4, (AX)(R13*4)
+	VMASKMOVPS Y6, Y4, (CX)(R13*4)
+
+fournext:
+	ADDQ   R11, DI
+	ADDQ   R11, R8
+	ADDQ   R11, R9
+	ADDQ   R11, R10
+	VPADDD vmconst<>+6528(SB), Y0, Y0
+	VPADDD vmconst<>+6528(SB), Y1, Y1
+	VPADDD vmconst<>+6528(SB), Y2, Y2
+	VPADDD vmconst<>+6528(SB), Y3, Y3
+	SUBQ   $0x00000004, SI
+	JMP    rows4
+
+rows1:
+	CMPQ SI, $0x00000000
+	JLE  done
+	XORQ R13, R13
+
+onecols:
+	CMPQ      R13, R12
+	JAE       onelast
+	VMOVUPS   (AX)(R13*4), Y5
+	VMOVUPS   (CX)(R13*4), Y6
+	VMOVUPS   (DI)(R13*4), Y7
+	VCMPPS    $0x09, Y5, Y7, Y8
+	VCMPPS    $0x07, Y5, Y5, Y9
+	VPAND     Y9, Y8, Y8
+	VBLENDVPS Y8, Y7, Y5, Y5
+	VBLENDVPS Y8, Y0, Y6, Y6
+	VMOVUPS   Y5, (AX)(R13*4)
+	VMOVUPS   Y6, (CX)(R13*4)
+	ADDQ      $0x00000008, R13
+	JMP       onecols
+
+onelast:
+	CMPQ       DX, $0x00000000
+	JE         onenext
+	VMASKMOVPS (AX)(R13*4), Y4, Y5
+	VMASKMOVPS (CX)(R13*4), Y4, Y6
+	VMASKMOVPS (DI)(R13*4), Y4, Y7
+	VCMPPS     $0x09, Y5, Y7, Y8
+	VCMPPS     $0x07, Y5, Y5, Y9
+	VPAND      Y9, Y8, Y8
+	VBLENDVPS  Y8, Y7, Y5, Y5
+	VBLENDVPS  Y8, Y0, Y6, Y6
+	VMASKMOVPS Y5, Y4, (AX)(R13*4)
+	VMASKMOVPS Y6, Y4, (CX)(R13*4)
+
+onenext:
+	ADDQ   BX, DI
+	ADDQ   BX, R8
+	ADDQ   BX, R9
+	ADDQ   BX, R10
+	VPADDD vmconst<>+960(SB), Y0, Y0
+	VPADDD vmconst<>+960(SB), Y1, Y1
+	VPADDD vmconst<>+960(SB), Y2, Y2
+	VPADDD vmconst<>+960(SB), Y3, Y3
+	SUBQ   $0x00000001, SI
+	JMP    rows1
+
+done:
+	VZEROUPPER
+	RET
+
+// func expScaleAVX2(dst []float32, src []float32, m float32, c float32) float64
+// Requires: AVX, AVX2, FMA3
+TEXT ·expScaleAVX2(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         src_base+24(FP), DX
+	VBROADCASTSS m+48(FP), Y0
+	VBROADCASTSS c+52(FP), Y1
+	MOVQ         CX, BX
+	ANDQ         $-32, BX
+	MOVQ         CX, SI
+	ANDQ         $-8, SI
+	VPXOR        Y2, Y2, Y2
+	VPXOR        Y3, Y3, Y3
+	VMOVUPS      vmconst<>+768(SB), Y4
+	VMOVUPS      vmconst<>+0(SB), Y5
+	VMOVUPS      vmconst<>+64(SB), Y6
+	VMOVUPS      vmconst<>+128(SB), Y7
+	VMOVUPS      vmconst<>+192(SB), Y8
+	XORQ         DI, DI
+
+loop4:
+	CMPQ         DI, BX
+	JAE          loop1
+	VMOVUPS      (DX)(DI*4), Y9
+	VSUBPS       Y0, Y9, Y9
+	VMAXPS       Y9, Y5, Y9
+	VMINPS       Y9, Y6, Y9
+	VMULPS       Y7, Y9, Y10
+	VROUNDPS     $0x00, Y10, Y10
+	VMOVUPS      Y10, Y11
+	VFMADD213PS  Y9, Y8, Y11
+	VMOVUPS      Y11, Y9
+	VFMADD231PS  vmconst<>+256(SB), Y10, Y9
+	VMOVUPS      vmconst<>+384(SB), Y11
+	VFMADD231PS  vmconst<>+320(SB), Y9, Y11
+	VFMADD213PS  vmconst<>+448(SB), Y9, Y11
+	VFMADD213PS  vmconst<>+512(SB), Y9, Y11
+	VFMADD213PS  vmconst<>+576(SB), Y9, Y11
+	VFMADD213PS  vmconst<>+640(SB), Y9, Y11
+	VMULPS       Y9, Y9, Y12
+	VFMADD213PS  Y9, Y12, Y11
+	VADDPS       vmconst<>+704(SB), Y11, Y9
+	VCVTTPS2DQ   Y10, Y10
+	VPSRAD       $0x01, Y10, Y11
+	VPADDD       Y4, Y11, Y12
+	VPSLLD       $0x17, Y12, Y12
+	VMULPS       Y12, Y9, Y9
+	VPSUBD       Y11, Y10, Y10
+	VPADDD       Y4, Y10, Y10
+	VPSLLD       $0x17, Y10, Y10
+	VMULPS       Y10, Y9, Y9
+	VMULPS       Y1, Y9, Y10
+	VMOVUPS      Y10, (AX)(DI*4)
+	VMOVUPS      32(DX)(DI*4), Y10
+	VSUBPS       Y0, Y10, Y10
+	VMAXPS       Y10, Y5, Y10
+	VMINPS       Y10, Y6, Y10
+	VMULPS       Y7, Y10, Y11
+	VROUNDPS     $0x00, Y11, Y11
+	VMOVUPS      Y11, Y12
+	VFMADD213PS  Y10, Y8, Y12
+	VMOVUPS      Y12, Y10
+	VFMADD231PS  vmconst<>+256(SB), Y11, Y10
+	VMOVUPS      vmconst<>+384(SB), Y12
+	VFMADD231PS  vmconst<>+320(SB), Y10, Y12
+	VFMADD213PS  vmconst<>+448(SB), Y10, Y12
+	VFMADD213PS  vmconst<>+512(SB), Y10, Y12
+	VFMADD213PS  vmconst<>+576(SB), Y10, Y12
+	VFMADD213PS  vmconst<>+640(SB), Y10, Y12
+	VMULPS       Y10, Y10, Y13
+	VFMADD213PS  Y10, Y13, Y12
+	VADDPS       vmconst<>+704(SB), Y12, Y10
+	VCVTTPS2DQ   Y11, Y11
+	VPSRAD       $0x01, Y11, Y12
+	VPADDD       Y4, Y12, Y13
+	VPSLLD       $0x17, Y13, Y13
+	VMULPS       Y13, Y10, Y10
+	VPSUBD       Y12, Y11, Y11
+	VPADDD       Y4, Y11, Y11
+	VPSLLD       $0x17, Y11, Y11
+	VMULPS       Y11, Y10, Y10
+	VMULPS       Y1, Y10, Y11
+	VMOVUPS      Y11, 32(AX)(DI*4)
+	VMOVUPS      64(DX)(DI*4), Y11
+	VSUBPS       Y0, Y11, Y11
+	VMAXPS       Y11, Y5, Y11
+	VMINPS       Y11, Y6, Y11
+	VMULPS       Y7, Y11, Y12
+	VROUNDPS     $0x00, Y12, Y12
+	VMOVUPS      Y12, Y13
+	VFMADD213PS  Y11, Y8, Y13
+	VMOVUPS      Y13, Y11
+	VFMADD231PS  vmconst<>+256(SB), Y12, Y11
+	VMOVUPS      vmconst<>+384(SB), Y13
+	VFMADD231PS  vmconst<>+320(SB), Y11, Y13
+	VFMADD213PS  vmconst<>+448(SB), Y11, Y13
+	VFMADD213PS  vmconst<>+512(SB), Y11, Y13
+	VFMADD213PS  vmconst<>+576(SB), Y11, Y13
+	VFMADD213PS  vmconst<>+640(SB), Y11, Y13
+	VMULPS       Y11, Y11, Y14
+	VFMADD213PS  Y11, Y14, Y13
+	VADDPS       vmconst<>+704(SB), Y13, Y11
+	VCVTTPS2DQ   Y12, Y12
+	VPSRAD       $0x01, Y12, Y13
+	VPADDD       Y4, Y13, Y14
+	VPSLLD       $0x17, Y14, Y14
+	VMULPS       Y14, Y11, Y11
+	VPSUBD       Y13, Y12, Y12
+	VPADDD       Y4, Y12, Y12
+	VPSLLD       $0x17, Y12, Y12
+	VMULPS       Y12, Y11, Y11
+	VMULPS       Y1, Y11, Y12
+	VMOVUPS      Y12, 64(AX)(DI*4)
+	VMOVUPS      96(DX)(DI*4), Y12
+	VSUBPS       Y0, Y12, Y12
+	VMAXPS       Y12, Y5, Y12
+	VMINPS       Y12, Y6, Y12
+	VMULPS       Y7, Y12, Y13
+	VROUNDPS     $0x00, Y13, Y13
+	VMOVUPS      Y13, Y14
+	VFMADD213PS  Y12, Y8, Y14
+	VMOVUPS      Y14, Y12
+	VFMADD231PS  vmconst<>+256(SB), Y13, Y12
+	VMOVUPS      vmconst<>+384(SB), Y14
+	VFMADD231PS  vmconst<>+320(SB), Y12, Y14
+	VFMADD213PS  vmconst<>+448(SB), Y12, Y14
+	VFMADD213PS  vmconst<>+512(SB), Y12, Y14
+	VFMADD213PS  vmconst<>+576(SB), Y12, Y14
+	VFMADD213PS  vmconst<>+640(SB), Y12, Y14
+	VMULPS       Y12, Y12, Y15
+	VFMADD213PS  Y12, Y15, Y14
+	VADDPS       vmconst<>+704(SB), Y14, Y12
+	VCVTTPS2DQ   Y13, Y13
+	VPSRAD       $0x01, Y13, Y14
+	VPADDD       Y4, Y14, Y15
+	VPSLLD       $0x17, Y15, Y15
+	VMULPS       Y15, Y12, Y12
+	VPSUBD       Y14, Y13, Y13
+	VPADDD       Y4, Y13, Y13
+	VPSLLD       $0x17, Y13, Y13
+	VMULPS       Y13, Y12, Y12
+	VMULPS       Y1, Y12, Y13
+	VMOVUPS      Y13, 96(AX)(DI*4)
+	VADDPS       Y10, Y9, Y9
+	VADDPS       Y12, Y11, Y10
+	VADDPS       Y10, Y9, Y9
+	VCVTPS2PD    X9, Y10
+	VEXTRACTF128 $0x01, Y9, X9
+	VCVTPS2PD    X9, Y9
+	VADDPD       Y10, Y2, Y2
+	VADDPD       Y9, Y3, Y3
+	ADDQ         $0x00000020, DI
+	JMP          loop4
+
+loop1:
+	CMPQ         DI, SI
+	JAE          tail
+	VMOVUPS      (DX)(DI*4), Y9
+	VSUBPS       Y0, Y9, Y9
+	VMAXPS       Y9, Y5, Y9
+	VMINPS       Y9, Y6, Y9
+	VMULPS       Y7, Y9, Y10
+	VROUNDPS     $0x00, Y10, Y10
+	VMOVUPS      Y10, Y11
+	VFMADD213PS  Y9, Y8, Y11
+	VMOVUPS      Y11, Y9
+	VFMADD231PS  vmconst<>+256(SB), Y10, Y9
+	VMOVUPS      vmconst<>+384(SB), Y11
+	VFMADD231PS  vmconst<>+320(SB), Y9, Y11
+	VFMADD213PS  vmconst<>+448(SB), Y9, Y11
+	VFMADD213PS  vmconst<>+512(SB), Y9, Y11
+	VFMADD213PS  vmconst<>+576(SB), Y9, Y11
+	VFMADD213PS  vmconst<>+640(SB), Y9, Y11
+	VMULPS       Y9, Y9, Y12
+	VFMADD213PS  Y9, Y12, Y11
+	VADDPS       vmconst<>+704(SB), Y11, Y9
+	VCVTTPS2DQ   Y10, Y10
+	VPSRAD       $0x01, Y10, Y11
+	VPADDD       Y4, Y11, Y12
+	VPSLLD       $0x17, Y12, Y12
+	VMULPS       Y12, Y9, Y9
+	VPSUBD       Y11, Y10, Y10
+	VPADDD       Y4, Y10, Y10
+	VPSLLD       $0x17, Y10, Y10
+	VMULPS       Y10, Y9, Y9
+	VMULPS       Y1, Y9, Y10
+	VMOVUPS      Y10, (AX)(DI*4)
+	VCVTPS2PD    X9, Y10
+	VEXTRACTF128 $0x01, Y9, X9
+	VCVTPS2PD    X9, Y9
+	VADDPD       Y10, Y2, Y2
+	VADDPD       Y9, Y3, Y3
+	ADDQ         $0x00000008, DI
+	JMP          loop1
+
+tail:
+	CMPQ         DI, CX
+	JAE          done
+	SUBQ         DI, CX
+	LEAQ         vmconst<>+832(SB), BX
+	MOVQ         $0x00000008, SI
+	SUBQ         CX, SI
+	VMOVUPS      (BX)(SI*4), Y9
+	VMASKMOVPS   (DX)(DI*4), Y9, Y10
+	VSUBPS       Y0, Y10, Y0
+	VMAXPS       Y0, Y5, Y0
+	VMINPS       Y0, Y6, Y0
+	VMULPS       Y7, Y0, Y5
+	VROUNDPS     $0x00, Y5, Y5
+	VMOVUPS      Y5, Y6
+	VFMADD213PS  Y0, Y8, Y6
+	VMOVUPS      Y6, Y0
+	VFMADD231PS  vmconst<>+256(SB), Y5, Y0
+	VMOVUPS      vmconst<>+384(SB), Y6
+	VFMADD231PS  vmconst<>+320(SB), Y0, Y6
+	VFMADD213PS  vmconst<>+448(SB), Y0, Y6
+	VFMADD213PS  vmconst<>+512(SB), Y0, Y6
+	VFMADD213PS  vmconst<>+576(SB), Y0, Y6
+	VFMADD213PS  vmconst<>+640(SB), Y0, Y6
+	VMULPS       Y0, Y0, Y7
+	VFMADD213PS  Y0, Y7, Y6
+	VADDPS       vmconst<>+704(SB), Y6, Y0
+	VCVTTPS2DQ   Y5, Y5
+	VPSRAD       $0x01, Y5, Y6
+	VPADDD       Y4, Y6, Y7
+	VPSLLD       $0x17, Y7, Y7
+	VMULPS       Y7, Y0, Y0
+	VPSUBD       Y6, Y5, Y5
+	VPADDD       Y4, Y5, Y4
+	VPSLLD       $0x17, Y4, Y4
+	VMULPS       Y4, Y0, Y0
+	VMULPS       Y1, Y0, Y1
+	VMASKMOVPS   Y1, Y9, (AX)(DI*4)
+	VPAND        Y9, Y0, Y0
+	VCVTPS2PD    X0, Y1
+	VEXTRACTF128 $0x01, Y0, X0
+	VCVTPS2PD    X0, Y0
+	VADDPD       Y1, Y2, Y2
+	VADDPD       Y0, Y3, Y3
+
+done:
+	VADDPD       Y3, Y2, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPD       X1, X0, X0
+	VUNPCKHPD    X0, X0, X1
+	VADDSD       X1, X0, X0
+	VMOVSD       X0, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func expSumAVX2(src []float32, m float32) float64
+// Requires: AVX, AVX2, FMA3
+TEXT ·expSumAVX2(SB), NOSPLIT, $0-40
+	MOVQ         src_len+8(FP), AX
+	MOVQ         src_base+0(FP), CX
+	VBROADCASTSS m+24(FP), Y0
+	MOVQ         AX, DX
+	ANDQ         $-32, DX
+	MOVQ         AX, BX
+	ANDQ         $-8, BX
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VMOVUPS      vmconst<>+768(SB), Y3
+	VMOVUPS      vmconst<>+0(SB), Y4
+	VMOVUPS      vmconst<>+64(SB), Y5
+	VMOVUPS      vmconst<>+128(SB), Y6
+	VMOVUPS      vmconst<>+192(SB), Y7
+	VMOVUPS      vmconst<>+256(SB), Y8
+	XORQ         SI, SI
+
+loop4:
+	CMPQ         SI, DX
+	JAE          loop1
+	VMOVUPS      (CX)(SI*4), Y9
+	VSUBPS       Y0, Y9, Y9
+	VMAXPS       Y9, Y4, Y9
+	VMINPS       Y9, Y5, Y9
+	VMULPS       Y6, Y9, Y10
+	VROUNDPS     $0x00, Y10, Y10
+	VMOVUPS      Y10, Y11
+	VFMADD213PS  Y9, Y7, Y11
+	VMOVUPS      Y10, Y9
+	VFMADD213PS  Y11, Y8, Y9
+	VMOVUPS      vmconst<>+384(SB), Y11
+	VFMADD231PS  vmconst<>+320(SB), Y9, Y11
+	VFMADD213PS  vmconst<>+448(SB), Y9, Y11
+	VFMADD213PS  vmconst<>+512(SB), Y9, Y11
+	VFMADD213PS  vmconst<>+576(SB), Y9, Y11
+	VFMADD213PS  vmconst<>+640(SB), Y9, Y11
+	VMULPS       Y9, Y9, Y12
+	VFMADD213PS  Y9, Y12, Y11
+	VADDPS       vmconst<>+704(SB), Y11, Y9
+	VCVTTPS2DQ   Y10, Y10
+	VPSRAD       $0x01, Y10, Y11
+	VPADDD       Y3, Y11, Y12
+	VPSLLD       $0x17, Y12, Y12
+	VMULPS       Y12, Y9, Y9
+	VPSUBD       Y11, Y10, Y10
+	VPADDD       Y3, Y10, Y10
+	VPSLLD       $0x17, Y10, Y10
+	VMULPS       Y10, Y9, Y9
+	VMOVUPS      32(CX)(SI*4), Y10
+	VSUBPS       Y0, Y10, Y10
+	VMAXPS       Y10, Y4, Y10
+	VMINPS       Y10, Y5, Y10
+	VMULPS       Y6, Y10, Y11
+	VROUNDPS     $0x00, Y11, Y11
+	VMOVUPS      Y11, Y12
+	VFMADD213PS  Y10, Y7, Y12
+	VMOVUPS      Y11, Y10
+	VFMADD213PS  Y12, Y8, Y10
+	VMOVUPS      vmconst<>+384(SB), Y12
+	VFMADD231PS  vmconst<>+320(SB), Y10, Y12
+	VFMADD213PS  vmconst<>+448(SB), Y10, Y12
+	VFMADD213PS  vmconst<>+512(SB), Y10, Y12
+	VFMADD213PS  vmconst<>+576(SB), Y10, Y12
+	VFMADD213PS  vmconst<>+640(SB), Y10, Y12
+	VMULPS       Y10, Y10, Y13
+	VFMADD213PS  Y10, Y13, Y12
+	VADDPS       vmconst<>+704(SB), Y12, Y10
+	VCVTTPS2DQ   Y11, Y11
+	VPSRAD       $0x01, Y11, Y12
+	VPADDD       Y3, Y12, Y13
+	VPSLLD       $0x17, Y13, Y13
+	VMULPS       Y13, Y10, Y10
+	VPSUBD       Y12, Y11, Y11
+	VPADDD       Y3, Y11, Y11
+	VPSLLD       $0x17, Y11, Y11
+	VMULPS       Y11, Y10, Y10
+	VMOVUPS      64(CX)(SI*4), Y11
+	VSUBPS       Y0, Y11, Y11
+	VMAXPS       Y11, Y4, Y11
+	VMINPS       Y11, Y5, Y11
+	VMULPS       Y6, Y11, Y12
+	VROUNDPS     $0x00, Y12, Y12
+	VMOVUPS      Y12, Y13
+	VFMADD213PS  Y11, Y7, Y13
+	VMOVUPS      Y12, Y11
+	VFMADD213PS  Y13, Y8, Y11
+	VMOVUPS      vmconst<>+384(SB), Y13
+	VFMADD231PS  vmconst<>+320(SB), Y11, Y13
+	VFMADD213PS  vmconst<>+448(SB), Y11, Y13
+	VFMADD213PS  vmconst<>+512(SB), Y11, Y13
+	VFMADD213PS  vmconst<>+576(SB), Y11, Y13
+	VFMADD213PS  vmconst<>+640(SB), Y11, Y13
+	VMULPS       Y11, Y11, Y14
+	VFMADD213PS  Y11, Y14, Y13
+	VADDPS       vmconst<>+704(SB), Y13, Y11
+	VCVTTPS2DQ   Y12, Y12
+	VPSRAD       $0x01, Y12, Y13
+	VPADDD       Y3, Y13, Y14
+	VPSLLD       $0x17, Y14, Y14
+	VMULPS       Y14, Y11, Y11
+	VPSUBD       Y13, Y12, Y12
+	VPADDD       Y3, Y12, Y12
+	VPSLLD       $0x17, Y12, Y12
+	VMULPS       Y12, Y11, Y11
+	VMOVUPS      96(CX)(SI*4), Y12
+	VSUBPS       Y0, Y12, Y12
+	VMAXPS       Y12, Y4, Y12
+	VMINPS       Y12, Y5, Y12
+	VMULPS       Y6, Y12, Y13
+	VROUNDPS     $0x00, Y13, Y13
+	VMOVUPS      Y13, Y14
+	VFMADD213PS  Y12, Y7, Y14
+	VMOVUPS      Y13, Y12
+	VFMADD213PS  Y14, Y8, Y12
+	VMOVUPS      vmconst<>+384(SB), Y14
+	VFMADD231PS  vmconst<>+320(SB), Y12, Y14
+	VFMADD213PS  vmconst<>+448(SB), Y12, Y14
+	VFMADD213PS  vmconst<>+512(SB), Y12, Y14
+	VFMADD213PS  vmconst<>+576(SB), Y12, Y14
+	VFMADD213PS  vmconst<>+640(SB), Y12, Y14
+	VMULPS       Y12, Y12, Y15
+	VFMADD213PS  Y12, Y15, Y14
+	VADDPS       vmconst<>+704(SB), Y14, Y12
+	VCVTTPS2DQ   Y13, Y13
+	VPSRAD       $0x01, Y13, Y14
+	VPADDD       Y3, Y14, Y15
+	VPSLLD       $0x17, Y15, Y15
+	VMULPS       Y15, Y12, Y12
+	VPSUBD       Y14, Y13, Y13
+	VPADDD       Y3, Y13, Y13
+	VPSLLD       $0x17, Y13, Y13
+	VMULPS       Y13, Y12, Y12
+	VADDPS       Y10, Y9, Y9
+	VADDPS       Y12, Y11, Y10
+	VADDPS       Y10, Y9, Y9
+	VCVTPS2PD    X9, Y10
+	VEXTRACTF128 $0x01, Y9, X9
+	VCVTPS2PD    X9, Y9
+	VADDPD       Y10, Y1, Y1
+	VADDPD       Y9, Y2, Y2
+	ADDQ         $0x00000020, SI
+	JMP          loop4
+
+loop1:
+	CMPQ         SI, BX
+	JAE          tail
+	VMOVUPS      (CX)(SI*4), Y9
+	VSUBPS       Y0, Y9, Y9
+	VMAXPS       Y9, Y4, Y9
+	VMINPS       Y9, Y5, Y9
+	VMULPS       Y6, Y9, Y10
+	VROUNDPS     $0x00, Y10, Y10
+	VMOVUPS      Y10, Y11
+	VFMADD213PS  Y9, Y7, Y11
+	VMOVUPS      Y10, Y9
+	VFMADD213PS  Y11, Y8, Y9
+	VMOVUPS      vmconst<>+384(SB), Y11
+	VFMADD231PS  vmconst<>+320(SB), Y9, Y11
+	VFMADD213PS  vmconst<>+448(SB), Y9, Y11
+	VFMADD213PS  vmconst<>+512(SB), Y9, Y11
+	VFMADD213PS  vmconst<>+576(SB), Y9, Y11
+	VFMADD213PS  vmconst<>+640(SB), Y9, Y11
+	VMULPS       Y9, Y9, Y12
+	VFMADD213PS  Y9, Y12, Y11
+	VADDPS       vmconst<>+704(SB), Y11, Y9
+	VCVTTPS2DQ   Y10, Y10
+	VPSRAD       $0x01, Y10, Y11
+	VPADDD       Y3, Y11, Y12
+	VPSLLD       $0x17, Y12, Y12
+	VMULPS       Y12, Y9, Y9
+	VPSUBD       Y11, Y10, Y10
+	VPADDD       Y3, Y10, Y10
+	VPSLLD       $0x17, Y10, Y10
+	VMULPS       Y10, Y9, Y9
+	VCVTPS2PD    X9, Y10
+	VEXTRACTF128 $0x01, Y9, X9
+	VCVTPS2PD    X9, Y9
+	VADDPD       Y10, Y1, Y1
+	VADDPD       Y9, Y2, Y2
+	ADDQ         $0x00000008, SI
+	JMP          loop1
+
+tail:
+	CMPQ         SI, AX
+	JAE          done
+	SUBQ         SI, AX
+	LEAQ         vmconst<>+832(SB), DX
+	MOVQ         $0x00000008, BX
+	SUBQ         AX, BX
+	VMOVUPS      (DX)(BX*4), Y9
+	VMASKMOVPS   (CX)(SI*4), Y9, Y10
+	VSUBPS       Y0, Y10, Y0
+	VMAXPS       Y0, Y4, Y0
+	VMINPS       Y0, Y5, Y0
+	VMULPS       Y6, Y0, Y4
+	VROUNDPS     $0x00, Y4, Y4
+	VMOVUPS      Y4, Y5
+	VFMADD213PS  Y0, Y7, Y5
+	VMOVUPS      Y4, Y0
+	VFMADD213PS  Y5, Y8, Y0
+	VMOVUPS      vmconst<>+384(SB), Y5
+	VFMADD231PS  vmconst<>+320(SB), Y0, Y5
+	VFMADD213PS  vmconst<>+448(SB), Y0, Y5
+	VFMADD213PS  vmconst<>+512(SB), Y0, Y5
+	VFMADD213PS  vmconst<>+576(SB), Y0, Y5
+	VFMADD213PS  vmconst<>+640(SB), Y0, Y5
+	VMULPS       Y0, Y0, Y6
+	VFMADD213PS  Y0, Y6, Y5
+	VADDPS       vmconst<>+704(SB), Y5, Y0
+	VCVTTPS2DQ   Y4, Y4
+	VPSRAD       $0x01, Y4, Y5
+	VPADDD       Y3, Y5, Y6
+	VPSLLD       $0x17, Y6, Y6
+	VMULPS       Y6, Y0, Y0
+	VPSUBD       Y5, Y4, Y4
+	VPADDD       Y3, Y4, Y3
+	VPSLLD       $0x17, Y3, Y3
+	VMULPS       Y3, Y0, Y0
+	VPAND        Y9, Y0, Y0
+	VCVTPS2PD    X0, Y3
+	VEXTRACTF128 $0x01, Y0, X0
+	VCVTPS2PD    X0, Y0
+	VADDPD       Y3, Y1, Y1
+	VADDPD       Y0, Y2, Y2
+
+done:
+	VADDPD       Y2, Y1, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPD       X1, X0, X0
+	VUNPCKHPD    X0, X0, X1
+	VADDSD       X1, X0, X0
+	VMOVSD       X0, ret+32(FP)
+	VZEROUPPER
+	RET
+
+// func affineAVX2(dst []float32, src []float32, a float32, c float32, b float32)
+// Requires: AVX
+TEXT ·affineAVX2(SB), NOSPLIT, $0-60
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         src_base+24(FP), DX
+	VBROADCASTSS a+48(FP), Y0
+	VBROADCASTSS c+52(FP), Y1
+	VBROADCASTSS b+56(FP), Y2
+	MOVQ         CX, BX
+	ANDQ         $-32, BX
+	MOVQ         CX, SI
+	ANDQ         $-8, SI
+	XORQ         DI, DI
+
+loop4:
+	CMPQ    DI, BX
+	JAE     loop1
+	VMOVUPS (DX)(DI*4), Y3
+	VSUBPS  Y0, Y3, Y3
+	VMULPS  Y1, Y3, Y3
+	VSUBPS  Y2, Y3, Y3
+	VMOVUPS Y3, (AX)(DI*4)
+	VMOVUPS 32(DX)(DI*4), Y3
+	VSUBPS  Y0, Y3, Y3
+	VMULPS  Y1, Y3, Y3
+	VSUBPS  Y2, Y3, Y3
+	VMOVUPS Y3, 32(AX)(DI*4)
+	VMOVUPS 64(DX)(DI*4), Y3
+	VSUBPS  Y0, Y3, Y3
+	VMULPS  Y1, Y3, Y3
+	VSUBPS  Y2, Y3, Y3
+	VMOVUPS Y3, 64(AX)(DI*4)
+	VMOVUPS 96(DX)(DI*4), Y3
+	VSUBPS  Y0, Y3, Y3
+	VMULPS  Y1, Y3, Y3
+	VSUBPS  Y2, Y3, Y3
+	VMOVUPS Y3, 96(AX)(DI*4)
+	ADDQ    $0x00000020, DI
+	JMP     loop4
+
+loop1:
+	CMPQ    DI, SI
+	JAE     tail
+	VMOVUPS (DX)(DI*4), Y3
+	VSUBPS  Y0, Y3, Y3
+	VMULPS  Y1, Y3, Y3
+	VSUBPS  Y2, Y3, Y3
+	VMOVUPS Y3, (AX)(DI*4)
+	ADDQ    $0x00000008, DI
+	JMP     loop1
+
+tail:
+	CMPQ       DI, CX
+	JAE        done
+	SUBQ       DI, CX
+	LEAQ       vmconst<>+832(SB), BX
+	MOVQ       $0x00000008, SI
+	SUBQ       CX, SI
+	VMOVUPS    (BX)(SI*4), Y3
+	VMASKMOVPS (DX)(DI*4), Y3, Y4
+	VSUBPS     Y0, Y4, Y0
+	VMULPS     Y1, Y0, Y0
+	VSUBPS     Y2, Y0, Y0
+	VMASKMOVPS Y0, Y3, (AX)(DI*4)
+
+done:
+	VZEROUPPER
+	RET
+
+// func addVSAVX2(dst []float32, a []float32, b float32) int
+// Requires: AVX
+TEXT ·addVSAVX2(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSS b+48(FP), Y0
+	MOVQ         CX, BX
+	ANDQ         $-32, BX
+	ANDQ         $-8, CX
+	XORQ         SI, SI
+
+loop4:
+	CMPQ    SI, BX
+	JAE     loop1
+	VMOVUPS (DX)(SI*4), Y1
+	VADDPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)(SI*4)
+	VMOVUPS 32(DX)(SI*4), Y1
+	VADDPS  Y0, Y1, Y1
+	VMOVUPS Y1, 32(AX)(SI*4)
+	VMOVUPS 64(DX)(SI*4), Y1
+	VADDPS  Y0, Y1, Y1
+	VMOVUPS Y1, 64(AX)(SI*4)
+	VMOVUPS 96(DX)(SI*4), Y1
+	VADDPS  Y0, Y1, Y1
+	VMOVUPS Y1, 96(AX)(SI*4)
+	ADDQ    $0x00000020, SI
+	JMP     loop4
+
+loop1:
+	CMPQ    SI, CX
+	JAE     done
+	VMOVUPS (DX)(SI*4), Y1
+	VADDPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)(SI*4)
+	ADDQ    $0x00000008, SI
+	JMP     loop1
+
+done:
+	MOVQ SI, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func subVSAVX2(dst []float32, a []float32, b float32) int
+// Requires: AVX
+TEXT ·subVSAVX2(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSS b+48(FP), Y0
+	MOVQ         CX, BX
+	ANDQ         $-32, BX
+	ANDQ         $-8, CX
+	XORQ         SI, SI
+
+loop4:
+	CMPQ    SI, BX
+	JAE     loop1
+	VMOVUPS (DX)(SI*4), Y1
+	VSUBPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)(SI*4)
+	VMOVUPS 32(DX)(SI*4), Y1
+	VSUBPS  Y0, Y1, Y1
+	VMOVUPS Y1, 32(AX)(SI*4)
+	VMOVUPS 64(DX)(SI*4), Y1
+	VSUBPS  Y0, Y1, Y1
+	VMOVUPS Y1, 64(AX)(SI*4)
+	VMOVUPS 96(DX)(SI*4), Y1
+	VSUBPS  Y0, Y1, Y1
+	VMOVUPS Y1, 96(AX)(SI*4)
+	ADDQ    $0x00000020, SI
+	JMP     loop4
+
+loop1:
+	CMPQ    SI, CX
+	JAE     done
+	VMOVUPS (DX)(SI*4), Y1
+	VSUBPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)(SI*4)
+	ADDQ    $0x00000008, SI
+	JMP     loop1
+
+done:
+	MOVQ SI, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func subSVAVX2(dst []float32, a []float32, b float32) int
+// Requires: AVX
+TEXT ·subSVAVX2(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSS b+48(FP), Y0
+	MOVQ         CX, BX
+	ANDQ         $-32, BX
+	ANDQ         $-8, CX
+	XORQ         SI, SI
+
+loop4:
+	CMPQ    SI, BX
+	JAE     loop1
+	VMOVUPS (DX)(SI*4), Y1
+	VSUBPS  Y1, Y0, Y1
+	VMOVUPS Y1, (AX)(SI*4)
+	VMOVUPS 32(DX)(SI*4), Y1
+	VSUBPS  Y1, Y0, Y1
+	VMOVUPS Y1, 32(AX)(SI*4)
+	VMOVUPS 64(DX)(SI*4), Y1
+	VSUBPS  Y1, Y0, Y1
+	VMOVUPS Y1, 64(AX)(SI*4)
+	VMOVUPS 96(DX)(SI*4), Y1
+	VSUBPS  Y1, Y0, Y1
+	VMOVUPS Y1, 96(AX)(SI*4)
+	ADDQ    $0x00000020, SI
+	JMP     loop4
+
+loop1:
+	CMPQ    SI, CX
+	JAE     done
+	VMOVUPS (DX)(SI*4), Y1
+	VSUBPS  Y1, Y0, Y1
+	VMOVUPS Y1, (AX)(SI*4)
+	ADDQ    $0x00000008, SI
+	JMP     loop1
+
+done:
+	MOVQ SI, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func mulVSAVX2(dst []float32, a []float32, b float32) int
+// Requires: AVX
+TEXT ·mulVSAVX2(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSS b+48(FP), Y0
+	MOVQ         CX, BX
+	ANDQ         $-32, BX
+	ANDQ         $-8, CX
+	XORQ         SI, SI
+
+loop4:
+	CMPQ    SI, BX
+	JAE     loop1
+	VMOVUPS (DX)(SI*4), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)(SI*4)
+	VMOVUPS 32(DX)(SI*4), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, 32(AX)(SI*4)
+	VMOVUPS 64(DX)(SI*4), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, 64(AX)(SI*4)
+	VMOVUPS 96(DX)(SI*4), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, 96(AX)(SI*4)
+	ADDQ    $0x00000020, SI
+	JMP     loop4
+
+loop1:
+	CMPQ    SI, CX
+	JAE     done
+	VMOVUPS (DX)(SI*4), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)(SI*4)
+	ADDQ    $0x00000008, SI
+	JMP     loop1
+
+done:
+	MOVQ SI, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func divVSAVX2(dst []float32, a []float32, b float32) int
+// Requires: AVX
+TEXT ·divVSAVX2(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSS b+48(FP), Y0
+	MOVQ         CX, BX
+	ANDQ         $-32, BX
+	ANDQ         $-8, CX
+	XORQ         SI, SI
+
+loop4:
+	CMPQ    SI, BX
+	JAE     loop1
+	VMOVUPS (DX)(SI*4), Y1
+	VDIVPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)(SI*4)
+	VMOVUPS 32(DX)(SI*4), Y1
+	VDIVPS  Y0, Y1, Y1
+	VMOVUPS Y1, 32(AX)(SI*4)
+	VMOVUPS 64(DX)(SI*4), Y1
+	VDIVPS  Y0, Y1, Y1
+	VMOVUPS Y1, 64(AX)(SI*4)
+	VMOVUPS 96(DX)(SI*4), Y1
+	VDIVPS  Y0, Y1, Y1
+	VMOVUPS Y1, 96(AX)(SI*4)
+	ADDQ    $0x00000020, SI
+	JMP     loop4
+
+loop1:
+	CMPQ    SI, CX
+	JAE     done
+	VMOVUPS (DX)(SI*4), Y1
+	VDIVPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)(SI*4)
+	ADDQ    $0x00000008, SI
+	JMP     loop1
+
+done:
+	MOVQ SI, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func divSVAVX2(dst []float32, a []float32, b float32) int
+// Requires: AVX
+TEXT ·divSVAVX2(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSS b+48(FP), Y0
+	MOVQ         CX, BX
+	ANDQ         $-32, BX
+	ANDQ         $-8, CX
+	XORQ         SI, SI
+
+loop4:
+	CMPQ    SI, BX
+	JAE     loop1
+	VMOVUPS (DX)(SI*4), Y1
+	VDIVPS  Y1, Y0, Y1
+	VMOVUPS Y1, (AX)(SI*4)
+	VMOVUPS 32(DX)(SI*4), Y1
+	VDIVPS  Y1, Y0, Y1
+	VMOVUPS Y1, 32(AX)(SI*4)
+	VMOVUPS 64(DX)(SI*4), Y1
+	VDIVPS  Y1, Y0, Y1
+	VMOVUPS Y1, 64(AX)(SI*4)
+	VMOVUPS 96(DX)(SI*4), Y1
+	VDIVPS  Y1, Y0, Y1
+	VMOVUPS Y1, 96(AX)(SI*4)
+	ADDQ    $0x00000020, SI
+	JMP     loop4
+
+loop1:
+	CMPQ    SI, CX
+	JAE     done
+	VMOVUPS (DX)(SI*4), Y1
+	VDIVPS  Y1, Y0, Y1
+	VMOVUPS Y1, (AX)(SI*4)
+	ADDQ    $0x00000008, SI
+	JMP     loop1
+
+done:
+	MOVQ SI, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func maxVSAVX2(dst []float32, a []float32, b float32) int
+// Requires: AVX
+TEXT ·maxVSAVX2(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSS b+48(FP), Y0
+	MOVQ         CX, BX
+	ANDQ         $-32, BX
+	ANDQ         $-8, CX
+	XORQ         SI, SI
+
+loop4:
+	CMPQ      SI, BX
+	JAE       loop1
+	VMOVUPS   (DX)(SI*4), Y1
+	VMAXPS    Y1, Y0, Y1
+	VCMPPS    $0x03, Y0, Y0, Y2
+	VBLENDVPS Y2, Y0, Y1, Y1
+	VMOVUPS   Y1, (AX)(SI*4)
+	VMOVUPS   32(DX)(SI*4), Y1
+	VMAXPS    Y1, Y0, Y1
+	VCMPPS    $0x03, Y0, Y0, Y2
+	VBLENDVPS Y2, Y0, Y1, Y1
+	VMOVUPS   Y1, 32(AX)(SI*4)
+	VMOVUPS   64(DX)(SI*4), Y1
+	VMAXPS    Y1, Y0, Y1
+	VCMPPS    $0x03, Y0, Y0, Y2
+	VBLENDVPS Y2, Y0, Y1, Y1
+	VMOVUPS   Y1, 64(AX)(SI*4)
+	VMOVUPS   96(DX)(SI*4), Y1
+	VMAXPS    Y1, Y0, Y1
+	VCMPPS    $0x03, Y0, Y0, Y2
+	VBLENDVPS Y2, Y0, Y1, Y1
+	VMOVUPS   Y1, 96(AX)(SI*4)
+	ADDQ      $0x00000020, SI
+	JMP       loop4
+
+loop1:
+	CMPQ      SI, CX
+	JAE       done
+	VMOVUPS   (DX)(SI*4), Y1
+	VMAXPS    Y1, Y0, Y1
+	VCMPPS    $0x03, Y0, Y0, Y2
+	VBLENDVPS Y2, Y0, Y1, Y1
+	VMOVUPS   Y1, (AX)(SI*4)
+	ADDQ      $0x00000008, SI
+	JMP       loop1
+
+done:
+	MOVQ SI, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func maxSVAVX2(dst []float32, a []float32, b float32) int
+// Requires: AVX
+TEXT ·maxSVAVX2(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSS b+48(FP), Y0
+	MOVQ         CX, BX
+	ANDQ         $-32, BX
+	ANDQ         $-8, CX
+	XORQ         SI, SI
+
+loop4:
+	CMPQ      SI, BX
+	JAE       loop1
+	VMOVUPS   (DX)(SI*4), Y1
+	VMAXPS    Y0, Y1, Y2
+	VCMPPS    $0x03, Y1, Y1, Y3
+	VBLENDVPS Y3, Y1, Y2, Y1
+	VMOVUPS   Y1, (AX)(SI*4)
+	VMOVUPS   32(DX)(SI*4), Y1
+	VMAXPS    Y0, Y1, Y2
+	VCMPPS    $0x03, Y1, Y1, Y3
+	VBLENDVPS Y3, Y1, Y2, Y1
+	VMOVUPS   Y1, 32(AX)(SI*4)
+	VMOVUPS   64(DX)(SI*4), Y1
+	VMAXPS    Y0, Y1, Y2
+	VCMPPS    $0x03, Y1, Y1, Y3
+	VBLENDVPS Y3, Y1, Y2, Y1
+	VMOVUPS   Y1, 64(AX)(SI*4)
+	VMOVUPS   96(DX)(SI*4), Y1
+	VMAXPS    Y0, Y1, Y2
+	VCMPPS    $0x03, Y1, Y1, Y3
+	VBLENDVPS Y3, Y1, Y2, Y1
+	VMOVUPS   Y1, 96(AX)(SI*4)
+	ADDQ      $0x00000020, SI
+	JMP       loop4
+
+loop1:
+	CMPQ      SI, CX
+	JAE       done
+	VMOVUPS   (DX)(SI*4), Y1
+	VMAXPS    Y0, Y1, Y2
+	VCMPPS    $0x03, Y1, Y1, Y3
+	VBLENDVPS Y3, Y1, Y2, Y1
+	VMOVUPS   Y1, (AX)(SI*4)
+	ADDQ      $0x00000008, SI
+	JMP       loop1
+
+done:
+	MOVQ SI, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func minVSAVX2(dst []float32, a []float32, b float32) int
+// Requires: AVX
+TEXT ·minVSAVX2(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSS b+48(FP), Y0
+	MOVQ         CX, BX
+	ANDQ         $-32, BX
+	ANDQ         $-8, CX
+	XORQ         SI, SI
+
+loop4:
+	CMPQ      SI, BX
+	JAE       loop1
+	VMOVUPS   (DX)(SI*4), Y1
+	VMINPS    Y1, Y0, Y1
+	VCMPPS    $0x03, Y0, Y0, Y2
+	VBLENDVPS Y2, Y0, Y1, Y1
+	VMOVUPS   Y1, (AX)(SI*4)
+	VMOVUPS   32(DX)(SI*4), Y1
+	VMINPS    Y1, Y0, Y1
+	VCMPPS    $0x03, Y0, Y0, Y2
+	VBLENDVPS Y2, Y0, Y1, Y1
+	VMOVUPS   Y1, 32(AX)(SI*4)
+	VMOVUPS   64(DX)(SI*4), Y1
+	VMINPS    Y1, Y0, Y1
+	VCMPPS    $0x03, Y0, Y0, Y2
+	VBLENDVPS Y2, Y0, Y1, Y1
+	VMOVUPS   Y1, 64(AX)(SI*4)
+	VMOVUPS   96(DX)(SI*4), Y1
+	VMINPS    Y1, Y0, Y1
+	VCMPPS    $0x03, Y0, Y0, Y2
+	VBLENDVPS Y2, Y0, Y1, Y1
+	VMOVUPS   Y1, 96(AX)(SI*4)
+	ADDQ      $0x00000020, SI
+	JMP       loop4
+
+loop1:
+	CMPQ      SI, CX
+	JAE       done
+	VMOVUPS   (DX)(SI*4), Y1
+	VMINPS    Y1, Y0, Y1
+	VCMPPS    $0x03, Y0, Y0, Y2
+	VBLENDVPS Y2, Y0, Y1, Y1
+	VMOVUPS   Y1, (AX)(SI*4)
+	ADDQ      $0x00000008, SI
+	JMP       loop1
+
+done:
+	MOVQ SI, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func minSVAVX2(dst []float32, a []float32, b float32) int
+// Requires: AVX
+TEXT ·minSVAVX2(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSS b+48(FP), Y0
+	MOVQ         CX, BX
+	ANDQ         $-32, BX
+	ANDQ         $-8, CX
+	XORQ         SI, SI
+
+loop4:
+	CMPQ      SI, BX
+	JAE       loop1
+	VMOVUPS   (DX)(SI*4), Y1
+	VMINPS    Y0, Y1, Y2
+	VCMPPS    $0x03, Y1, Y1, Y3
+	VBLENDVPS Y3, Y1, Y2, Y1
+	VMOVUPS   Y1, (AX)(SI*4)
+	VMOVUPS   32(DX)(SI*4), Y1
+	VMINPS    Y0, Y1, Y2
+	VCMPPS    $0x03, Y1, Y1, Y3
+	VBLENDVPS Y3, Y1, Y2, Y1
+	VMOVUPS   Y1, 32(AX)(SI*4)
+	VMOVUPS   64(DX)(SI*4), Y1
+	VMINPS    Y0, Y1, Y2
+	VCMPPS    $0x03, Y1, Y1, Y3
+	VBLENDVPS Y3, Y1, Y2, Y1
+	VMOVUPS   Y1, 64(AX)(SI*4)
+	VMOVUPS   96(DX)(SI*4), Y1
+	VMINPS    Y0, Y1, Y2
+	VCMPPS    $0x03, Y1, Y1, Y3
+	VBLENDVPS Y3, Y1, Y2, Y1
+	VMOVUPS   Y1, 96(AX)(SI*4)
+	ADDQ      $0x00000020, SI
+	JMP       loop4
+
+loop1:
+	CMPQ      SI, CX
+	JAE       done
+	VMOVUPS   (DX)(SI*4), Y1
+	VMINPS    Y0, Y1, Y2
+	VCMPPS    $0x03, Y1, Y1, Y3
+	VBLENDVPS Y3, Y1, Y2, Y1
+	VMOVUPS   Y1, (AX)(SI*4)
+	ADDQ      $0x00000008, SI
+	JMP       loop1
+
+done:
+	MOVQ SI, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func mulAddAVX2(dst []float32, a []float32, b []float32, c []float32) int
+// Requires: AVX
+TEXT ·mulAddAVX2(SB), NOSPLIT, $0-104
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ a_base+24(FP), DX
+	MOVQ b_base+48(FP), BX
+	MOVQ c_base+72(FP), SI
+	MOVQ CX, DI
+	ANDQ $-32, DI
+	ANDQ $-8, CX
+	XORQ R8, R8
+
+loop4:
+	CMPQ    R8, DI
+	JAE     loop1
+	VMOVUPS (DX)(R8*4), Y0
+	VMOVUPS (BX)(R8*4), Y1
+	VMOVUPS (SI)(R8*4), Y2
+	VMULPS  Y1, Y0, Y0
+	VADDPS  Y2, Y0, Y0
+	VMOVUPS Y0, (AX)(R8*4)
+	VMOVUPS 32(DX)(R8*4), Y0
+	VMOVUPS 32(BX)(R8*4), Y1
+	VMOVUPS 32(SI)(R8*4), Y2
+	VMULPS  Y1, Y0, Y0
+	VADDPS  Y2, Y0, Y0
+	VMOVUPS Y0, 32(AX)(R8*4)
+	VMOVUPS 64(DX)(R8*4), Y0
+	VMOVUPS 64(BX)(R8*4), Y1
+	VMOVUPS 64(SI)(R8*4), Y2
+	VMULPS  Y1, Y0, Y0
+	VADDPS  Y2, Y0, Y0
+	VMOVUPS Y0, 64(AX)(R8*4)
+	VMOVUPS 96(DX)(R8*4), Y0
+	VMOVUPS 96(BX)(R8*4), Y1
+	VMOVUPS 96(SI)(R8*4), Y2
+	VMULPS  Y1, Y0, Y0
+	VADDPS  Y2, Y0, Y0
+	VMOVUPS Y0, 96(AX)(R8*4)
+	ADDQ    $0x00000020, R8
+	JMP     loop4
+
+loop1:
+	CMPQ    R8, CX
+	JAE     done
+	VMOVUPS (DX)(R8*4), Y0
+	VMOVUPS (BX)(R8*4), Y1
+	VMOVUPS (SI)(R8*4), Y2
+	VMULPS  Y1, Y0, Y0
+	VADDPS  Y2, Y0, Y0
+	VMOVUPS Y0, (AX)(R8*4)
+	ADDQ    $0x00000008, R8
+	JMP     loop1
+
+done:
+	MOVQ R8, ret+96(FP)
+	VZEROUPPER
+	RET
+
+// func mulAddSAVX2(dst []float32, a []float32, b float32, c []float32) int
+// Requires: AVX
+TEXT ·mulAddSAVX2(SB), NOSPLIT, $0-88
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSS b+48(FP), Y0
+	MOVQ         c_base+56(FP), BX
+	MOVQ         CX, SI
+	ANDQ         $-32, SI
+	ANDQ         $-8, CX
+	XORQ         DI, DI
+
+loop4:
+	CMPQ    DI, SI
+	JAE     loop1
+	VMOVUPS (DX)(DI*4), Y1
+	VMOVUPS (BX)(DI*4), Y2
+	VMULPS  Y0, Y1, Y1
+	VADDPS  Y2, Y1, Y1
+	VMOVUPS Y1, (AX)(DI*4)
+	VMOVUPS 32(DX)(DI*4), Y1
+	VMOVUPS 32(BX)(DI*4), Y2
+	VMULPS  Y0, Y1, Y1
+	VADDPS  Y2, Y1, Y1
+	VMOVUPS Y1, 32(AX)(DI*4)
+	VMOVUPS 64(DX)(DI*4), Y1
+	VMOVUPS 64(BX)(DI*4), Y2
+	VMULPS  Y0, Y1, Y1
+	VADDPS  Y2, Y1, Y1
+	VMOVUPS Y1, 64(AX)(DI*4)
+	VMOVUPS 96(DX)(DI*4), Y1
+	VMOVUPS 96(BX)(DI*4), Y2
+	VMULPS  Y0, Y1, Y1
+	VADDPS  Y2, Y1, Y1
+	VMOVUPS Y1, 96(AX)(DI*4)
+	ADDQ    $0x00000020, DI
+	JMP     loop4
+
+loop1:
+	CMPQ    DI, CX
+	JAE     done
+	VMOVUPS (DX)(DI*4), Y1
+	VMOVUPS (BX)(DI*4), Y2
+	VMULPS  Y0, Y1, Y1
+	VADDPS  Y2, Y1, Y1
+	VMOVUPS Y1, (AX)(DI*4)
+	ADDQ    $0x00000008, DI
+	JMP     loop1
+
+done:
+	MOVQ DI, ret+80(FP)
+	VZEROUPPER
+	RET
+
+// func copyNTAVX2(dst []float32, src []float32) int
+// Requires: AVX, MMX+
+TEXT ·copyNTAVX2(SB), NOSPLIT, $0-56
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ src_base+24(FP), DX
+	ANDQ $-8, CX
+	XORQ BX, BX
+
+loop:
+	CMPQ     BX, CX
+	JAE      done
+	VMOVUPS  (DX)(BX*4), Y0
+	VMOVNTPS Y0, (AX)(BX*4)
+	ADDQ     $0x00000008, BX
+	JMP      loop
+
+done:
+	SFENCE
+	MOVQ BX, ret+48(FP)
+	VZEROUPPER
+	RET
+
 // func maxRedAVX512(acc *[16]float32, x []float32) int
 // Requires: AVX, AVX512F
 TEXT ·maxRedAVX512(SB), NOSPLIT, $0-40
@@ -2951,6 +4948,1954 @@ done:
 	VBLENDMPS Z2, Z1, K1, Z0
 	VMOVUPS   Z0, (AX)
 	MOVQ      SI, ret+32(FP)
+	VZEROUPPER
+	RET
+
+// func argMaxAVX512(x []float32) (n int, best float32, at int)
+// Requires: AVX, AVX512F
+TEXT ·argMaxAVX512(SB), NOSPLIT, $0-48
+	MOVQ    x_base+0(FP), AX
+	MOVQ    x_len+8(FP), CX
+	MOVQ    CX, DX
+	ANDQ    $-64, DX
+	ANDQ    $-16, CX
+	VMOVUPS vmconst<>+2368(SB), Z0
+	VPXORD  Z1, Z1, Z1
+	VMOVUPS vmconst<>+2368(SB), Z2
+	VPXORD  Z3, Z3, Z3
+	VMOVUPS vmconst<>+2368(SB), Z4
+	VPXORD  Z5, Z5, Z5
+	VMOVUPS vmconst<>+2368(SB), Z6
+	VPXORD  Z7, Z7, Z7
+	VPXORD  Z8, Z8, Z8
+	XORQ    BX, BX
+
+loopk:
+	CMPQ      BX, DX
+	JAE       loop1
+	VMOVUPS   (AX)(BX*4), Z9
+	VMOVUPS   64(AX)(BX*4), Z10
+	VMOVUPS   128(AX)(BX*4), Z11
+	VMOVUPS   192(AX)(BX*4), Z12
+	VCMPPS    $0x03, Z10, Z9, K1
+	VCMPPS    $0x03, Z12, Z11, K2
+	KORTESTW  K2, K1
+	JNZ       nan
+	VCMPPS    $0x1e, Z0, Z9, K1
+	VBLENDMPS Z9, Z0, K1, Z0
+	VBLENDMPS Z8, Z1, K1, Z1
+	VCMPPS    $0x1e, Z2, Z10, K1
+	VBLENDMPS Z10, Z2, K1, Z2
+	VBLENDMPS Z8, Z3, K1, Z3
+	VCMPPS    $0x1e, Z4, Z11, K1
+	VBLENDMPS Z11, Z4, K1, Z4
+	VBLENDMPS Z8, Z5, K1, Z5
+	VCMPPS    $0x1e, Z6, Z12, K1
+	VBLENDMPS Z12, Z6, K1, Z6
+	VBLENDMPS Z8, Z7, K1, Z7
+	VPADDD    vmconst<>+6592(SB), Z8, Z8
+	ADDQ      $0x00000040, BX
+	JMP       loopk
+
+loop1:
+	CMPQ      BX, CX
+	JAE       done
+	VMOVUPS   (AX)(BX*4), Z9
+	VCMPPS    $0x03, Z9, Z9, K1
+	KORTESTW  K1, K1
+	JNZ       nan
+	VCMPPS    $0x1e, Z0, Z9, K1
+	VBLENDMPS Z9, Z0, K1, Z0
+	VBLENDMPS Z8, Z1, K1, Z1
+	VPADDD    vmconst<>+6656(SB), Z8, Z8
+	ADDQ      $0x00000010, BX
+	JMP       loop1
+
+done:
+	VPADDD    vmconst<>+5440(SB), Z1, Z1
+	VPADDD    vmconst<>+5568(SB), Z3, Z3
+	VPADDD    vmconst<>+6720(SB), Z5, Z5
+	VPADDD    vmconst<>+6784(SB), Z7, Z7
+	VCMPPS    $0x1e, Z0, Z2, K1
+	VCMPPS    $0x00, Z0, Z2, K2
+	VPCMPGTD  Z3, Z1, K3
+	KANDW     K3, K2, K2
+	KORW      K2, K1, K1
+	VBLENDMPS Z2, Z0, K1, Z13
+	VBLENDMPS Z3, Z1, K1, Z14
+	VCMPPS    $0x1e, Z4, Z6, K1
+	VCMPPS    $0x00, Z4, Z6, K2
+	VPCMPGTD  Z7, Z5, K3
+	KANDW     K3, K2, K2
+	KORW      K2, K1, K1
+	VBLENDMPS Z6, Z4, K1, Z15
+	VBLENDMPS Z7, Z5, K1, Z16
+	VCMPPS    $0x1e, Z13, Z15, K1
+	VCMPPS    $0x00, Z13, Z15, K2
+	VPCMPGTD  Z16, Z14, K3
+	KANDW     K3, K2, K2
+	KORW      K2, K1, K1
+	VBLENDMPS Z15, Z13, K1, Z17
+	VBLENDMPS Z16, Z14, K1, Z18
+	VMOVUPS   vmconst<>+6848(SB), Z1
+	VPERMPS   Z17, Z1, Z0
+	VPERMPS   Z18, Z1, Z1
+	VCMPPS    $0x1e, Z17, Z0, K1
+	VCMPPS    $0x00, Z17, Z0, K2
+	VPCMPGTD  Z1, Z18, K3
+	KANDW     K3, K2, K2
+	KORW      K2, K1, K1
+	VBLENDMPS Z0, Z17, K1, Z19
+	VBLENDMPS Z1, Z18, K1, Z20
+	VMOVUPS   vmconst<>+5696(SB), Z1
+	VPERMPS   Z19, Z1, Z0
+	VPERMPS   Z20, Z1, Z1
+	VCMPPS    $0x1e, Z19, Z0, K1
+	VCMPPS    $0x00, Z19, Z0, K2
+	VPCMPGTD  Z1, Z20, K3
+	KANDW     K3, K2, K2
+	KORW      K2, K1, K1
+	VBLENDMPS Z0, Z19, K1, Z21
+	VBLENDMPS Z1, Z20, K1, Z22
+	VMOVUPS   vmconst<>+5760(SB), Z1
+	VPERMPS   Z21, Z1, Z0
+	VPERMPS   Z22, Z1, Z1
+	VCMPPS    $0x1e, Z21, Z0, K1
+	VCMPPS    $0x00, Z21, Z0, K2
+	VPCMPGTD  Z1, Z22, K3
+	KANDW     K3, K2, K2
+	KORW      K2, K1, K1
+	VBLENDMPS Z0, Z21, K1, Z23
+	VBLENDMPS Z1, Z22, K1, Z24
+	VMOVUPS   vmconst<>+5824(SB), Z1
+	VPERMPS   Z23, Z1, Z0
+	VPERMPS   Z24, Z1, Z1
+	VCMPPS    $0x1e, Z23, Z0, K1
+	VCMPPS    $0x00, Z23, Z0, K2
+	VPCMPGTD  Z1, Z24, K3
+	KANDW     K3, K2, K2
+	KORW      K2, K1, K1
+	VBLENDMPS Z0, Z23, K1, Z25
+	VBLENDMPS Z1, Z24, K1, Z26
+	MOVQ      CX, n+24(FP)
+	VMOVSS    X25, best+32(FP)
+	VMOVD     X26, AX
+	MOVQ      AX, at+40(FP)
+	VZEROUPPER
+	RET
+
+nan:
+	MOVQ BX, n+24(FP)
+	VZEROUPPER
+	RET
+
+// func argMinAVX512(x []float32) (n int, best float32, at int)
+// Requires: AVX, AVX512F
+TEXT ·argMinAVX512(SB), NOSPLIT, $0-48
+	MOVQ    x_base+0(FP), AX
+	MOVQ    x_len+8(FP), CX
+	MOVQ    CX, DX
+	ANDQ    $-64, DX
+	ANDQ    $-16, CX
+	VMOVUPS vmconst<>+2304(SB), Z0
+	VPXORD  Z1, Z1, Z1
+	VMOVUPS vmconst<>+2304(SB), Z2
+	VPXORD  Z3, Z3, Z3
+	VMOVUPS vmconst<>+2304(SB), Z4
+	VPXORD  Z5, Z5, Z5
+	VMOVUPS vmconst<>+2304(SB), Z6
+	VPXORD  Z7, Z7, Z7
+	VPXORD  Z8, Z8, Z8
+	XORQ    BX, BX
+
+loopk:
+	CMPQ      BX, DX
+	JAE       loop1
+	VMOVUPS   (AX)(BX*4), Z9
+	VMOVUPS   64(AX)(BX*4), Z10
+	VMOVUPS   128(AX)(BX*4), Z11
+	VMOVUPS   192(AX)(BX*4), Z12
+	VCMPPS    $0x03, Z10, Z9, K1
+	VCMPPS    $0x03, Z12, Z11, K2
+	KORTESTW  K2, K1
+	JNZ       nan
+	VCMPPS    $0x11, Z0, Z9, K1
+	VBLENDMPS Z9, Z0, K1, Z0
+	VBLENDMPS Z8, Z1, K1, Z1
+	VCMPPS    $0x11, Z2, Z10, K1
+	VBLENDMPS Z10, Z2, K1, Z2
+	VBLENDMPS Z8, Z3, K1, Z3
+	VCMPPS    $0x11, Z4, Z11, K1
+	VBLENDMPS Z11, Z4, K1, Z4
+	VBLENDMPS Z8, Z5, K1, Z5
+	VCMPPS    $0x11, Z6, Z12, K1
+	VBLENDMPS Z12, Z6, K1, Z6
+	VBLENDMPS Z8, Z7, K1, Z7
+	VPADDD    vmconst<>+6592(SB), Z8, Z8
+	ADDQ      $0x00000040, BX
+	JMP       loopk
+
+loop1:
+	CMPQ      BX, CX
+	JAE       done
+	VMOVUPS   (AX)(BX*4), Z9
+	VCMPPS    $0x03, Z9, Z9, K1
+	KORTESTW  K1, K1
+	JNZ       nan
+	VCMPPS    $0x11, Z0, Z9, K1
+	VBLENDMPS Z9, Z0, K1, Z0
+	VBLENDMPS Z8, Z1, K1, Z1
+	VPADDD    vmconst<>+6656(SB), Z8, Z8
+	ADDQ      $0x00000010, BX
+	JMP       loop1
+
+done:
+	VPADDD    vmconst<>+5440(SB), Z1, Z1
+	VPADDD    vmconst<>+5568(SB), Z3, Z3
+	VPADDD    vmconst<>+6720(SB), Z5, Z5
+	VPADDD    vmconst<>+6784(SB), Z7, Z7
+	VCMPPS    $0x11, Z0, Z2, K1
+	VCMPPS    $0x00, Z0, Z2, K2
+	VPCMPGTD  Z3, Z1, K3
+	KANDW     K3, K2, K2
+	KORW      K2, K1, K1
+	VBLENDMPS Z2, Z0, K1, Z13
+	VBLENDMPS Z3, Z1, K1, Z14
+	VCMPPS    $0x11, Z4, Z6, K1
+	VCMPPS    $0x00, Z4, Z6, K2
+	VPCMPGTD  Z7, Z5, K3
+	KANDW     K3, K2, K2
+	KORW      K2, K1, K1
+	VBLENDMPS Z6, Z4, K1, Z15
+	VBLENDMPS Z7, Z5, K1, Z16
+	VCMPPS    $0x11, Z13, Z15, K1
+	VCMPPS    $0x00, Z13, Z15, K2
+	VPCMPGTD  Z16, Z14, K3
+	KANDW     K3, K2, K2
+	KORW      K2, K1, K1
+	VBLENDMPS Z15, Z13, K1, Z17
+	VBLENDMPS Z16, Z14, K1, Z18
+	VMOVUPS   vmconst<>+6848(SB), Z1
+	VPERMPS   Z17, Z1, Z0
+	VPERMPS   Z18, Z1, Z1
+	VCMPPS    $0x11, Z17, Z0, K1
+	VCMPPS    $0x00, Z17, Z0, K2
+	VPCMPGTD  Z1, Z18, K3
+	KANDW     K3, K2, K2
+	KORW      K2, K1, K1
+	VBLENDMPS Z0, Z17, K1, Z19
+	VBLENDMPS Z1, Z18, K1, Z20
+	VMOVUPS   vmconst<>+5696(SB), Z1
+	VPERMPS   Z19, Z1, Z0
+	VPERMPS   Z20, Z1, Z1
+	VCMPPS    $0x11, Z19, Z0, K1
+	VCMPPS    $0x00, Z19, Z0, K2
+	VPCMPGTD  Z1, Z20, K3
+	KANDW     K3, K2, K2
+	KORW      K2, K1, K1
+	VBLENDMPS Z0, Z19, K1, Z21
+	VBLENDMPS Z1, Z20, K1, Z22
+	VMOVUPS   vmconst<>+5760(SB), Z1
+	VPERMPS   Z21, Z1, Z0
+	VPERMPS   Z22, Z1, Z1
+	VCMPPS    $0x11, Z21, Z0, K1
+	VCMPPS    $0x00, Z21, Z0, K2
+	VPCMPGTD  Z1, Z22, K3
+	KANDW     K3, K2, K2
+	KORW      K2, K1, K1
+	VBLENDMPS Z0, Z21, K1, Z23
+	VBLENDMPS Z1, Z22, K1, Z24
+	VMOVUPS   vmconst<>+5824(SB), Z1
+	VPERMPS   Z23, Z1, Z0
+	VPERMPS   Z24, Z1, Z1
+	VCMPPS    $0x11, Z23, Z0, K1
+	VCMPPS    $0x00, Z23, Z0, K2
+	VPCMPGTD  Z1, Z24, K3
+	KANDW     K3, K2, K2
+	KORW      K2, K1, K1
+	VBLENDMPS Z0, Z23, K1, Z25
+	VBLENDMPS Z1, Z24, K1, Z26
+	MOVQ      CX, n+24(FP)
+	VMOVSS    X25, best+32(FP)
+	VMOVD     X26, AX
+	MOVQ      AX, at+40(FP)
+	VZEROUPPER
+	RET
+
+nan:
+	MOVQ BX, n+24(FP)
+	VZEROUPPER
+	RET
+
+// func argMax64AVX512(x []float64) (n int, best float64, at int)
+// Requires: AVX, AVX512F
+TEXT ·argMax64AVX512(SB), NOSPLIT, $0-48
+	MOVQ    x_base+0(FP), AX
+	MOVQ    x_len+8(FP), CX
+	MOVQ    CX, DX
+	ANDQ    $-32, DX
+	ANDQ    $-8, CX
+	VMOVUPS vmconst<>+5888(SB), Z0
+	VPXORD  Z1, Z1, Z1
+	VMOVUPS vmconst<>+5888(SB), Z2
+	VPXORD  Z3, Z3, Z3
+	VMOVUPS vmconst<>+5888(SB), Z4
+	VPXORD  Z5, Z5, Z5
+	VMOVUPS vmconst<>+5888(SB), Z6
+	VPXORD  Z7, Z7, Z7
+	VPXORD  Z8, Z8, Z8
+	XORQ    BX, BX
+
+loopk:
+	CMPQ      BX, DX
+	JAE       loop1
+	VMOVUPS   (AX)(BX*8), Z9
+	VMOVUPS   64(AX)(BX*8), Z10
+	VMOVUPS   128(AX)(BX*8), Z11
+	VMOVUPS   192(AX)(BX*8), Z12
+	VCMPPD    $0x03, Z10, Z9, K1
+	VCMPPD    $0x03, Z12, Z11, K2
+	KORTESTW  K2, K1
+	JNZ       nan
+	VCMPPD    $0x1e, Z0, Z9, K1
+	VBLENDMPD Z9, Z0, K1, Z0
+	VBLENDMPD Z8, Z1, K1, Z1
+	VCMPPD    $0x1e, Z2, Z10, K1
+	VBLENDMPD Z10, Z2, K1, Z2
+	VBLENDMPD Z8, Z3, K1, Z3
+	VCMPPD    $0x1e, Z4, Z11, K1
+	VBLENDMPD Z11, Z4, K1, Z4
+	VBLENDMPD Z8, Z5, K1, Z5
+	VCMPPD    $0x1e, Z6, Z12, K1
+	VBLENDMPD Z12, Z6, K1, Z6
+	VBLENDMPD Z8, Z7, K1, Z7
+	VPADDQ    vmconst<>+6912(SB), Z8, Z8
+	ADDQ      $0x00000020, BX
+	JMP       loopk
+
+loop1:
+	CMPQ      BX, CX
+	JAE       done
+	VMOVUPS   (AX)(BX*8), Z9
+	VCMPPD    $0x03, Z9, Z9, K1
+	KORTESTW  K1, K1
+	JNZ       nan
+	VCMPPD    $0x1e, Z0, Z9, K1
+	VBLENDMPD Z9, Z0, K1, Z0
+	VBLENDMPD Z8, Z1, K1, Z1
+	VPADDQ    vmconst<>+6976(SB), Z8, Z8
+	ADDQ      $0x00000008, BX
+	JMP       loop1
+
+done:
+	VPADDQ    vmconst<>+6080(SB), Z1, Z1
+	VPADDQ    vmconst<>+6208(SB), Z3, Z3
+	VPADDQ    vmconst<>+7040(SB), Z5, Z5
+	VPADDQ    vmconst<>+7104(SB), Z7, Z7
+	VCMPPD    $0x1e, Z0, Z2, K1
+	VCMPPD    $0x00, Z0, Z2, K2
+	VPCMPGTQ  Z3, Z1, K3
+	KANDW     K3, K2, K2
+	KORW      K2, K1, K1
+	VBLENDMPD Z2, Z0, K1, Z13
+	VBLENDMPD Z3, Z1, K1, Z14
+	VCMPPD    $0x1e, Z4, Z6, K1
+	VCMPPD    $0x00, Z4, Z6, K2
+	VPCMPGTQ  Z7, Z5, K3
+	KANDW     K3, K2, K2
+	KORW      K2, K1, K1
+	VBLENDMPD Z6, Z4, K1, Z15
+	VBLENDMPD Z7, Z5, K1, Z16
+	VCMPPD    $0x1e, Z13, Z15, K1
+	VCMPPD    $0x00, Z13, Z15, K2
+	VPCMPGTQ  Z16, Z14, K3
+	KANDW     K3, K2, K2
+	KORW      K2, K1, K1
+	VBLENDMPD Z15, Z13, K1, Z17
+	VBLENDMPD Z16, Z14, K1, Z18
+	VMOVUPS   vmconst<>+7168(SB), Z1
+	VPERMPD   Z17, Z1, Z0
+	VPERMPD   Z18, Z1, Z1
+	VCMPPD    $0x1e, Z17, Z0, K1
+	VCMPPD    $0x00, Z17, Z0, K2
+	VPCMPGTQ  Z1, Z18, K3
+	KANDW     K3, K2, K2
+	KORW      K2, K1, K1
+	VBLENDMPD Z0, Z17, K1, Z19
+	VBLENDMPD Z1, Z18, K1, Z20
+	VMOVUPS   vmconst<>+7232(SB), Z1
+	VPERMPD   Z19, Z1, Z0
+	VPERMPD   Z20, Z1, Z1
+	VCMPPD    $0x1e, Z19, Z0, K1
+	VCMPPD    $0x00, Z19, Z0, K2
+	VPCMPGTQ  Z1, Z20, K3
+	KANDW     K3, K2, K2
+	KORW      K2, K1, K1
+	VBLENDMPD Z0, Z19, K1, Z21
+	VBLENDMPD Z1, Z20, K1, Z22
+	VMOVUPS   vmconst<>+7296(SB), Z1
+	VPERMPD   Z21, Z1, Z0
+	VPERMPD   Z22, Z1, Z1
+	VCMPPD    $0x1e, Z21, Z0, K1
+	VCMPPD    $0x00, Z21, Z0, K2
+	VPCMPGTQ  Z1, Z22, K3
+	KANDW     K3, K2, K2
+	KORW      K2, K1, K1
+	VBLENDMPD Z0, Z21, K1, Z23
+	VBLENDMPD Z1, Z22, K1, Z24
+	MOVQ      CX, n+24(FP)
+	VMOVSD    X23, best+32(FP)
+	VMOVQ     X24, AX
+	MOVQ      AX, at+40(FP)
+	VZEROUPPER
+	RET
+
+nan:
+	MOVQ BX, n+24(FP)
+	VZEROUPPER
+	RET
+
+// func argMin64AVX512(x []float64) (n int, best float64, at int)
+// Requires: AVX, AVX512F
+TEXT ·argMin64AVX512(SB), NOSPLIT, $0-48
+	MOVQ    x_base+0(FP), AX
+	MOVQ    x_len+8(FP), CX
+	MOVQ    CX, DX
+	ANDQ    $-32, DX
+	ANDQ    $-8, CX
+	VMOVUPS vmconst<>+6336(SB), Z0
+	VPXORD  Z1, Z1, Z1
+	VMOVUPS vmconst<>+6336(SB), Z2
+	VPXORD  Z3, Z3, Z3
+	VMOVUPS vmconst<>+6336(SB), Z4
+	VPXORD  Z5, Z5, Z5
+	VMOVUPS vmconst<>+6336(SB), Z6
+	VPXORD  Z7, Z7, Z7
+	VPXORD  Z8, Z8, Z8
+	XORQ    BX, BX
+
+loopk:
+	CMPQ      BX, DX
+	JAE       loop1
+	VMOVUPS   (AX)(BX*8), Z9
+	VMOVUPS   64(AX)(BX*8), Z10
+	VMOVUPS   128(AX)(BX*8), Z11
+	VMOVUPS   192(AX)(BX*8), Z12
+	VCMPPD    $0x03, Z10, Z9, K1
+	VCMPPD    $0x03, Z12, Z11, K2
+	KORTESTW  K2, K1
+	JNZ       nan
+	VCMPPD    $0x11, Z0, Z9, K1
+	VBLENDMPD Z9, Z0, K1, Z0
+	VBLENDMPD Z8, Z1, K1, Z1
+	VCMPPD    $0x11, Z2, Z10, K1
+	VBLENDMPD Z10, Z2, K1, Z2
+	VBLENDMPD Z8, Z3, K1, Z3
+	VCMPPD    $0x11, Z4, Z11, K1
+	VBLENDMPD Z11, Z4, K1, Z4
+	VBLENDMPD Z8, Z5, K1, Z5
+	VCMPPD    $0x11, Z6, Z12, K1
+	VBLENDMPD Z12, Z6, K1, Z6
+	VBLENDMPD Z8, Z7, K1, Z7
+	VPADDQ    vmconst<>+6912(SB), Z8, Z8
+	ADDQ      $0x00000020, BX
+	JMP       loopk
+
+loop1:
+	CMPQ      BX, CX
+	JAE       done
+	VMOVUPS   (AX)(BX*8), Z9
+	VCMPPD    $0x03, Z9, Z9, K1
+	KORTESTW  K1, K1
+	JNZ       nan
+	VCMPPD    $0x11, Z0, Z9, K1
+	VBLENDMPD Z9, Z0, K1, Z0
+	VBLENDMPD Z8, Z1, K1, Z1
+	VPADDQ    vmconst<>+6976(SB), Z8, Z8
+	ADDQ      $0x00000008, BX
+	JMP       loop1
+
+done:
+	VPADDQ    vmconst<>+6080(SB), Z1, Z1
+	VPADDQ    vmconst<>+6208(SB), Z3, Z3
+	VPADDQ    vmconst<>+7040(SB), Z5, Z5
+	VPADDQ    vmconst<>+7104(SB), Z7, Z7
+	VCMPPD    $0x11, Z0, Z2, K1
+	VCMPPD    $0x00, Z0, Z2, K2
+	VPCMPGTQ  Z3, Z1, K3
+	KANDW     K3, K2, K2
+	KORW      K2, K1, K1
+	VBLENDMPD Z2, Z0, K1, Z13
+	VBLENDMPD Z3, Z1, K1, Z14
+	VCMPPD    $0x11, Z4, Z6, K1
+	VCMPPD    $0x00, Z4, Z6, K2
+	VPCMPGTQ  Z7, Z5, K3
+	KANDW     K3, K2, K2
+	KORW      K2, K1, K1
+	VBLENDMPD Z6, Z4, K1, Z15
+	VBLENDMPD Z7, Z5, K1, Z16
+	VCMPPD    $0x11, Z13, Z15, K1
+	VCMPPD    $0x00, Z13, Z15, K2
+	VPCMPGTQ  Z16, Z14, K3
+	KANDW     K3, K2, K2
+	KORW      K2, K1, K1
+	VBLENDMPD Z15, Z13, K1, Z17
+	VBLENDMPD Z16, Z14, K1, Z18
+	VMOVUPS   vmconst<>+7168(SB), Z1
+	VPERMPD   Z17, Z1, Z0
+	VPERMPD   Z18, Z1, Z1
+	VCMPPD    $0x11, Z17, Z0, K1
+	VCMPPD    $0x00, Z17, Z0, K2
+	VPCMPGTQ  Z1, Z18, K3
+	KANDW     K3, K2, K2
+	KORW      K2, K1, K1
+	VBLENDMPD Z0, Z17, K1, Z19
+	VBLENDMPD Z1, Z18, K1, Z20
+	VMOVUPS   vmconst<>+7232(SB), Z1
+	VPERMPD   Z19, Z1, Z0
+	VPERMPD   Z20, Z1, Z1
+	VCMPPD    $0x11, Z19, Z0, K1
+	VCMPPD    $0x00, Z19, Z0, K2
+	VPCMPGTQ  Z1, Z20, K3
+	KANDW     K3, K2, K2
+	KORW      K2, K1, K1
+	VBLENDMPD Z0, Z19, K1, Z21
+	VBLENDMPD Z1, Z20, K1, Z22
+	VMOVUPS   vmconst<>+7296(SB), Z1
+	VPERMPD   Z21, Z1, Z0
+	VPERMPD   Z22, Z1, Z1
+	VCMPPD    $0x11, Z21, Z0, K1
+	VCMPPD    $0x00, Z21, Z0, K2
+	VPCMPGTQ  Z1, Z22, K3
+	KANDW     K3, K2, K2
+	KORW      K2, K1, K1
+	VBLENDMPD Z0, Z21, K1, Z23
+	VBLENDMPD Z1, Z22, K1, Z24
+	MOVQ      CX, n+24(FP)
+	VMOVSD    X23, best+32(FP)
+	VMOVQ     X24, AX
+	MOVQ      AX, at+40(FP)
+	VZEROUPPER
+	RET
+
+nan:
+	MOVQ BX, n+24(FP)
+	VZEROUPPER
+	RET
+
+// func argMaxRowsAVX512(best []float32, idx []int32, x []float32, stride int, rows int, t0 int)
+// Requires: AVX, AVX512F
+TEXT ·argMaxRowsAVX512(SB), NOSPLIT, $0-96
+	MOVQ         best_base+0(FP), AX
+	MOVQ         idx_base+24(FP), CX
+	MOVQ         best_len+8(FP), DX
+	MOVQ         stride+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         rows+80(FP), SI
+	MOVQ         x_base+48(FP), DI
+	LEAQ         (DI)(BX*1), R8
+	LEAQ         (R8)(BX*1), R9
+	LEAQ         (R9)(BX*1), R10
+	MOVQ         BX, R11
+	SHLQ         $0x02, R11
+	VPBROADCASTD t0+88(FP), Z0
+	VPADDD       vmconst<>+960(SB), Z0, Z1
+	VPADDD       vmconst<>+6400(SB), Z0, Z2
+	VPADDD       vmconst<>+6464(SB), Z0, Z3
+	MOVQ         DX, R12
+	ANDQ         $-16, R12
+	SUBQ         R12, DX
+	CMPQ         DX, $0x00000000
+	JE           start
+	LEAQ         vmconst<>+5248(SB), R13
+	KMOVW        (R13)(DX*4), K1
+
+start:
+rows4:
+	CMPQ SI, $0x00000004
+	JL   rows1
+	XORQ R13, R13
+
+fourcols:
+	CMPQ      R13, R12
+	JAE       fourlast
+	VMOVUPS   (AX)(R13*4), Z4
+	VMOVUPS   (CX)(R13*4), Z5
+	VMOVUPS   (DI)(R13*4), Z6
+	VCMPPS    $0x06, Z4, Z6, K2
+	VCMPPS    $0x07, Z4, Z4, K3
+	KANDW     K3, K2, K2
+	VBLENDMPS Z6, Z4, K2, Z7
+	VBLENDMPS Z0, Z5, K2, Z8
+	VMOVUPS   (R8)(R13*4), Z4
+	VCMPPS    $0x06, Z7, Z4, K2
+	VCMPPS    $0x07, Z7, Z7, K3
+	KANDW     K3, K2, K2
+	VBLENDMPS Z4, Z7, K2, Z9
+	VBLENDMPS Z1, Z8, K2, Z10
+	VMOVUPS   (R9)(R13*4), Z4
+	VCMPPS    $0x06, Z9, Z4, K2
+	VCMPPS    $0x07, Z9, Z9, K3
+	KANDW     K3, K2, K2
+	VBLENDMPS Z4, Z9, K2, Z11
+	VBLENDMPS Z2, Z10, K2, Z12
+	VMOVUPS   (R10)(R13*4), Z4
+	VCMPPS    $0x06, Z11, Z4, K2
+	VCMPPS    $0x07, Z11, Z11, K3
+	KANDW     K3, K2, K2
+	VBLENDMPS Z4, Z11, K2, Z13
+	VBLENDMPS Z3, Z12, K2, Z14
+	VMOVUPS   Z13, (AX)(R13*4)
+	VMOVUPS   Z14, (CX)(R13*4)
+	ADDQ      $0x00000010, R13
+	JMP       fourcols
+
+fourlast:
+	CMPQ      DX, $0x00000000
+	JE        fournext
+	VMOVUPS.Z (AX)(R13*4), K1, Z4
+	VMOVUPS.Z (CX)(R13*4), K1, Z5
+	VMOVUPS.Z (DI)(R13*4), K1, Z6
+	VCMPPS    $0x06, Z4, Z6, K2
+	VCMPPS    $0x07, Z4, Z4, K3
+	KANDW     K3, K2, K2
+	VBLENDMPS Z6, Z4, K2, Z15
+	VBLENDMPS Z0, Z5, K2, Z16
+	VMOVUPS.Z (R8)(R13*4), K1, Z4
+	VCMPPS    $0x06, Z15, Z4, K2
+	VCMPPS    $0x07, Z15, Z15, K3
+	KANDW     K3, K2, K2
+	VBLENDMPS Z4, Z15, K2, Z17
+	VBLENDMPS Z1, Z16, K2, Z18
+	VMOVUPS.Z (R9)(R13*4), K1, Z4
+	VCMPPS    $0x06, Z17, Z4, K2
+	VCMPPS    $0x07, Z17, Z17, K3
+	KANDW     K3, K2, K2
+	VBLENDMPS Z4, Z17, K2, Z19
+	VBLENDMPS Z2, Z18, K2, Z20
+	VMOVUPS.Z (R10)(R13*4), K1, Z4
+	VCMPPS    $0x06, Z19, Z4, K2
+	VCMPPS    $0x07, Z19, Z19, K3
+	KANDW     K3, K2, K2
+	VBLENDMPS Z4, Z19, K2, Z21
+	VBLENDMPS Z3, Z20, K2, Z22
+	VMOVUPS   Z21, K1, (AX)(R13*4)
+	VMOVUPS   Z22, K1, (CX)(R13*4)
+
+fournext:
+	ADDQ   R11, DI
+	ADDQ   R11, R8
+	ADDQ   R11, R9
+	ADDQ   R11, R10
+	VPADDD vmconst<>+6528(SB), Z0, Z0
+	VPADDD vmconst<>+6528(SB), Z1, Z1
+	VPADDD vmconst<>+6528(SB), Z2, Z2
+	VPADDD vmconst<>+6528(SB), Z3, Z3
+	SUBQ   $0x00000004, SI
+	JMP    rows4
+
+rows1:
+	CMPQ SI, $0x00000000
+	JLE  done
+	XORQ R13, R13
+
+onecols:
+	CMPQ      R13, R12
+	JAE       onelast
+	VMOVUPS   (AX)(R13*4), Z4
+	VMOVUPS   (CX)(R13*4), Z5
+	VMOVUPS   (DI)(R13*4), Z6
+	VCMPPS    $0x06, Z4, Z6, K2
+	VCMPPS    $0x07, Z4, Z4, K3
+	KANDW     K3, K2, K2
+	VBLENDMPS Z6, Z4, K2, Z23
+	VBLENDMPS Z0, Z5, K2, Z24
+	VMOVUPS   Z23, (AX)(R13*4)
+	VMOVUPS   Z24, (CX)(R13*4)
+	ADDQ      $0x00000010, R13
+	JMP       onecols
+
+onelast:
+	CMPQ      DX, $0x00000000
+	JE        onenext
+	VMOVUPS.Z (AX)(R13*4), K1, Z4
+	VMOVUPS.Z (CX)(R13*4), K1, Z5
+	VMOVUPS.Z (DI)(R13*4), K1, Z6
+	VCMPPS    $0x06, Z4, Z6, K2
+	VCMPPS    $0x07, Z4, Z4, K3
+	KANDW     K3, K2, K2
+	VBLENDMPS Z6, Z4, K2, Z25
+	VBLENDMPS Z0, Z5, K2, Z26
+	VMOVUPS   Z25, K1, (AX)(R13*4)
+	VMOVUPS   Z26, K1, (CX)(R13*4)
+
+onenext:
+	ADDQ   BX, DI
+	ADDQ   BX, R8
+	ADDQ   BX, R9
+	ADDQ   BX, R10
+	VPADDD vmconst<>+960(SB), Z0, Z0
+	VPADDD vmconst<>+960(SB), Z1, Z1
+	VPADDD vmconst<>+960(SB), Z2, Z2
+	VPADDD vmconst<>+960(SB), Z3, Z3
+	SUBQ   $0x00000001, SI
+	JMP    rows1
+
+done:
+	VZEROUPPER
+	RET
+
+// func argMinRowsAVX512(best []float32, idx []int32, x []float32, stride int, rows int, t0 int)
+// Requires: AVX, AVX512F
+TEXT ·argMinRowsAVX512(SB), NOSPLIT, $0-96
+	MOVQ         best_base+0(FP), AX
+	MOVQ         idx_base+24(FP), CX
+	MOVQ         best_len+8(FP), DX
+	MOVQ         stride+72(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         rows+80(FP), SI
+	MOVQ         x_base+48(FP), DI
+	LEAQ         (DI)(BX*1), R8
+	LEAQ         (R8)(BX*1), R9
+	LEAQ         (R9)(BX*1), R10
+	MOVQ         BX, R11
+	SHLQ         $0x02, R11
+	VPBROADCASTD t0+88(FP), Z0
+	VPADDD       vmconst<>+960(SB), Z0, Z1
+	VPADDD       vmconst<>+6400(SB), Z0, Z2
+	VPADDD       vmconst<>+6464(SB), Z0, Z3
+	MOVQ         DX, R12
+	ANDQ         $-16, R12
+	SUBQ         R12, DX
+	CMPQ         DX, $0x00000000
+	JE           start
+	LEAQ         vmconst<>+5248(SB), R13
+	KMOVW        (R13)(DX*4), K1
+
+start:
+rows4:
+	CMPQ SI, $0x00000004
+	JL   rows1
+	XORQ R13, R13
+
+fourcols:
+	CMPQ      R13, R12
+	JAE       fourlast
+	VMOVUPS   (AX)(R13*4), Z4
+	VMOVUPS   (CX)(R13*4), Z5
+	VMOVUPS   (DI)(R13*4), Z6
+	VCMPPS    $0x09, Z4, Z6, K2
+	VCMPPS    $0x07, Z4, Z4, K3
+	KANDW     K3, K2, K2
+	VBLENDMPS Z6, Z4, K2, Z7
+	VBLENDMPS Z0, Z5, K2, Z8
+	VMOVUPS   (R8)(R13*4), Z4
+	VCMPPS    $0x09, Z7, Z4, K2
+	VCMPPS    $0x07, Z7, Z7, K3
+	KANDW     K3, K2, K2
+	VBLENDMPS Z4, Z7, K2, Z9
+	VBLENDMPS Z1, Z8, K2, Z10
+	VMOVUPS   (R9)(R13*4), Z4
+	VCMPPS    $0x09, Z9, Z4, K2
+	VCMPPS    $0x07, Z9, Z9, K3
+	KANDW     K3, K2, K2
+	VBLENDMPS Z4, Z9, K2, Z11
+	VBLENDMPS Z2, Z10, K2, Z12
+	VMOVUPS   (R10)(R13*4), Z4
+	VCMPPS    $0x09, Z11, Z4, K2
+	VCMPPS    $0x07, Z11, Z11, K3
+	KANDW     K3, K2, K2
+	VBLENDMPS Z4, Z11, K2, Z13
+	VBLENDMPS Z3, Z12, K2, Z14
+	VMOVUPS   Z13, (AX)(R13*4)
+	VMOVUPS   Z14, (CX)(R13*4)
+	ADDQ      $0x00000010, R13
+	JMP       fourcols
+
+fourlast:
+	CMPQ      DX, $0x00000000
+	JE        fournext
+	VMOVUPS.Z (AX)(R13*4), K1, Z4
+	VMOVUPS.Z (CX)(R13*4), K1, Z5
+	VMOVUPS.Z (DI)(R13*4), K1, Z6
+	VCMPPS    $0x09, Z4, Z6, K2
+	VCMPPS    $0x07, Z4, Z4, K3
+	KANDW     K3, K2, K2
+	VBLENDMPS Z6, Z4, K2, Z15
+	VBLENDMPS Z0, Z5, K2, Z16
+	VMOVUPS.Z (R8)(R13*4), K1, Z4
+	VCMPPS    $0x09, Z15, Z4, K2
+	VCMPPS    $0x07, Z15, Z15, K3
+	KANDW     K3, K2, K2
+	VBLENDMPS Z4, Z15, K2, Z17
+	VBLENDMPS Z1, Z16, K2, Z18
+	VMOVUPS.Z (R9)(R13*4), K1, Z4
+	VCMPPS    $0x09, Z17, Z4, K2
+	VCMPPS    $0x07, Z17, Z17, K3
+	KANDW     K3, K2, K2
+	VBLENDMPS Z4, Z17, K2, Z19
+	VBLENDMPS Z2, Z18, K2, Z20
+	VMOVUPS.Z (R10)(R13*4), K1, Z4
+	VCMPPS    $0x09, Z19, Z4, K2
+	VCMPPS    $0x07, Z19, Z19, K3
+	KANDW     K3, K2, K2
+	VBLENDMPS Z4, Z19, K2, Z21
+	VBLENDMPS Z3, Z20, K2, Z22
+	VMOVUPS   Z21, K1, (AX)(R13*4)
+	VMOVUPS   Z22, K1, (CX)(R13*4)
+
+fournext:
+	ADDQ   R11, DI
+	ADDQ   R11, R8
+	ADDQ   R11, R9
+	ADDQ   R11, R10
+	VPADDD vmconst<>+6528(SB), Z0, Z0
+	VPADDD vmconst<>+6528(SB), Z1, Z1
+	VPADDD vmconst<>+6528(SB), Z2, Z2
+	VPADDD vmconst<>+6528(SB), Z3, Z3
+	SUBQ   $0x00000004, SI
+	JMP    rows4
+
+rows1:
+	CMPQ SI, $0x00000000
+	JLE  done
+	XORQ R13, R13
+
+onecols:
+	CMPQ      R13, R12
+	JAE       onelast
+	VMOVUPS   (AX)(R13*4), Z4
+	VMOVUPS   (CX)(R13*4), Z5
+	VMOVUPS   (DI)(R13*4), Z6
+	VCMPPS    $0x09, Z4, Z6, K2
+	VCMPPS    $0x07, Z4, Z4, K3
+	KANDW     K3, K2, K2
+	VBLENDMPS Z6, Z4, K2, Z23
+	VBLENDMPS Z0, Z5, K2, Z24
+	VMOVUPS   Z23, (AX)(R13*4)
+	VMOVUPS   Z24, (CX)(R13*4)
+	ADDQ      $0x00000010, R13
+	JMP       onecols
+
+onelast:
+	CMPQ      DX, $0x00000000
+	JE        onenext
+	VMOVUPS.Z (AX)(R13*4), K1, Z4
+	VMOVUPS.Z (CX)(R13*4), K1, Z5
+	VMOVUPS.Z (DI)(R13*4), K1, Z6
+	VCMPPS    $0x09, Z4, Z6, K2
+	VCMPPS    $0x07, Z4, Z4, K3
+	KANDW     K3, K2, K2
+	VBLENDMPS Z6, Z4, K2, Z25
+	VBLENDMPS Z0, Z5, K2, Z26
+	VMOVUPS   Z25, K1, (AX)(R13*4)
+	VMOVUPS   Z26, K1, (CX)(R13*4)
+
+onenext:
+	ADDQ   BX, DI
+	ADDQ   BX, R8
+	ADDQ   BX, R9
+	ADDQ   BX, R10
+	VPADDD vmconst<>+960(SB), Z0, Z0
+	VPADDD vmconst<>+960(SB), Z1, Z1
+	VPADDD vmconst<>+960(SB), Z2, Z2
+	VPADDD vmconst<>+960(SB), Z3, Z3
+	SUBQ   $0x00000001, SI
+	JMP    rows1
+
+done:
+	VZEROUPPER
+	RET
+
+// func expScaleAVX512(dst []float32, src []float32, m float32, c float32) float64
+// Requires: AVX, AVX512F
+TEXT ·expScaleAVX512(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         src_base+24(FP), DX
+	VBROADCASTSS m+48(FP), Z0
+	VBROADCASTSS c+52(FP), Z1
+	MOVQ         CX, BX
+	ANDQ         $-64, BX
+	MOVQ         CX, SI
+	ANDQ         $-16, SI
+	VPXORD       Z2, Z2, Z2
+	VPXORD       Z3, Z3, Z3
+	VMOVUPS      vmconst<>+0(SB), Z4
+	VMOVUPS      vmconst<>+64(SB), Z5
+	VMOVUPS      vmconst<>+128(SB), Z6
+	VMOVUPS      vmconst<>+192(SB), Z7
+	VMOVUPS      vmconst<>+256(SB), Z8
+	VMOVUPS      vmconst<>+320(SB), Z9
+	VMOVUPS      vmconst<>+384(SB), Z10
+	VMOVUPS      vmconst<>+448(SB), Z11
+	VMOVUPS      vmconst<>+512(SB), Z12
+	VMOVUPS      vmconst<>+576(SB), Z13
+	VMOVUPS      vmconst<>+640(SB), Z14
+	VMOVUPS      vmconst<>+704(SB), Z15
+	XORQ         DI, DI
+
+loop4:
+	CMPQ          DI, BX
+	JAE           loop1
+	VMOVUPS       (DX)(DI*4), Z16
+	VSUBPS        Z0, Z16, Z16
+	VMAXPS        Z16, Z4, Z16
+	VMINPS        Z16, Z5, Z16
+	VMULPS        Z6, Z16, Z17
+	VRNDSCALEPS   $0x00, Z17, Z17
+	VMOVUPS       Z17, Z18
+	VFMADD213PS   Z16, Z7, Z18
+	VMOVUPS       Z17, Z16
+	VFMADD213PS   Z18, Z8, Z16
+	VMOVUPS       Z16, Z18
+	VFMADD213PS   Z10, Z9, Z18
+	VFMADD213PS   Z11, Z16, Z18
+	VFMADD213PS   Z12, Z16, Z18
+	VFMADD213PS   Z13, Z16, Z18
+	VFMADD213PS   Z14, Z16, Z18
+	VMULPS        Z16, Z16, Z19
+	VFMADD213PS   Z16, Z19, Z18
+	VADDPS        Z15, Z18, Z16
+	VSCALEFPS     Z17, Z16, Z16
+	VMULPS        Z1, Z16, Z17
+	VMOVUPS       Z17, (AX)(DI*4)
+	VMOVUPS       64(DX)(DI*4), Z17
+	VSUBPS        Z0, Z17, Z17
+	VMAXPS        Z17, Z4, Z17
+	VMINPS        Z17, Z5, Z17
+	VMULPS        Z6, Z17, Z18
+	VRNDSCALEPS   $0x00, Z18, Z18
+	VMOVUPS       Z18, Z19
+	VFMADD213PS   Z17, Z7, Z19
+	VMOVUPS       Z18, Z17
+	VFMADD213PS   Z19, Z8, Z17
+	VMOVUPS       Z17, Z19
+	VFMADD213PS   Z10, Z9, Z19
+	VFMADD213PS   Z11, Z17, Z19
+	VFMADD213PS   Z12, Z17, Z19
+	VFMADD213PS   Z13, Z17, Z19
+	VFMADD213PS   Z14, Z17, Z19
+	VMULPS        Z17, Z17, Z20
+	VFMADD213PS   Z17, Z20, Z19
+	VADDPS        Z15, Z19, Z17
+	VSCALEFPS     Z18, Z17, Z17
+	VMULPS        Z1, Z17, Z18
+	VMOVUPS       Z18, 64(AX)(DI*4)
+	VMOVUPS       128(DX)(DI*4), Z18
+	VSUBPS        Z0, Z18, Z18
+	VMAXPS        Z18, Z4, Z18
+	VMINPS        Z18, Z5, Z18
+	VMULPS        Z6, Z18, Z19
+	VRNDSCALEPS   $0x00, Z19, Z19
+	VMOVUPS       Z19, Z20
+	VFMADD213PS   Z18, Z7, Z20
+	VMOVUPS       Z19, Z18
+	VFMADD213PS   Z20, Z8, Z18
+	VMOVUPS       Z18, Z20
+	VFMADD213PS   Z10, Z9, Z20
+	VFMADD213PS   Z11, Z18, Z20
+	VFMADD213PS   Z12, Z18, Z20
+	VFMADD213PS   Z13, Z18, Z20
+	VFMADD213PS   Z14, Z18, Z20
+	VMULPS        Z18, Z18, Z21
+	VFMADD213PS   Z18, Z21, Z20
+	VADDPS        Z15, Z20, Z18
+	VSCALEFPS     Z19, Z18, Z18
+	VMULPS        Z1, Z18, Z19
+	VMOVUPS       Z19, 128(AX)(DI*4)
+	VMOVUPS       192(DX)(DI*4), Z19
+	VSUBPS        Z0, Z19, Z19
+	VMAXPS        Z19, Z4, Z19
+	VMINPS        Z19, Z5, Z19
+	VMULPS        Z6, Z19, Z20
+	VRNDSCALEPS   $0x00, Z20, Z20
+	VMOVUPS       Z20, Z21
+	VFMADD213PS   Z19, Z7, Z21
+	VMOVUPS       Z20, Z19
+	VFMADD213PS   Z21, Z8, Z19
+	VMOVUPS       Z19, Z21
+	VFMADD213PS   Z10, Z9, Z21
+	VFMADD213PS   Z11, Z19, Z21
+	VFMADD213PS   Z12, Z19, Z21
+	VFMADD213PS   Z13, Z19, Z21
+	VFMADD213PS   Z14, Z19, Z21
+	VMULPS        Z19, Z19, Z22
+	VFMADD213PS   Z19, Z22, Z21
+	VADDPS        Z15, Z21, Z19
+	VSCALEFPS     Z20, Z19, Z19
+	VMULPS        Z1, Z19, Z20
+	VMOVUPS       Z20, 192(AX)(DI*4)
+	VADDPS        Z17, Z16, Z16
+	VADDPS        Z19, Z18, Z17
+	VADDPS        Z17, Z16, Z16
+	VCVTPS2PD     Y16, Z17
+	VEXTRACTF64X4 $0x01, Z16, Y16
+	VCVTPS2PD     Y16, Z16
+	VADDPD        Z17, Z2, Z2
+	VADDPD        Z16, Z3, Z3
+	ADDQ          $0x00000040, DI
+	JMP           loop4
+
+loop1:
+	CMPQ          DI, SI
+	JAE           tail
+	VMOVUPS       (DX)(DI*4), Z16
+	VSUBPS        Z0, Z16, Z16
+	VMAXPS        Z16, Z4, Z16
+	VMINPS        Z16, Z5, Z16
+	VMULPS        Z6, Z16, Z17
+	VRNDSCALEPS   $0x00, Z17, Z17
+	VMOVUPS       Z17, Z18
+	VFMADD213PS   Z16, Z7, Z18
+	VMOVUPS       Z17, Z16
+	VFMADD213PS   Z18, Z8, Z16
+	VMOVUPS       Z16, Z18
+	VFMADD213PS   Z10, Z9, Z18
+	VFMADD213PS   Z11, Z16, Z18
+	VFMADD213PS   Z12, Z16, Z18
+	VFMADD213PS   Z13, Z16, Z18
+	VFMADD213PS   Z14, Z16, Z18
+	VMULPS        Z16, Z16, Z19
+	VFMADD213PS   Z16, Z19, Z18
+	VADDPS        Z15, Z18, Z16
+	VSCALEFPS     Z17, Z16, Z16
+	VMULPS        Z1, Z16, Z17
+	VMOVUPS       Z17, (AX)(DI*4)
+	VCVTPS2PD     Y16, Z17
+	VEXTRACTF64X4 $0x01, Z16, Y16
+	VCVTPS2PD     Y16, Z16
+	VADDPD        Z17, Z2, Z2
+	VADDPD        Z16, Z3, Z3
+	ADDQ          $0x00000010, DI
+	JMP           loop1
+
+tail:
+	CMPQ          DI, CX
+	JAE           done
+	SUBQ          DI, CX
+	LEAQ          vmconst<>+5248(SB), BX
+	KMOVW         (BX)(CX*4), K1
+	VMOVUPS.Z     (DX)(DI*4), K1, Z16
+	VSUBPS        Z0, Z16, Z0
+	VMAXPS        Z0, Z4, Z0
+	VMINPS        Z0, Z5, Z0
+	VMULPS        Z6, Z0, Z4
+	VRNDSCALEPS   $0x00, Z4, Z4
+	VMOVUPS       Z4, Z5
+	VFMADD213PS   Z0, Z7, Z5
+	VMOVUPS       Z4, Z0
+	VFMADD213PS   Z5, Z8, Z0
+	VMOVUPS       Z0, Z5
+	VFMADD213PS   Z10, Z9, Z5
+	VFMADD213PS   Z11, Z0, Z5
+	VFMADD213PS   Z12, Z0, Z5
+	VFMADD213PS   Z13, Z0, Z5
+	VFMADD213PS   Z14, Z0, Z5
+	VMULPS        Z0, Z0, Z6
+	VFMADD213PS   Z0, Z6, Z5
+	VADDPS        Z15, Z5, Z0
+	VSCALEFPS     Z4, Z0, Z0
+	VMULPS        Z1, Z0, Z1
+	VMOVUPS       Z1, K1, (AX)(DI*4)
+	VMOVUPS.Z     Z0, K1, Z0
+	VCVTPS2PD     Y0, Z1
+	VEXTRACTF64X4 $0x01, Z0, Y0
+	VCVTPS2PD     Y0, Z0
+	VADDPD        Z1, Z2, Z2
+	VADDPD        Z0, Z3, Z3
+
+done:
+	VADDPD     Z3, Z2, Z0
+	VSHUFF64X2 $0x4e, Z0, Z0, Z1
+	VADDPD     Z1, Z0, Z0
+	VSHUFF64X2 $0xb1, Z0, Z0, Z1
+	VADDPD     Z1, Z0, Z0
+	VPERMILPD  $0x55, Z0, Z1
+	VADDPD     Z1, Z0, Z0
+	VMOVSD     X0, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func expSumAVX512(src []float32, m float32) float64
+// Requires: AVX, AVX512F
+TEXT ·expSumAVX512(SB), NOSPLIT, $0-40
+	MOVQ         src_len+8(FP), AX
+	MOVQ         src_base+0(FP), CX
+	VBROADCASTSS m+24(FP), Z0
+	MOVQ         AX, DX
+	ANDQ         $-64, DX
+	MOVQ         AX, BX
+	ANDQ         $-16, BX
+	VPXORD       Z1, Z1, Z1
+	VPXORD       Z2, Z2, Z2
+	VMOVUPS      vmconst<>+0(SB), Z3
+	VMOVUPS      vmconst<>+64(SB), Z4
+	VMOVUPS      vmconst<>+128(SB), Z5
+	VMOVUPS      vmconst<>+192(SB), Z6
+	VMOVUPS      vmconst<>+256(SB), Z7
+	VMOVUPS      vmconst<>+320(SB), Z8
+	VMOVUPS      vmconst<>+384(SB), Z9
+	VMOVUPS      vmconst<>+448(SB), Z10
+	VMOVUPS      vmconst<>+512(SB), Z11
+	VMOVUPS      vmconst<>+576(SB), Z12
+	VMOVUPS      vmconst<>+640(SB), Z13
+	VMOVUPS      vmconst<>+704(SB), Z14
+	XORQ         SI, SI
+
+loop4:
+	CMPQ          SI, DX
+	JAE           loop1
+	VMOVUPS       (CX)(SI*4), Z15
+	VSUBPS        Z0, Z15, Z15
+	VMAXPS        Z15, Z3, Z15
+	VMINPS        Z15, Z4, Z15
+	VMULPS        Z5, Z15, Z16
+	VRNDSCALEPS   $0x00, Z16, Z16
+	VMOVUPS       Z16, Z17
+	VFMADD213PS   Z15, Z6, Z17
+	VMOVUPS       Z16, Z15
+	VFMADD213PS   Z17, Z7, Z15
+	VMOVUPS       Z15, Z17
+	VFMADD213PS   Z9, Z8, Z17
+	VFMADD213PS   Z10, Z15, Z17
+	VFMADD213PS   Z11, Z15, Z17
+	VFMADD213PS   Z12, Z15, Z17
+	VFMADD213PS   Z13, Z15, Z17
+	VMULPS        Z15, Z15, Z18
+	VFMADD213PS   Z15, Z18, Z17
+	VADDPS        Z14, Z17, Z15
+	VSCALEFPS     Z16, Z15, Z15
+	VMOVUPS       64(CX)(SI*4), Z16
+	VSUBPS        Z0, Z16, Z16
+	VMAXPS        Z16, Z3, Z16
+	VMINPS        Z16, Z4, Z16
+	VMULPS        Z5, Z16, Z17
+	VRNDSCALEPS   $0x00, Z17, Z17
+	VMOVUPS       Z17, Z18
+	VFMADD213PS   Z16, Z6, Z18
+	VMOVUPS       Z17, Z16
+	VFMADD213PS   Z18, Z7, Z16
+	VMOVUPS       Z16, Z18
+	VFMADD213PS   Z9, Z8, Z18
+	VFMADD213PS   Z10, Z16, Z18
+	VFMADD213PS   Z11, Z16, Z18
+	VFMADD213PS   Z12, Z16, Z18
+	VFMADD213PS   Z13, Z16, Z18
+	VMULPS        Z16, Z16, Z19
+	VFMADD213PS   Z16, Z19, Z18
+	VADDPS        Z14, Z18, Z16
+	VSCALEFPS     Z17, Z16, Z16
+	VMOVUPS       128(CX)(SI*4), Z17
+	VSUBPS        Z0, Z17, Z17
+	VMAXPS        Z17, Z3, Z17
+	VMINPS        Z17, Z4, Z17
+	VMULPS        Z5, Z17, Z18
+	VRNDSCALEPS   $0x00, Z18, Z18
+	VMOVUPS       Z18, Z19
+	VFMADD213PS   Z17, Z6, Z19
+	VMOVUPS       Z18, Z17
+	VFMADD213PS   Z19, Z7, Z17
+	VMOVUPS       Z17, Z19
+	VFMADD213PS   Z9, Z8, Z19
+	VFMADD213PS   Z10, Z17, Z19
+	VFMADD213PS   Z11, Z17, Z19
+	VFMADD213PS   Z12, Z17, Z19
+	VFMADD213PS   Z13, Z17, Z19
+	VMULPS        Z17, Z17, Z20
+	VFMADD213PS   Z17, Z20, Z19
+	VADDPS        Z14, Z19, Z17
+	VSCALEFPS     Z18, Z17, Z17
+	VMOVUPS       192(CX)(SI*4), Z18
+	VSUBPS        Z0, Z18, Z18
+	VMAXPS        Z18, Z3, Z18
+	VMINPS        Z18, Z4, Z18
+	VMULPS        Z5, Z18, Z19
+	VRNDSCALEPS   $0x00, Z19, Z19
+	VMOVUPS       Z19, Z20
+	VFMADD213PS   Z18, Z6, Z20
+	VMOVUPS       Z19, Z18
+	VFMADD213PS   Z20, Z7, Z18
+	VMOVUPS       Z18, Z20
+	VFMADD213PS   Z9, Z8, Z20
+	VFMADD213PS   Z10, Z18, Z20
+	VFMADD213PS   Z11, Z18, Z20
+	VFMADD213PS   Z12, Z18, Z20
+	VFMADD213PS   Z13, Z18, Z20
+	VMULPS        Z18, Z18, Z21
+	VFMADD213PS   Z18, Z21, Z20
+	VADDPS        Z14, Z20, Z18
+	VSCALEFPS     Z19, Z18, Z18
+	VADDPS        Z16, Z15, Z15
+	VADDPS        Z18, Z17, Z16
+	VADDPS        Z16, Z15, Z15
+	VCVTPS2PD     Y15, Z16
+	VEXTRACTF64X4 $0x01, Z15, Y15
+	VCVTPS2PD     Y15, Z15
+	VADDPD        Z16, Z1, Z1
+	VADDPD        Z15, Z2, Z2
+	ADDQ          $0x00000040, SI
+	JMP           loop4
+
+loop1:
+	CMPQ          SI, BX
+	JAE           tail
+	VMOVUPS       (CX)(SI*4), Z15
+	VSUBPS        Z0, Z15, Z15
+	VMAXPS        Z15, Z3, Z15
+	VMINPS        Z15, Z4, Z15
+	VMULPS        Z5, Z15, Z16
+	VRNDSCALEPS   $0x00, Z16, Z16
+	VMOVUPS       Z16, Z17
+	VFMADD213PS   Z15, Z6, Z17
+	VMOVUPS       Z16, Z15
+	VFMADD213PS   Z17, Z7, Z15
+	VMOVUPS       Z15, Z17
+	VFMADD213PS   Z9, Z8, Z17
+	VFMADD213PS   Z10, Z15, Z17
+	VFMADD213PS   Z11, Z15, Z17
+	VFMADD213PS   Z12, Z15, Z17
+	VFMADD213PS   Z13, Z15, Z17
+	VMULPS        Z15, Z15, Z18
+	VFMADD213PS   Z15, Z18, Z17
+	VADDPS        Z14, Z17, Z15
+	VSCALEFPS     Z16, Z15, Z15
+	VCVTPS2PD     Y15, Z16
+	VEXTRACTF64X4 $0x01, Z15, Y15
+	VCVTPS2PD     Y15, Z15
+	VADDPD        Z16, Z1, Z1
+	VADDPD        Z15, Z2, Z2
+	ADDQ          $0x00000010, SI
+	JMP           loop1
+
+tail:
+	CMPQ          SI, AX
+	JAE           done
+	SUBQ          SI, AX
+	LEAQ          vmconst<>+5248(SB), DX
+	KMOVW         (DX)(AX*4), K1
+	VMOVUPS.Z     (CX)(SI*4), K1, Z15
+	VSUBPS        Z0, Z15, Z0
+	VMAXPS        Z0, Z3, Z0
+	VMINPS        Z0, Z4, Z0
+	VMULPS        Z5, Z0, Z3
+	VRNDSCALEPS   $0x00, Z3, Z3
+	VMOVUPS       Z3, Z4
+	VFMADD213PS   Z0, Z6, Z4
+	VMOVUPS       Z3, Z0
+	VFMADD213PS   Z4, Z7, Z0
+	VMOVUPS       Z0, Z4
+	VFMADD213PS   Z9, Z8, Z4
+	VFMADD213PS   Z10, Z0, Z4
+	VFMADD213PS   Z11, Z0, Z4
+	VFMADD213PS   Z12, Z0, Z4
+	VFMADD213PS   Z13, Z0, Z4
+	VMULPS        Z0, Z0, Z5
+	VFMADD213PS   Z0, Z5, Z4
+	VADDPS        Z14, Z4, Z0
+	VSCALEFPS     Z3, Z0, Z0
+	VMOVUPS.Z     Z0, K1, Z0
+	VCVTPS2PD     Y0, Z3
+	VEXTRACTF64X4 $0x01, Z0, Y0
+	VCVTPS2PD     Y0, Z0
+	VADDPD        Z3, Z1, Z1
+	VADDPD        Z0, Z2, Z2
+
+done:
+	VADDPD     Z2, Z1, Z0
+	VSHUFF64X2 $0x4e, Z0, Z0, Z1
+	VADDPD     Z1, Z0, Z0
+	VSHUFF64X2 $0xb1, Z0, Z0, Z1
+	VADDPD     Z1, Z0, Z0
+	VPERMILPD  $0x55, Z0, Z1
+	VADDPD     Z1, Z0, Z0
+	VMOVSD     X0, ret+32(FP)
+	VZEROUPPER
+	RET
+
+// func affineAVX512(dst []float32, src []float32, a float32, c float32, b float32)
+// Requires: AVX, AVX512F
+TEXT ·affineAVX512(SB), NOSPLIT, $0-60
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         src_base+24(FP), DX
+	VBROADCASTSS a+48(FP), Z0
+	VBROADCASTSS c+52(FP), Z1
+	VBROADCASTSS b+56(FP), Z2
+	MOVQ         CX, BX
+	ANDQ         $-64, BX
+	MOVQ         CX, SI
+	ANDQ         $-16, SI
+	XORQ         DI, DI
+
+loop4:
+	CMPQ    DI, BX
+	JAE     loop1
+	VMOVUPS (DX)(DI*4), Z3
+	VSUBPS  Z0, Z3, Z3
+	VMULPS  Z1, Z3, Z3
+	VSUBPS  Z2, Z3, Z3
+	VMOVUPS Z3, (AX)(DI*4)
+	VMOVUPS 64(DX)(DI*4), Z3
+	VSUBPS  Z0, Z3, Z3
+	VMULPS  Z1, Z3, Z3
+	VSUBPS  Z2, Z3, Z3
+	VMOVUPS Z3, 64(AX)(DI*4)
+	VMOVUPS 128(DX)(DI*4), Z3
+	VSUBPS  Z0, Z3, Z3
+	VMULPS  Z1, Z3, Z3
+	VSUBPS  Z2, Z3, Z3
+	VMOVUPS Z3, 128(AX)(DI*4)
+	VMOVUPS 192(DX)(DI*4), Z3
+	VSUBPS  Z0, Z3, Z3
+	VMULPS  Z1, Z3, Z3
+	VSUBPS  Z2, Z3, Z3
+	VMOVUPS Z3, 192(AX)(DI*4)
+	ADDQ    $0x00000040, DI
+	JMP     loop4
+
+loop1:
+	CMPQ    DI, SI
+	JAE     tail
+	VMOVUPS (DX)(DI*4), Z3
+	VSUBPS  Z0, Z3, Z3
+	VMULPS  Z1, Z3, Z3
+	VSUBPS  Z2, Z3, Z3
+	VMOVUPS Z3, (AX)(DI*4)
+	ADDQ    $0x00000010, DI
+	JMP     loop1
+
+tail:
+	CMPQ      DI, CX
+	JAE       done
+	SUBQ      DI, CX
+	LEAQ      vmconst<>+5248(SB), BX
+	KMOVW     (BX)(CX*4), K1
+	VMOVUPS.Z (DX)(DI*4), K1, Z3
+	VSUBPS    Z0, Z3, Z0
+	VMULPS    Z1, Z0, Z0
+	VSUBPS    Z2, Z0, Z0
+	VMOVUPS   Z0, K1, (AX)(DI*4)
+
+done:
+	VZEROUPPER
+	RET
+
+// func addVSAVX512(dst []float32, a []float32, b float32) int
+// Requires: AVX, AVX512F
+TEXT ·addVSAVX512(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSS b+48(FP), Z0
+	MOVQ         CX, BX
+	ANDQ         $-64, BX
+	ANDQ         $-16, CX
+	XORQ         SI, SI
+
+loop4:
+	CMPQ    SI, BX
+	JAE     loop1
+	VMOVUPS (DX)(SI*4), Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)(SI*4)
+	VMOVUPS 64(DX)(SI*4), Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, 64(AX)(SI*4)
+	VMOVUPS 128(DX)(SI*4), Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, 128(AX)(SI*4)
+	VMOVUPS 192(DX)(SI*4), Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, 192(AX)(SI*4)
+	ADDQ    $0x00000040, SI
+	JMP     loop4
+
+loop1:
+	CMPQ    SI, CX
+	JAE     done
+	VMOVUPS (DX)(SI*4), Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)(SI*4)
+	ADDQ    $0x00000010, SI
+	JMP     loop1
+
+done:
+	MOVQ SI, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func subVSAVX512(dst []float32, a []float32, b float32) int
+// Requires: AVX, AVX512F
+TEXT ·subVSAVX512(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSS b+48(FP), Z0
+	MOVQ         CX, BX
+	ANDQ         $-64, BX
+	ANDQ         $-16, CX
+	XORQ         SI, SI
+
+loop4:
+	CMPQ    SI, BX
+	JAE     loop1
+	VMOVUPS (DX)(SI*4), Z1
+	VSUBPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)(SI*4)
+	VMOVUPS 64(DX)(SI*4), Z1
+	VSUBPS  Z0, Z1, Z1
+	VMOVUPS Z1, 64(AX)(SI*4)
+	VMOVUPS 128(DX)(SI*4), Z1
+	VSUBPS  Z0, Z1, Z1
+	VMOVUPS Z1, 128(AX)(SI*4)
+	VMOVUPS 192(DX)(SI*4), Z1
+	VSUBPS  Z0, Z1, Z1
+	VMOVUPS Z1, 192(AX)(SI*4)
+	ADDQ    $0x00000040, SI
+	JMP     loop4
+
+loop1:
+	CMPQ    SI, CX
+	JAE     done
+	VMOVUPS (DX)(SI*4), Z1
+	VSUBPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)(SI*4)
+	ADDQ    $0x00000010, SI
+	JMP     loop1
+
+done:
+	MOVQ SI, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func subSVAVX512(dst []float32, a []float32, b float32) int
+// Requires: AVX, AVX512F
+TEXT ·subSVAVX512(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSS b+48(FP), Z0
+	MOVQ         CX, BX
+	ANDQ         $-64, BX
+	ANDQ         $-16, CX
+	XORQ         SI, SI
+
+loop4:
+	CMPQ    SI, BX
+	JAE     loop1
+	VMOVUPS (DX)(SI*4), Z1
+	VSUBPS  Z1, Z0, Z1
+	VMOVUPS Z1, (AX)(SI*4)
+	VMOVUPS 64(DX)(SI*4), Z1
+	VSUBPS  Z1, Z0, Z1
+	VMOVUPS Z1, 64(AX)(SI*4)
+	VMOVUPS 128(DX)(SI*4), Z1
+	VSUBPS  Z1, Z0, Z1
+	VMOVUPS Z1, 128(AX)(SI*4)
+	VMOVUPS 192(DX)(SI*4), Z1
+	VSUBPS  Z1, Z0, Z1
+	VMOVUPS Z1, 192(AX)(SI*4)
+	ADDQ    $0x00000040, SI
+	JMP     loop4
+
+loop1:
+	CMPQ    SI, CX
+	JAE     done
+	VMOVUPS (DX)(SI*4), Z1
+	VSUBPS  Z1, Z0, Z1
+	VMOVUPS Z1, (AX)(SI*4)
+	ADDQ    $0x00000010, SI
+	JMP     loop1
+
+done:
+	MOVQ SI, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func mulVSAVX512(dst []float32, a []float32, b float32) int
+// Requires: AVX, AVX512F
+TEXT ·mulVSAVX512(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSS b+48(FP), Z0
+	MOVQ         CX, BX
+	ANDQ         $-64, BX
+	ANDQ         $-16, CX
+	XORQ         SI, SI
+
+loop4:
+	CMPQ    SI, BX
+	JAE     loop1
+	VMOVUPS (DX)(SI*4), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)(SI*4)
+	VMOVUPS 64(DX)(SI*4), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, 64(AX)(SI*4)
+	VMOVUPS 128(DX)(SI*4), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, 128(AX)(SI*4)
+	VMOVUPS 192(DX)(SI*4), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, 192(AX)(SI*4)
+	ADDQ    $0x00000040, SI
+	JMP     loop4
+
+loop1:
+	CMPQ    SI, CX
+	JAE     done
+	VMOVUPS (DX)(SI*4), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)(SI*4)
+	ADDQ    $0x00000010, SI
+	JMP     loop1
+
+done:
+	MOVQ SI, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func divVSAVX512(dst []float32, a []float32, b float32) int
+// Requires: AVX, AVX512F
+TEXT ·divVSAVX512(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSS b+48(FP), Z0
+	MOVQ         CX, BX
+	ANDQ         $-64, BX
+	ANDQ         $-16, CX
+	XORQ         SI, SI
+
+loop4:
+	CMPQ    SI, BX
+	JAE     loop1
+	VMOVUPS (DX)(SI*4), Z1
+	VDIVPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)(SI*4)
+	VMOVUPS 64(DX)(SI*4), Z1
+	VDIVPS  Z0, Z1, Z1
+	VMOVUPS Z1, 64(AX)(SI*4)
+	VMOVUPS 128(DX)(SI*4), Z1
+	VDIVPS  Z0, Z1, Z1
+	VMOVUPS Z1, 128(AX)(SI*4)
+	VMOVUPS 192(DX)(SI*4), Z1
+	VDIVPS  Z0, Z1, Z1
+	VMOVUPS Z1, 192(AX)(SI*4)
+	ADDQ    $0x00000040, SI
+	JMP     loop4
+
+loop1:
+	CMPQ    SI, CX
+	JAE     done
+	VMOVUPS (DX)(SI*4), Z1
+	VDIVPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)(SI*4)
+	ADDQ    $0x00000010, SI
+	JMP     loop1
+
+done:
+	MOVQ SI, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func divSVAVX512(dst []float32, a []float32, b float32) int
+// Requires: AVX, AVX512F
+TEXT ·divSVAVX512(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSS b+48(FP), Z0
+	MOVQ         CX, BX
+	ANDQ         $-64, BX
+	ANDQ         $-16, CX
+	XORQ         SI, SI
+
+loop4:
+	CMPQ    SI, BX
+	JAE     loop1
+	VMOVUPS (DX)(SI*4), Z1
+	VDIVPS  Z1, Z0, Z1
+	VMOVUPS Z1, (AX)(SI*4)
+	VMOVUPS 64(DX)(SI*4), Z1
+	VDIVPS  Z1, Z0, Z1
+	VMOVUPS Z1, 64(AX)(SI*4)
+	VMOVUPS 128(DX)(SI*4), Z1
+	VDIVPS  Z1, Z0, Z1
+	VMOVUPS Z1, 128(AX)(SI*4)
+	VMOVUPS 192(DX)(SI*4), Z1
+	VDIVPS  Z1, Z0, Z1
+	VMOVUPS Z1, 192(AX)(SI*4)
+	ADDQ    $0x00000040, SI
+	JMP     loop4
+
+loop1:
+	CMPQ    SI, CX
+	JAE     done
+	VMOVUPS (DX)(SI*4), Z1
+	VDIVPS  Z1, Z0, Z1
+	VMOVUPS Z1, (AX)(SI*4)
+	ADDQ    $0x00000010, SI
+	JMP     loop1
+
+done:
+	MOVQ SI, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func maxVSAVX512(dst []float32, a []float32, b float32) int
+// Requires: AVX, AVX512F
+TEXT ·maxVSAVX512(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSS b+48(FP), Z0
+	MOVQ         CX, BX
+	ANDQ         $-64, BX
+	ANDQ         $-16, CX
+	XORQ         SI, SI
+
+loop4:
+	CMPQ      SI, BX
+	JAE       loop1
+	VMOVUPS   (DX)(SI*4), Z1
+	VMAXPS    Z1, Z0, Z1
+	VCMPPS    $0x03, Z0, Z0, K1
+	VBLENDMPS Z0, Z1, K1, Z2
+	VMOVUPS   Z2, (AX)(SI*4)
+	VMOVUPS   64(DX)(SI*4), Z1
+	VMAXPS    Z1, Z0, Z1
+	VCMPPS    $0x03, Z0, Z0, K1
+	VBLENDMPS Z0, Z1, K1, Z3
+	VMOVUPS   Z3, 64(AX)(SI*4)
+	VMOVUPS   128(DX)(SI*4), Z1
+	VMAXPS    Z1, Z0, Z1
+	VCMPPS    $0x03, Z0, Z0, K1
+	VBLENDMPS Z0, Z1, K1, Z4
+	VMOVUPS   Z4, 128(AX)(SI*4)
+	VMOVUPS   192(DX)(SI*4), Z1
+	VMAXPS    Z1, Z0, Z1
+	VCMPPS    $0x03, Z0, Z0, K1
+	VBLENDMPS Z0, Z1, K1, Z5
+	VMOVUPS   Z5, 192(AX)(SI*4)
+	ADDQ      $0x00000040, SI
+	JMP       loop4
+
+loop1:
+	CMPQ      SI, CX
+	JAE       done
+	VMOVUPS   (DX)(SI*4), Z1
+	VMAXPS    Z1, Z0, Z1
+	VCMPPS    $0x03, Z0, Z0, K1
+	VBLENDMPS Z0, Z1, K1, Z6
+	VMOVUPS   Z6, (AX)(SI*4)
+	ADDQ      $0x00000010, SI
+	JMP       loop1
+
+done:
+	MOVQ SI, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func maxSVAVX512(dst []float32, a []float32, b float32) int
+// Requires: AVX, AVX512F
+TEXT ·maxSVAVX512(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSS b+48(FP), Z0
+	MOVQ         CX, BX
+	ANDQ         $-64, BX
+	ANDQ         $-16, CX
+	XORQ         SI, SI
+
+loop4:
+	CMPQ      SI, BX
+	JAE       loop1
+	VMOVUPS   (DX)(SI*4), Z1
+	VMAXPS    Z0, Z1, Z2
+	VCMPPS    $0x03, Z1, Z1, K1
+	VBLENDMPS Z1, Z2, K1, Z3
+	VMOVUPS   Z3, (AX)(SI*4)
+	VMOVUPS   64(DX)(SI*4), Z1
+	VMAXPS    Z0, Z1, Z2
+	VCMPPS    $0x03, Z1, Z1, K1
+	VBLENDMPS Z1, Z2, K1, Z4
+	VMOVUPS   Z4, 64(AX)(SI*4)
+	VMOVUPS   128(DX)(SI*4), Z1
+	VMAXPS    Z0, Z1, Z2
+	VCMPPS    $0x03, Z1, Z1, K1
+	VBLENDMPS Z1, Z2, K1, Z5
+	VMOVUPS   Z5, 128(AX)(SI*4)
+	VMOVUPS   192(DX)(SI*4), Z1
+	VMAXPS    Z0, Z1, Z2
+	VCMPPS    $0x03, Z1, Z1, K1
+	VBLENDMPS Z1, Z2, K1, Z6
+	VMOVUPS   Z6, 192(AX)(SI*4)
+	ADDQ      $0x00000040, SI
+	JMP       loop4
+
+loop1:
+	CMPQ      SI, CX
+	JAE       done
+	VMOVUPS   (DX)(SI*4), Z1
+	VMAXPS    Z0, Z1, Z2
+	VCMPPS    $0x03, Z1, Z1, K1
+	VBLENDMPS Z1, Z2, K1, Z7
+	VMOVUPS   Z7, (AX)(SI*4)
+	ADDQ      $0x00000010, SI
+	JMP       loop1
+
+done:
+	MOVQ SI, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func minVSAVX512(dst []float32, a []float32, b float32) int
+// Requires: AVX, AVX512F
+TEXT ·minVSAVX512(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSS b+48(FP), Z0
+	MOVQ         CX, BX
+	ANDQ         $-64, BX
+	ANDQ         $-16, CX
+	XORQ         SI, SI
+
+loop4:
+	CMPQ      SI, BX
+	JAE       loop1
+	VMOVUPS   (DX)(SI*4), Z1
+	VMINPS    Z1, Z0, Z1
+	VCMPPS    $0x03, Z0, Z0, K1
+	VBLENDMPS Z0, Z1, K1, Z2
+	VMOVUPS   Z2, (AX)(SI*4)
+	VMOVUPS   64(DX)(SI*4), Z1
+	VMINPS    Z1, Z0, Z1
+	VCMPPS    $0x03, Z0, Z0, K1
+	VBLENDMPS Z0, Z1, K1, Z3
+	VMOVUPS   Z3, 64(AX)(SI*4)
+	VMOVUPS   128(DX)(SI*4), Z1
+	VMINPS    Z1, Z0, Z1
+	VCMPPS    $0x03, Z0, Z0, K1
+	VBLENDMPS Z0, Z1, K1, Z4
+	VMOVUPS   Z4, 128(AX)(SI*4)
+	VMOVUPS   192(DX)(SI*4), Z1
+	VMINPS    Z1, Z0, Z1
+	VCMPPS    $0x03, Z0, Z0, K1
+	VBLENDMPS Z0, Z1, K1, Z5
+	VMOVUPS   Z5, 192(AX)(SI*4)
+	ADDQ      $0x00000040, SI
+	JMP       loop4
+
+loop1:
+	CMPQ      SI, CX
+	JAE       done
+	VMOVUPS   (DX)(SI*4), Z1
+	VMINPS    Z1, Z0, Z1
+	VCMPPS    $0x03, Z0, Z0, K1
+	VBLENDMPS Z0, Z1, K1, Z6
+	VMOVUPS   Z6, (AX)(SI*4)
+	ADDQ      $0x00000010, SI
+	JMP       loop1
+
+done:
+	MOVQ SI, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func minSVAVX512(dst []float32, a []float32, b float32) int
+// Requires: AVX, AVX512F
+TEXT ·minSVAVX512(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSS b+48(FP), Z0
+	MOVQ         CX, BX
+	ANDQ         $-64, BX
+	ANDQ         $-16, CX
+	XORQ         SI, SI
+
+loop4:
+	CMPQ      SI, BX
+	JAE       loop1
+	VMOVUPS   (DX)(SI*4), Z1
+	VMINPS    Z0, Z1, Z2
+	VCMPPS    $0x03, Z1, Z1, K1
+	VBLENDMPS Z1, Z2, K1, Z3
+	VMOVUPS   Z3, (AX)(SI*4)
+	VMOVUPS   64(DX)(SI*4), Z1
+	VMINPS    Z0, Z1, Z2
+	VCMPPS    $0x03, Z1, Z1, K1
+	VBLENDMPS Z1, Z2, K1, Z4
+	VMOVUPS   Z4, 64(AX)(SI*4)
+	VMOVUPS   128(DX)(SI*4), Z1
+	VMINPS    Z0, Z1, Z2
+	VCMPPS    $0x03, Z1, Z1, K1
+	VBLENDMPS Z1, Z2, K1, Z5
+	VMOVUPS   Z5, 128(AX)(SI*4)
+	VMOVUPS   192(DX)(SI*4), Z1
+	VMINPS    Z0, Z1, Z2
+	VCMPPS    $0x03, Z1, Z1, K1
+	VBLENDMPS Z1, Z2, K1, Z6
+	VMOVUPS   Z6, 192(AX)(SI*4)
+	ADDQ      $0x00000040, SI
+	JMP       loop4
+
+loop1:
+	CMPQ      SI, CX
+	JAE       done
+	VMOVUPS   (DX)(SI*4), Z1
+	VMINPS    Z0, Z1, Z2
+	VCMPPS    $0x03, Z1, Z1, K1
+	VBLENDMPS Z1, Z2, K1, Z7
+	VMOVUPS   Z7, (AX)(SI*4)
+	ADDQ      $0x00000010, SI
+	JMP       loop1
+
+done:
+	MOVQ SI, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func mulAddAVX512(dst []float32, a []float32, b []float32, c []float32) int
+// Requires: AVX, AVX512F
+TEXT ·mulAddAVX512(SB), NOSPLIT, $0-104
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ a_base+24(FP), DX
+	MOVQ b_base+48(FP), BX
+	MOVQ c_base+72(FP), SI
+	MOVQ CX, DI
+	ANDQ $-64, DI
+	ANDQ $-16, CX
+	XORQ R8, R8
+
+loop4:
+	CMPQ    R8, DI
+	JAE     loop1
+	VMOVUPS (DX)(R8*4), Z0
+	VMOVUPS (BX)(R8*4), Z1
+	VMOVUPS (SI)(R8*4), Z2
+	VMULPS  Z1, Z0, Z0
+	VADDPS  Z2, Z0, Z0
+	VMOVUPS Z0, (AX)(R8*4)
+	VMOVUPS 64(DX)(R8*4), Z0
+	VMOVUPS 64(BX)(R8*4), Z1
+	VMOVUPS 64(SI)(R8*4), Z2
+	VMULPS  Z1, Z0, Z0
+	VADDPS  Z2, Z0, Z0
+	VMOVUPS Z0, 64(AX)(R8*4)
+	VMOVUPS 128(DX)(R8*4), Z0
+	VMOVUPS 128(BX)(R8*4), Z1
+	VMOVUPS 128(SI)(R8*4), Z2
+	VMULPS  Z1, Z0, Z0
+	VADDPS  Z2, Z0, Z0
+	VMOVUPS Z0, 128(AX)(R8*4)
+	VMOVUPS 192(DX)(R8*4), Z0
+	VMOVUPS 192(BX)(R8*4), Z1
+	VMOVUPS 192(SI)(R8*4), Z2
+	VMULPS  Z1, Z0, Z0
+	VADDPS  Z2, Z0, Z0
+	VMOVUPS Z0, 192(AX)(R8*4)
+	ADDQ    $0x00000040, R8
+	JMP     loop4
+
+loop1:
+	CMPQ    R8, CX
+	JAE     done
+	VMOVUPS (DX)(R8*4), Z0
+	VMOVUPS (BX)(R8*4), Z1
+	VMOVUPS (SI)(R8*4), Z2
+	VMULPS  Z1, Z0, Z0
+	VADDPS  Z2, Z0, Z0
+	VMOVUPS Z0, (AX)(R8*4)
+	ADDQ    $0x00000010, R8
+	JMP     loop1
+
+done:
+	MOVQ R8, ret+96(FP)
+	VZEROUPPER
+	RET
+
+// func mulAddSAVX512(dst []float32, a []float32, b float32, c []float32) int
+// Requires: AVX, AVX512F
+TEXT ·mulAddSAVX512(SB), NOSPLIT, $0-88
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSS b+48(FP), Z0
+	MOVQ         c_base+56(FP), BX
+	MOVQ         CX, SI
+	ANDQ         $-64, SI
+	ANDQ         $-16, CX
+	XORQ         DI, DI
+
+loop4:
+	CMPQ    DI, SI
+	JAE     loop1
+	VMOVUPS (DX)(DI*4), Z1
+	VMOVUPS (BX)(DI*4), Z2
+	VMULPS  Z0, Z1, Z1
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, (AX)(DI*4)
+	VMOVUPS 64(DX)(DI*4), Z1
+	VMOVUPS 64(BX)(DI*4), Z2
+	VMULPS  Z0, Z1, Z1
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, 64(AX)(DI*4)
+	VMOVUPS 128(DX)(DI*4), Z1
+	VMOVUPS 128(BX)(DI*4), Z2
+	VMULPS  Z0, Z1, Z1
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, 128(AX)(DI*4)
+	VMOVUPS 192(DX)(DI*4), Z1
+	VMOVUPS 192(BX)(DI*4), Z2
+	VMULPS  Z0, Z1, Z1
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, 192(AX)(DI*4)
+	ADDQ    $0x00000040, DI
+	JMP     loop4
+
+loop1:
+	CMPQ    DI, CX
+	JAE     done
+	VMOVUPS (DX)(DI*4), Z1
+	VMOVUPS (BX)(DI*4), Z2
+	VMULPS  Z0, Z1, Z1
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, (AX)(DI*4)
+	ADDQ    $0x00000010, DI
+	JMP     loop1
+
+done:
+	MOVQ DI, ret+80(FP)
+	VZEROUPPER
+	RET
+
+// func copyNTAVX512(dst []float32, src []float32) int
+// Requires: AVX, AVX512F, MMX+
+TEXT ·copyNTAVX512(SB), NOSPLIT, $0-56
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ src_base+24(FP), DX
+	ANDQ $-16, CX
+	XORQ BX, BX
+
+loop:
+	CMPQ     BX, CX
+	JAE      done
+	VMOVUPS  (DX)(BX*4), Z0
+	VMOVNTPS Z0, (AX)(BX*4)
+	ADDQ     $0x00000010, BX
+	JMP      loop
+
+done:
+	SFENCE
+	MOVQ BX, ret+48(FP)
 	VZEROUPPER
 	RET
 
@@ -4282,4 +8227,516 @@ DATA vmconst<>+5296(SB)/4, $0x00000fff
 DATA vmconst<>+5300(SB)/4, $0x00001fff
 DATA vmconst<>+5304(SB)/4, $0x00003fff
 DATA vmconst<>+5308(SB)/4, $0x00007fff
-GLOBL vmconst<>(SB), RODATA|NOPTR, $5312
+DATA vmconst<>+5312(SB)/4, $0x00000020
+DATA vmconst<>+5316(SB)/4, $0x00000020
+DATA vmconst<>+5320(SB)/4, $0x00000020
+DATA vmconst<>+5324(SB)/4, $0x00000020
+DATA vmconst<>+5328(SB)/4, $0x00000020
+DATA vmconst<>+5332(SB)/4, $0x00000020
+DATA vmconst<>+5336(SB)/4, $0x00000020
+DATA vmconst<>+5340(SB)/4, $0x00000020
+DATA vmconst<>+5344(SB)/4, $0x00000020
+DATA vmconst<>+5348(SB)/4, $0x00000020
+DATA vmconst<>+5352(SB)/4, $0x00000020
+DATA vmconst<>+5356(SB)/4, $0x00000020
+DATA vmconst<>+5360(SB)/4, $0x00000020
+DATA vmconst<>+5364(SB)/4, $0x00000020
+DATA vmconst<>+5368(SB)/4, $0x00000020
+DATA vmconst<>+5372(SB)/4, $0x00000020
+DATA vmconst<>+5376(SB)/4, $0x00000008
+DATA vmconst<>+5380(SB)/4, $0x00000008
+DATA vmconst<>+5384(SB)/4, $0x00000008
+DATA vmconst<>+5388(SB)/4, $0x00000008
+DATA vmconst<>+5392(SB)/4, $0x00000008
+DATA vmconst<>+5396(SB)/4, $0x00000008
+DATA vmconst<>+5400(SB)/4, $0x00000008
+DATA vmconst<>+5404(SB)/4, $0x00000008
+DATA vmconst<>+5408(SB)/4, $0x00000008
+DATA vmconst<>+5412(SB)/4, $0x00000008
+DATA vmconst<>+5416(SB)/4, $0x00000008
+DATA vmconst<>+5420(SB)/4, $0x00000008
+DATA vmconst<>+5424(SB)/4, $0x00000008
+DATA vmconst<>+5428(SB)/4, $0x00000008
+DATA vmconst<>+5432(SB)/4, $0x00000008
+DATA vmconst<>+5436(SB)/4, $0x00000008
+DATA vmconst<>+5440(SB)/4, $0x00000000
+DATA vmconst<>+5444(SB)/4, $0x00000001
+DATA vmconst<>+5448(SB)/4, $0x00000002
+DATA vmconst<>+5452(SB)/4, $0x00000003
+DATA vmconst<>+5456(SB)/4, $0x00000004
+DATA vmconst<>+5460(SB)/4, $0x00000005
+DATA vmconst<>+5464(SB)/4, $0x00000006
+DATA vmconst<>+5468(SB)/4, $0x00000007
+DATA vmconst<>+5472(SB)/4, $0x00000008
+DATA vmconst<>+5476(SB)/4, $0x00000009
+DATA vmconst<>+5480(SB)/4, $0x0000000a
+DATA vmconst<>+5484(SB)/4, $0x0000000b
+DATA vmconst<>+5488(SB)/4, $0x0000000c
+DATA vmconst<>+5492(SB)/4, $0x0000000d
+DATA vmconst<>+5496(SB)/4, $0x0000000e
+DATA vmconst<>+5500(SB)/4, $0x0000000f
+DATA vmconst<>+5504(SB)/4, $0x00000008
+DATA vmconst<>+5508(SB)/4, $0x00000009
+DATA vmconst<>+5512(SB)/4, $0x0000000a
+DATA vmconst<>+5516(SB)/4, $0x0000000b
+DATA vmconst<>+5520(SB)/4, $0x0000000c
+DATA vmconst<>+5524(SB)/4, $0x0000000d
+DATA vmconst<>+5528(SB)/4, $0x0000000e
+DATA vmconst<>+5532(SB)/4, $0x0000000f
+DATA vmconst<>+5536(SB)/4, $0x00000010
+DATA vmconst<>+5540(SB)/4, $0x00000011
+DATA vmconst<>+5544(SB)/4, $0x00000012
+DATA vmconst<>+5548(SB)/4, $0x00000013
+DATA vmconst<>+5552(SB)/4, $0x00000014
+DATA vmconst<>+5556(SB)/4, $0x00000015
+DATA vmconst<>+5560(SB)/4, $0x00000016
+DATA vmconst<>+5564(SB)/4, $0x00000017
+DATA vmconst<>+5568(SB)/4, $0x00000010
+DATA vmconst<>+5572(SB)/4, $0x00000011
+DATA vmconst<>+5576(SB)/4, $0x00000012
+DATA vmconst<>+5580(SB)/4, $0x00000013
+DATA vmconst<>+5584(SB)/4, $0x00000014
+DATA vmconst<>+5588(SB)/4, $0x00000015
+DATA vmconst<>+5592(SB)/4, $0x00000016
+DATA vmconst<>+5596(SB)/4, $0x00000017
+DATA vmconst<>+5600(SB)/4, $0x00000018
+DATA vmconst<>+5604(SB)/4, $0x00000019
+DATA vmconst<>+5608(SB)/4, $0x0000001a
+DATA vmconst<>+5612(SB)/4, $0x0000001b
+DATA vmconst<>+5616(SB)/4, $0x0000001c
+DATA vmconst<>+5620(SB)/4, $0x0000001d
+DATA vmconst<>+5624(SB)/4, $0x0000001e
+DATA vmconst<>+5628(SB)/4, $0x0000001f
+DATA vmconst<>+5632(SB)/4, $0x00000018
+DATA vmconst<>+5636(SB)/4, $0x00000019
+DATA vmconst<>+5640(SB)/4, $0x0000001a
+DATA vmconst<>+5644(SB)/4, $0x0000001b
+DATA vmconst<>+5648(SB)/4, $0x0000001c
+DATA vmconst<>+5652(SB)/4, $0x0000001d
+DATA vmconst<>+5656(SB)/4, $0x0000001e
+DATA vmconst<>+5660(SB)/4, $0x0000001f
+DATA vmconst<>+5664(SB)/4, $0x00000020
+DATA vmconst<>+5668(SB)/4, $0x00000021
+DATA vmconst<>+5672(SB)/4, $0x00000022
+DATA vmconst<>+5676(SB)/4, $0x00000023
+DATA vmconst<>+5680(SB)/4, $0x00000024
+DATA vmconst<>+5684(SB)/4, $0x00000025
+DATA vmconst<>+5688(SB)/4, $0x00000026
+DATA vmconst<>+5692(SB)/4, $0x00000027
+DATA vmconst<>+5696(SB)/4, $0x00000004
+DATA vmconst<>+5700(SB)/4, $0x00000005
+DATA vmconst<>+5704(SB)/4, $0x00000006
+DATA vmconst<>+5708(SB)/4, $0x00000007
+DATA vmconst<>+5712(SB)/4, $0x00000000
+DATA vmconst<>+5716(SB)/4, $0x00000001
+DATA vmconst<>+5720(SB)/4, $0x00000002
+DATA vmconst<>+5724(SB)/4, $0x00000003
+DATA vmconst<>+5728(SB)/4, $0x0000000c
+DATA vmconst<>+5732(SB)/4, $0x0000000d
+DATA vmconst<>+5736(SB)/4, $0x0000000e
+DATA vmconst<>+5740(SB)/4, $0x0000000f
+DATA vmconst<>+5744(SB)/4, $0x00000008
+DATA vmconst<>+5748(SB)/4, $0x00000009
+DATA vmconst<>+5752(SB)/4, $0x0000000a
+DATA vmconst<>+5756(SB)/4, $0x0000000b
+DATA vmconst<>+5760(SB)/4, $0x00000002
+DATA vmconst<>+5764(SB)/4, $0x00000003
+DATA vmconst<>+5768(SB)/4, $0x00000000
+DATA vmconst<>+5772(SB)/4, $0x00000001
+DATA vmconst<>+5776(SB)/4, $0x00000006
+DATA vmconst<>+5780(SB)/4, $0x00000007
+DATA vmconst<>+5784(SB)/4, $0x00000004
+DATA vmconst<>+5788(SB)/4, $0x00000005
+DATA vmconst<>+5792(SB)/4, $0x0000000a
+DATA vmconst<>+5796(SB)/4, $0x0000000b
+DATA vmconst<>+5800(SB)/4, $0x00000008
+DATA vmconst<>+5804(SB)/4, $0x00000009
+DATA vmconst<>+5808(SB)/4, $0x0000000e
+DATA vmconst<>+5812(SB)/4, $0x0000000f
+DATA vmconst<>+5816(SB)/4, $0x0000000c
+DATA vmconst<>+5820(SB)/4, $0x0000000d
+DATA vmconst<>+5824(SB)/4, $0x00000001
+DATA vmconst<>+5828(SB)/4, $0x00000000
+DATA vmconst<>+5832(SB)/4, $0x00000003
+DATA vmconst<>+5836(SB)/4, $0x00000002
+DATA vmconst<>+5840(SB)/4, $0x00000005
+DATA vmconst<>+5844(SB)/4, $0x00000004
+DATA vmconst<>+5848(SB)/4, $0x00000007
+DATA vmconst<>+5852(SB)/4, $0x00000006
+DATA vmconst<>+5856(SB)/4, $0x00000009
+DATA vmconst<>+5860(SB)/4, $0x00000008
+DATA vmconst<>+5864(SB)/4, $0x0000000b
+DATA vmconst<>+5868(SB)/4, $0x0000000a
+DATA vmconst<>+5872(SB)/4, $0x0000000d
+DATA vmconst<>+5876(SB)/4, $0x0000000c
+DATA vmconst<>+5880(SB)/4, $0x0000000f
+DATA vmconst<>+5884(SB)/4, $0x0000000e
+DATA vmconst<>+5888(SB)/4, $0x00000000
+DATA vmconst<>+5892(SB)/4, $0xfff00000
+DATA vmconst<>+5896(SB)/4, $0x00000000
+DATA vmconst<>+5900(SB)/4, $0xfff00000
+DATA vmconst<>+5904(SB)/4, $0x00000000
+DATA vmconst<>+5908(SB)/4, $0xfff00000
+DATA vmconst<>+5912(SB)/4, $0x00000000
+DATA vmconst<>+5916(SB)/4, $0xfff00000
+DATA vmconst<>+5920(SB)/4, $0x00000000
+DATA vmconst<>+5924(SB)/4, $0xfff00000
+DATA vmconst<>+5928(SB)/4, $0x00000000
+DATA vmconst<>+5932(SB)/4, $0xfff00000
+DATA vmconst<>+5936(SB)/4, $0x00000000
+DATA vmconst<>+5940(SB)/4, $0xfff00000
+DATA vmconst<>+5944(SB)/4, $0x00000000
+DATA vmconst<>+5948(SB)/4, $0xfff00000
+DATA vmconst<>+5952(SB)/4, $0x00000010
+DATA vmconst<>+5956(SB)/4, $0x00000000
+DATA vmconst<>+5960(SB)/4, $0x00000010
+DATA vmconst<>+5964(SB)/4, $0x00000000
+DATA vmconst<>+5968(SB)/4, $0x00000010
+DATA vmconst<>+5972(SB)/4, $0x00000000
+DATA vmconst<>+5976(SB)/4, $0x00000010
+DATA vmconst<>+5980(SB)/4, $0x00000000
+DATA vmconst<>+5984(SB)/4, $0x00000010
+DATA vmconst<>+5988(SB)/4, $0x00000000
+DATA vmconst<>+5992(SB)/4, $0x00000010
+DATA vmconst<>+5996(SB)/4, $0x00000000
+DATA vmconst<>+6000(SB)/4, $0x00000010
+DATA vmconst<>+6004(SB)/4, $0x00000000
+DATA vmconst<>+6008(SB)/4, $0x00000010
+DATA vmconst<>+6012(SB)/4, $0x00000000
+DATA vmconst<>+6016(SB)/4, $0x00000004
+DATA vmconst<>+6020(SB)/4, $0x00000000
+DATA vmconst<>+6024(SB)/4, $0x00000004
+DATA vmconst<>+6028(SB)/4, $0x00000000
+DATA vmconst<>+6032(SB)/4, $0x00000004
+DATA vmconst<>+6036(SB)/4, $0x00000000
+DATA vmconst<>+6040(SB)/4, $0x00000004
+DATA vmconst<>+6044(SB)/4, $0x00000000
+DATA vmconst<>+6048(SB)/4, $0x00000004
+DATA vmconst<>+6052(SB)/4, $0x00000000
+DATA vmconst<>+6056(SB)/4, $0x00000004
+DATA vmconst<>+6060(SB)/4, $0x00000000
+DATA vmconst<>+6064(SB)/4, $0x00000004
+DATA vmconst<>+6068(SB)/4, $0x00000000
+DATA vmconst<>+6072(SB)/4, $0x00000004
+DATA vmconst<>+6076(SB)/4, $0x00000000
+DATA vmconst<>+6080(SB)/4, $0x00000000
+DATA vmconst<>+6084(SB)/4, $0x00000000
+DATA vmconst<>+6088(SB)/4, $0x00000001
+DATA vmconst<>+6092(SB)/4, $0x00000000
+DATA vmconst<>+6096(SB)/4, $0x00000002
+DATA vmconst<>+6100(SB)/4, $0x00000000
+DATA vmconst<>+6104(SB)/4, $0x00000003
+DATA vmconst<>+6108(SB)/4, $0x00000000
+DATA vmconst<>+6112(SB)/4, $0x00000004
+DATA vmconst<>+6116(SB)/4, $0x00000000
+DATA vmconst<>+6120(SB)/4, $0x00000005
+DATA vmconst<>+6124(SB)/4, $0x00000000
+DATA vmconst<>+6128(SB)/4, $0x00000006
+DATA vmconst<>+6132(SB)/4, $0x00000000
+DATA vmconst<>+6136(SB)/4, $0x00000007
+DATA vmconst<>+6140(SB)/4, $0x00000000
+DATA vmconst<>+6144(SB)/4, $0x00000004
+DATA vmconst<>+6148(SB)/4, $0x00000000
+DATA vmconst<>+6152(SB)/4, $0x00000005
+DATA vmconst<>+6156(SB)/4, $0x00000000
+DATA vmconst<>+6160(SB)/4, $0x00000006
+DATA vmconst<>+6164(SB)/4, $0x00000000
+DATA vmconst<>+6168(SB)/4, $0x00000007
+DATA vmconst<>+6172(SB)/4, $0x00000000
+DATA vmconst<>+6176(SB)/4, $0x00000008
+DATA vmconst<>+6180(SB)/4, $0x00000000
+DATA vmconst<>+6184(SB)/4, $0x00000009
+DATA vmconst<>+6188(SB)/4, $0x00000000
+DATA vmconst<>+6192(SB)/4, $0x0000000a
+DATA vmconst<>+6196(SB)/4, $0x00000000
+DATA vmconst<>+6200(SB)/4, $0x0000000b
+DATA vmconst<>+6204(SB)/4, $0x00000000
+DATA vmconst<>+6208(SB)/4, $0x00000008
+DATA vmconst<>+6212(SB)/4, $0x00000000
+DATA vmconst<>+6216(SB)/4, $0x00000009
+DATA vmconst<>+6220(SB)/4, $0x00000000
+DATA vmconst<>+6224(SB)/4, $0x0000000a
+DATA vmconst<>+6228(SB)/4, $0x00000000
+DATA vmconst<>+6232(SB)/4, $0x0000000b
+DATA vmconst<>+6236(SB)/4, $0x00000000
+DATA vmconst<>+6240(SB)/4, $0x0000000c
+DATA vmconst<>+6244(SB)/4, $0x00000000
+DATA vmconst<>+6248(SB)/4, $0x0000000d
+DATA vmconst<>+6252(SB)/4, $0x00000000
+DATA vmconst<>+6256(SB)/4, $0x0000000e
+DATA vmconst<>+6260(SB)/4, $0x00000000
+DATA vmconst<>+6264(SB)/4, $0x0000000f
+DATA vmconst<>+6268(SB)/4, $0x00000000
+DATA vmconst<>+6272(SB)/4, $0x0000000c
+DATA vmconst<>+6276(SB)/4, $0x00000000
+DATA vmconst<>+6280(SB)/4, $0x0000000d
+DATA vmconst<>+6284(SB)/4, $0x00000000
+DATA vmconst<>+6288(SB)/4, $0x0000000e
+DATA vmconst<>+6292(SB)/4, $0x00000000
+DATA vmconst<>+6296(SB)/4, $0x0000000f
+DATA vmconst<>+6300(SB)/4, $0x00000000
+DATA vmconst<>+6304(SB)/4, $0x00000010
+DATA vmconst<>+6308(SB)/4, $0x00000000
+DATA vmconst<>+6312(SB)/4, $0x00000011
+DATA vmconst<>+6316(SB)/4, $0x00000000
+DATA vmconst<>+6320(SB)/4, $0x00000012
+DATA vmconst<>+6324(SB)/4, $0x00000000
+DATA vmconst<>+6328(SB)/4, $0x00000013
+DATA vmconst<>+6332(SB)/4, $0x00000000
+DATA vmconst<>+6336(SB)/4, $0x00000000
+DATA vmconst<>+6340(SB)/4, $0x7ff00000
+DATA vmconst<>+6344(SB)/4, $0x00000000
+DATA vmconst<>+6348(SB)/4, $0x7ff00000
+DATA vmconst<>+6352(SB)/4, $0x00000000
+DATA vmconst<>+6356(SB)/4, $0x7ff00000
+DATA vmconst<>+6360(SB)/4, $0x00000000
+DATA vmconst<>+6364(SB)/4, $0x7ff00000
+DATA vmconst<>+6368(SB)/4, $0x00000000
+DATA vmconst<>+6372(SB)/4, $0x7ff00000
+DATA vmconst<>+6376(SB)/4, $0x00000000
+DATA vmconst<>+6380(SB)/4, $0x7ff00000
+DATA vmconst<>+6384(SB)/4, $0x00000000
+DATA vmconst<>+6388(SB)/4, $0x7ff00000
+DATA vmconst<>+6392(SB)/4, $0x00000000
+DATA vmconst<>+6396(SB)/4, $0x7ff00000
+DATA vmconst<>+6400(SB)/4, $0x00000002
+DATA vmconst<>+6404(SB)/4, $0x00000002
+DATA vmconst<>+6408(SB)/4, $0x00000002
+DATA vmconst<>+6412(SB)/4, $0x00000002
+DATA vmconst<>+6416(SB)/4, $0x00000002
+DATA vmconst<>+6420(SB)/4, $0x00000002
+DATA vmconst<>+6424(SB)/4, $0x00000002
+DATA vmconst<>+6428(SB)/4, $0x00000002
+DATA vmconst<>+6432(SB)/4, $0x00000002
+DATA vmconst<>+6436(SB)/4, $0x00000002
+DATA vmconst<>+6440(SB)/4, $0x00000002
+DATA vmconst<>+6444(SB)/4, $0x00000002
+DATA vmconst<>+6448(SB)/4, $0x00000002
+DATA vmconst<>+6452(SB)/4, $0x00000002
+DATA vmconst<>+6456(SB)/4, $0x00000002
+DATA vmconst<>+6460(SB)/4, $0x00000002
+DATA vmconst<>+6464(SB)/4, $0x00000003
+DATA vmconst<>+6468(SB)/4, $0x00000003
+DATA vmconst<>+6472(SB)/4, $0x00000003
+DATA vmconst<>+6476(SB)/4, $0x00000003
+DATA vmconst<>+6480(SB)/4, $0x00000003
+DATA vmconst<>+6484(SB)/4, $0x00000003
+DATA vmconst<>+6488(SB)/4, $0x00000003
+DATA vmconst<>+6492(SB)/4, $0x00000003
+DATA vmconst<>+6496(SB)/4, $0x00000003
+DATA vmconst<>+6500(SB)/4, $0x00000003
+DATA vmconst<>+6504(SB)/4, $0x00000003
+DATA vmconst<>+6508(SB)/4, $0x00000003
+DATA vmconst<>+6512(SB)/4, $0x00000003
+DATA vmconst<>+6516(SB)/4, $0x00000003
+DATA vmconst<>+6520(SB)/4, $0x00000003
+DATA vmconst<>+6524(SB)/4, $0x00000003
+DATA vmconst<>+6528(SB)/4, $0x00000004
+DATA vmconst<>+6532(SB)/4, $0x00000004
+DATA vmconst<>+6536(SB)/4, $0x00000004
+DATA vmconst<>+6540(SB)/4, $0x00000004
+DATA vmconst<>+6544(SB)/4, $0x00000004
+DATA vmconst<>+6548(SB)/4, $0x00000004
+DATA vmconst<>+6552(SB)/4, $0x00000004
+DATA vmconst<>+6556(SB)/4, $0x00000004
+DATA vmconst<>+6560(SB)/4, $0x00000004
+DATA vmconst<>+6564(SB)/4, $0x00000004
+DATA vmconst<>+6568(SB)/4, $0x00000004
+DATA vmconst<>+6572(SB)/4, $0x00000004
+DATA vmconst<>+6576(SB)/4, $0x00000004
+DATA vmconst<>+6580(SB)/4, $0x00000004
+DATA vmconst<>+6584(SB)/4, $0x00000004
+DATA vmconst<>+6588(SB)/4, $0x00000004
+DATA vmconst<>+6592(SB)/4, $0x00000040
+DATA vmconst<>+6596(SB)/4, $0x00000040
+DATA vmconst<>+6600(SB)/4, $0x00000040
+DATA vmconst<>+6604(SB)/4, $0x00000040
+DATA vmconst<>+6608(SB)/4, $0x00000040
+DATA vmconst<>+6612(SB)/4, $0x00000040
+DATA vmconst<>+6616(SB)/4, $0x00000040
+DATA vmconst<>+6620(SB)/4, $0x00000040
+DATA vmconst<>+6624(SB)/4, $0x00000040
+DATA vmconst<>+6628(SB)/4, $0x00000040
+DATA vmconst<>+6632(SB)/4, $0x00000040
+DATA vmconst<>+6636(SB)/4, $0x00000040
+DATA vmconst<>+6640(SB)/4, $0x00000040
+DATA vmconst<>+6644(SB)/4, $0x00000040
+DATA vmconst<>+6648(SB)/4, $0x00000040
+DATA vmconst<>+6652(SB)/4, $0x00000040
+DATA vmconst<>+6656(SB)/4, $0x00000010
+DATA vmconst<>+6660(SB)/4, $0x00000010
+DATA vmconst<>+6664(SB)/4, $0x00000010
+DATA vmconst<>+6668(SB)/4, $0x00000010
+DATA vmconst<>+6672(SB)/4, $0x00000010
+DATA vmconst<>+6676(SB)/4, $0x00000010
+DATA vmconst<>+6680(SB)/4, $0x00000010
+DATA vmconst<>+6684(SB)/4, $0x00000010
+DATA vmconst<>+6688(SB)/4, $0x00000010
+DATA vmconst<>+6692(SB)/4, $0x00000010
+DATA vmconst<>+6696(SB)/4, $0x00000010
+DATA vmconst<>+6700(SB)/4, $0x00000010
+DATA vmconst<>+6704(SB)/4, $0x00000010
+DATA vmconst<>+6708(SB)/4, $0x00000010
+DATA vmconst<>+6712(SB)/4, $0x00000010
+DATA vmconst<>+6716(SB)/4, $0x00000010
+DATA vmconst<>+6720(SB)/4, $0x00000020
+DATA vmconst<>+6724(SB)/4, $0x00000021
+DATA vmconst<>+6728(SB)/4, $0x00000022
+DATA vmconst<>+6732(SB)/4, $0x00000023
+DATA vmconst<>+6736(SB)/4, $0x00000024
+DATA vmconst<>+6740(SB)/4, $0x00000025
+DATA vmconst<>+6744(SB)/4, $0x00000026
+DATA vmconst<>+6748(SB)/4, $0x00000027
+DATA vmconst<>+6752(SB)/4, $0x00000028
+DATA vmconst<>+6756(SB)/4, $0x00000029
+DATA vmconst<>+6760(SB)/4, $0x0000002a
+DATA vmconst<>+6764(SB)/4, $0x0000002b
+DATA vmconst<>+6768(SB)/4, $0x0000002c
+DATA vmconst<>+6772(SB)/4, $0x0000002d
+DATA vmconst<>+6776(SB)/4, $0x0000002e
+DATA vmconst<>+6780(SB)/4, $0x0000002f
+DATA vmconst<>+6784(SB)/4, $0x00000030
+DATA vmconst<>+6788(SB)/4, $0x00000031
+DATA vmconst<>+6792(SB)/4, $0x00000032
+DATA vmconst<>+6796(SB)/4, $0x00000033
+DATA vmconst<>+6800(SB)/4, $0x00000034
+DATA vmconst<>+6804(SB)/4, $0x00000035
+DATA vmconst<>+6808(SB)/4, $0x00000036
+DATA vmconst<>+6812(SB)/4, $0x00000037
+DATA vmconst<>+6816(SB)/4, $0x00000038
+DATA vmconst<>+6820(SB)/4, $0x00000039
+DATA vmconst<>+6824(SB)/4, $0x0000003a
+DATA vmconst<>+6828(SB)/4, $0x0000003b
+DATA vmconst<>+6832(SB)/4, $0x0000003c
+DATA vmconst<>+6836(SB)/4, $0x0000003d
+DATA vmconst<>+6840(SB)/4, $0x0000003e
+DATA vmconst<>+6844(SB)/4, $0x0000003f
+DATA vmconst<>+6848(SB)/4, $0x00000008
+DATA vmconst<>+6852(SB)/4, $0x00000009
+DATA vmconst<>+6856(SB)/4, $0x0000000a
+DATA vmconst<>+6860(SB)/4, $0x0000000b
+DATA vmconst<>+6864(SB)/4, $0x0000000c
+DATA vmconst<>+6868(SB)/4, $0x0000000d
+DATA vmconst<>+6872(SB)/4, $0x0000000e
+DATA vmconst<>+6876(SB)/4, $0x0000000f
+DATA vmconst<>+6880(SB)/4, $0x00000000
+DATA vmconst<>+6884(SB)/4, $0x00000001
+DATA vmconst<>+6888(SB)/4, $0x00000002
+DATA vmconst<>+6892(SB)/4, $0x00000003
+DATA vmconst<>+6896(SB)/4, $0x00000004
+DATA vmconst<>+6900(SB)/4, $0x00000005
+DATA vmconst<>+6904(SB)/4, $0x00000006
+DATA vmconst<>+6908(SB)/4, $0x00000007
+DATA vmconst<>+6912(SB)/4, $0x00000020
+DATA vmconst<>+6916(SB)/4, $0x00000000
+DATA vmconst<>+6920(SB)/4, $0x00000020
+DATA vmconst<>+6924(SB)/4, $0x00000000
+DATA vmconst<>+6928(SB)/4, $0x00000020
+DATA vmconst<>+6932(SB)/4, $0x00000000
+DATA vmconst<>+6936(SB)/4, $0x00000020
+DATA vmconst<>+6940(SB)/4, $0x00000000
+DATA vmconst<>+6944(SB)/4, $0x00000020
+DATA vmconst<>+6948(SB)/4, $0x00000000
+DATA vmconst<>+6952(SB)/4, $0x00000020
+DATA vmconst<>+6956(SB)/4, $0x00000000
+DATA vmconst<>+6960(SB)/4, $0x00000020
+DATA vmconst<>+6964(SB)/4, $0x00000000
+DATA vmconst<>+6968(SB)/4, $0x00000020
+DATA vmconst<>+6972(SB)/4, $0x00000000
+DATA vmconst<>+6976(SB)/4, $0x00000008
+DATA vmconst<>+6980(SB)/4, $0x00000000
+DATA vmconst<>+6984(SB)/4, $0x00000008
+DATA vmconst<>+6988(SB)/4, $0x00000000
+DATA vmconst<>+6992(SB)/4, $0x00000008
+DATA vmconst<>+6996(SB)/4, $0x00000000
+DATA vmconst<>+7000(SB)/4, $0x00000008
+DATA vmconst<>+7004(SB)/4, $0x00000000
+DATA vmconst<>+7008(SB)/4, $0x00000008
+DATA vmconst<>+7012(SB)/4, $0x00000000
+DATA vmconst<>+7016(SB)/4, $0x00000008
+DATA vmconst<>+7020(SB)/4, $0x00000000
+DATA vmconst<>+7024(SB)/4, $0x00000008
+DATA vmconst<>+7028(SB)/4, $0x00000000
+DATA vmconst<>+7032(SB)/4, $0x00000008
+DATA vmconst<>+7036(SB)/4, $0x00000000
+DATA vmconst<>+7040(SB)/4, $0x00000010
+DATA vmconst<>+7044(SB)/4, $0x00000000
+DATA vmconst<>+7048(SB)/4, $0x00000011
+DATA vmconst<>+7052(SB)/4, $0x00000000
+DATA vmconst<>+7056(SB)/4, $0x00000012
+DATA vmconst<>+7060(SB)/4, $0x00000000
+DATA vmconst<>+7064(SB)/4, $0x00000013
+DATA vmconst<>+7068(SB)/4, $0x00000000
+DATA vmconst<>+7072(SB)/4, $0x00000014
+DATA vmconst<>+7076(SB)/4, $0x00000000
+DATA vmconst<>+7080(SB)/4, $0x00000015
+DATA vmconst<>+7084(SB)/4, $0x00000000
+DATA vmconst<>+7088(SB)/4, $0x00000016
+DATA vmconst<>+7092(SB)/4, $0x00000000
+DATA vmconst<>+7096(SB)/4, $0x00000017
+DATA vmconst<>+7100(SB)/4, $0x00000000
+DATA vmconst<>+7104(SB)/4, $0x00000018
+DATA vmconst<>+7108(SB)/4, $0x00000000
+DATA vmconst<>+7112(SB)/4, $0x00000019
+DATA vmconst<>+7116(SB)/4, $0x00000000
+DATA vmconst<>+7120(SB)/4, $0x0000001a
+DATA vmconst<>+7124(SB)/4, $0x00000000
+DATA vmconst<>+7128(SB)/4, $0x0000001b
+DATA vmconst<>+7132(SB)/4, $0x00000000
+DATA vmconst<>+7136(SB)/4, $0x0000001c
+DATA vmconst<>+7140(SB)/4, $0x00000000
+DATA vmconst<>+7144(SB)/4, $0x0000001d
+DATA vmconst<>+7148(SB)/4, $0x00000000
+DATA vmconst<>+7152(SB)/4, $0x0000001e
+DATA vmconst<>+7156(SB)/4, $0x00000000
+DATA vmconst<>+7160(SB)/4, $0x0000001f
+DATA vmconst<>+7164(SB)/4, $0x00000000
+DATA vmconst<>+7168(SB)/4, $0x00000004
+DATA vmconst<>+7172(SB)/4, $0x00000000
+DATA vmconst<>+7176(SB)/4, $0x00000005
+DATA vmconst<>+7180(SB)/4, $0x00000000
+DATA vmconst<>+7184(SB)/4, $0x00000006
+DATA vmconst<>+7188(SB)/4, $0x00000000
+DATA vmconst<>+7192(SB)/4, $0x00000007
+DATA vmconst<>+7196(SB)/4, $0x00000000
+DATA vmconst<>+7200(SB)/4, $0x00000000
+DATA vmconst<>+7204(SB)/4, $0x00000000
+DATA vmconst<>+7208(SB)/4, $0x00000001
+DATA vmconst<>+7212(SB)/4, $0x00000000
+DATA vmconst<>+7216(SB)/4, $0x00000002
+DATA vmconst<>+7220(SB)/4, $0x00000000
+DATA vmconst<>+7224(SB)/4, $0x00000003
+DATA vmconst<>+7228(SB)/4, $0x00000000
+DATA vmconst<>+7232(SB)/4, $0x00000002
+DATA vmconst<>+7236(SB)/4, $0x00000000
+DATA vmconst<>+7240(SB)/4, $0x00000003
+DATA vmconst<>+7244(SB)/4, $0x00000000
+DATA vmconst<>+7248(SB)/4, $0x00000000
+DATA vmconst<>+7252(SB)/4, $0x00000000
+DATA vmconst<>+7256(SB)/4, $0x00000001
+DATA vmconst<>+7260(SB)/4, $0x00000000
+DATA vmconst<>+7264(SB)/4, $0x00000006
+DATA vmconst<>+7268(SB)/4, $0x00000000
+DATA vmconst<>+7272(SB)/4, $0x00000007
+DATA vmconst<>+7276(SB)/4, $0x00000000
+DATA vmconst<>+7280(SB)/4, $0x00000004
+DATA vmconst<>+7284(SB)/4, $0x00000000
+DATA vmconst<>+7288(SB)/4, $0x00000005
+DATA vmconst<>+7292(SB)/4, $0x00000000
+DATA vmconst<>+7296(SB)/4, $0x00000001
+DATA vmconst<>+7300(SB)/4, $0x00000000
+DATA vmconst<>+7304(SB)/4, $0x00000000
+DATA vmconst<>+7308(SB)/4, $0x00000000
+DATA vmconst<>+7312(SB)/4, $0x00000003
+DATA vmconst<>+7316(SB)/4, $0x00000000
+DATA vmconst<>+7320(SB)/4, $0x00000002
+DATA vmconst<>+7324(SB)/4, $0x00000000
+DATA vmconst<>+7328(SB)/4, $0x00000005
+DATA vmconst<>+7332(SB)/4, $0x00000000
+DATA vmconst<>+7336(SB)/4, $0x00000004
+DATA vmconst<>+7340(SB)/4, $0x00000000
+DATA vmconst<>+7344(SB)/4, $0x00000007
+DATA vmconst<>+7348(SB)/4, $0x00000000
+DATA vmconst<>+7352(SB)/4, $0x00000006
+DATA vmconst<>+7356(SB)/4, $0x00000000
+GLOBL vmconst<>(SB), RODATA|NOPTR, $7360

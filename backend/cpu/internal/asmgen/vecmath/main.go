@@ -2,8 +2,11 @@
 // with avo: vecmath_amd64.s, with an AVX2+FMA kernel (8 lanes) and an
 // AVX-512 kernel (16 lanes) for each of exp, expm1, log, log1p, tanh,
 // sigmoid, erf, sin and cos, of Add, Sub, Mul, Div, Maximum and
-// Minimum and of the Max and Min reductions, and vecmath_amd64.go, their declarations and the table
-// vecmath.go dispatches through. Both outputs are committed; regenerate
+// Minimum, of the Max and Min reductions, and of the loops of ArgMax and
+// ArgMin (float32 and float64) and of the softmax family (lineFns), of
+// the fused interpreter's tiles (tileFns), and
+// vecmath_amd64.go, their declarations and the table vecmath.go
+// dispatches through. Both outputs are committed; regenerate
 // them after changing this file or vecmath_fallback.go with
 //
 //	go generate ./backend/cpu
@@ -44,6 +47,7 @@ import (
 
 	"github.com/mmcloughlin/avo/attr"
 	"github.com/mmcloughlin/avo/build"
+	"github.com/mmcloughlin/avo/gotypes"
 	"github.com/mmcloughlin/avo/ir"
 	"github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/pass"
@@ -222,6 +226,7 @@ type isa struct {
 	name  string // kernel name suffix
 	width int    // float32 lanes
 	wide  bool   // AVX-512
+	f64   bool   // float64 and int64 lanes, for cmp, blend and gti
 
 	c      *build.Context
 	hoist  map[string]reg.Register // constants held in registers
@@ -386,25 +391,48 @@ func (s *isa) xor(a, b operand.Op) reg.Register {
 
 // cmp returns the mask of the lanes where a pred b holds.
 func (s *isa) cmp(pred uint8, a, b operand.Op) reg.Register {
+	vcmp := s.c.VCMPPS
+	if s.f64 {
+		vcmp = s.c.VCMPPD
+	}
 	if s.wide {
 		k := s.c.K()
-		s.c.VCMPPS(operand.U8(pred), b, a, k)
+		vcmp(operand.U8(pred), b, a, k)
 		return k
 	}
 	r := s.vec()
-	s.c.VCMPPS(operand.U8(pred), b, a, r)
+	vcmp(operand.U8(pred), b, a, r)
 	return r
 }
 
 // blend returns b where m is set and a elsewhere.
 func (s *isa) blend(m, a, b operand.Op) reg.Register {
 	r := s.vec()
-	if s.wide {
+	switch {
+	case s.wide && s.f64:
+		s.c.VBLENDMPD(b, s.reg(a), m, r)
+	case s.wide:
 		s.c.VBLENDMPS(b, s.reg(a), m, r)
-	} else {
+	case s.f64:
+		s.c.VBLENDVPD(m, b, s.reg(a), r)
+	default:
 		s.c.VBLENDVPS(m, b, s.reg(a), r)
 	}
 	return r
+}
+
+// blendTo sets a to b where m is set.
+func (s *isa) blendTo(m, a, b reg.Register) {
+	switch {
+	case s.wide && s.f64:
+		s.c.VBLENDMPD(b, a, m, a)
+	case s.wide:
+		s.c.VBLENDMPS(b, a, m, a)
+	case s.f64:
+		s.c.VBLENDVPD(m, b, a, a)
+	default:
+		s.c.VBLENDVPS(m, b, a, a)
+	}
 }
 
 // odd returns the mask of the odd lanes of the int32 vector q.
@@ -650,10 +678,7 @@ func (s *isa) kernel(f fn, hoist []string) {
 	whole := c.GP64()
 	c.MOVQ(n, whole)
 	c.ANDQ(operand.I32(-s.width), whole)
-	s.hoist = map[string]reg.Register{}
-	for _, k := range hoist {
-		s.hoist[k] = s.copy(s.memory[k])
-	}
+	s.hoistConsts(hoist)
 	i := c.GP64()
 	c.XORQ(i, i)
 	bail := func(x reg.Register) {
@@ -733,29 +758,60 @@ func (s *isa) tailMask(rest reg.Register) reg.Register {
 	return m
 }
 
-// emit adds f for spec to ctx, hoisting the most used constants: as many
-// as register allocation succeeds with, found by compiling trial
-// kernels.
+// hoistConsts loads the constants keyed in hoist into registers, where
+// s.constant finds them from then on.
+func (s *isa) hoistConsts(hoist []string) {
+	s.hoist = map[string]reg.Register{}
+	for _, k := range hoist {
+		s.hoist[k] = s.copy(s.memory[k])
+	}
+}
+
+// emit adds f for spec to ctx, hoisting the most used constants.
 func emit(ctx *build.Context, spec isa, f fn) {
+	emitHoisted(ctx, spec, f.name, func(s *isa, hoist []string) { s.kernel(f, hoist) })
+}
+
+// emitHoisted adds the kernel gen makes for spec to ctx, with the
+// most used constants hoisted into registers: as many as register
+// allocation succeeds with, found by compiling trial kernels.
+func emitHoisted(ctx *build.Context, spec isa, name string, gen func(s *isa, hoist []string)) {
 	count := spec
 	count.c = build.NewContext()
 	count.uses, count.memory = map[string]int{}, map[string]operand.Mem{}
-	count.kernel(f, nil)
+	gen(&count, nil)
 	keys := slices.Clone(count.order)
 	slices.SortStableFunc(keys, func(a, b string) int { return count.uses[b] - count.uses[a] })
 	for n := len(keys); n >= 0; n-- {
 		trial := spec
 		trial.c, trial.memory = build.NewContext(), count.memory
-		trial.kernel(f, keys[:n])
+		gen(&trial, keys[:n])
 		if !allocates(trial) {
 			continue
 		}
 		out := spec
 		out.c, out.memory = ctx, count.memory
-		out.kernel(f, keys[:n])
+		gen(&out, keys[:n])
 		return
 	}
-	log.Fatalf("%s%s: no register allocation", f.name, spec.name)
+	log.Fatalf("%s%s: no register allocation", name, spec.name)
+}
+
+// emitLine adds the kernel f for spec to ctx.
+func emitLine(ctx *build.Context, spec isa, f lineFn) {
+	if f.hoist {
+		emitHoisted(ctx, spec, f.name, func(s *isa, hoist []string) { f.build(s, f.name, hoist) })
+		return
+	}
+	trial := spec
+	trial.c, trial.memory = build.NewContext(), map[string]operand.Mem{}
+	f.build(&trial, f.name, nil)
+	if !allocates(trial) {
+		log.Fatalf("%s%s: no register allocation", f.name, spec.name)
+	}
+	out := spec
+	out.c, out.memory = ctx, map[string]operand.Mem{}
+	f.build(&out, f.name, nil)
 }
 
 // allocates reports whether the function built in s.c compiles: whether
@@ -998,6 +1054,9 @@ func main() {
 		for _, f := range redFns {
 			emitReduce(ctx, s, f)
 		}
+		for _, f := range slices.Concat(lineFns, tileFns, memFns) {
+			emitLine(ctx, s, f)
+		}
 	}
 	emitData(ctx)
 	w, err := os.Create(*asmOut)
@@ -1044,7 +1103,11 @@ func goFile(command string) []byte {
 		for _, f := range redFns {
 			fmt.Fprintf(&b, "\t\t\t%s: %s%s,\n", f.op, f.name, s.name)
 		}
-		fmt.Fprintf(&b, "\t\t}})\n\t}\n")
+		fmt.Fprintf(&b, "\t\t},\n")
+		for _, f := range slices.Concat(lineFns, tileFns, memFns) {
+			fmt.Fprintf(&b, "\t\t\t%s: %s%s,\n", f.name, f.name, s.name)
+		}
+		fmt.Fprintf(&b, "\t\t})\n\t}\n")
 	}
 	fmt.Fprintf(&b, "\treturn impls\n}\n")
 	for _, s := range isas {
@@ -1066,10 +1129,688 @@ func goFile(command string) []byte {
 			fmt.Fprintf(&b, "// elements of x's whole %d-lane vectors in that lane, or to a NaN among\n// them, and returns the number of elements read.\n", s.width)
 			fmt.Fprintf(&b, "//\n//go:noescape\nfunc %s%s(acc *[16]float32, x []float32) int\n", f.name, s.name)
 		}
+		for _, f := range slices.Concat(lineFns, tileFns, memFns) {
+			fmt.Fprintf(&b, "\n// %s%s %s.\n//\n//go:noescape\nfunc %s%s%s\n", f.name, s.name, f.doc, f.name, s.name, f.sig)
+		}
 	}
 	out, err := format.Source(b.Bytes())
 	if err != nil {
 		log.Fatal(err)
 	}
 	return out
+}
+
+// The kernels of ArgMax and ArgMin (argreduce.go) and of the softmax
+// family (softmax.go).
+
+// Further comparison predicates of VCMPPS and VCMPPD, for the argument
+// reductions.
+const (
+	cmpNLE = 0x06 // unordered or not less than or equal
+	cmpNGE = 0x09 // unordered or not greater than or equal
+	cmpORD = 0x07 // ordered: neither is NaN
+)
+
+// maskAnd and maskOr combine masks.
+func (s *isa) maskAnd(a, b reg.Register) reg.Register {
+	if s.wide {
+		k := s.c.K()
+		s.c.KANDW(b, a, k)
+		return k
+	}
+	return s.and(a, b)
+}
+
+func (s *isa) maskOr(a, b reg.Register) reg.Register {
+	if s.wide {
+		k := s.c.K()
+		s.c.KORW(b, a, k)
+		return k
+	}
+	return s.or(a, b)
+}
+
+// gti returns the mask of the integer lanes where a > b.
+func (s *isa) gti(a, b operand.Op) reg.Register {
+	gt := s.c.VPCMPGTD
+	if s.f64 {
+		gt = s.c.VPCMPGTQ
+	}
+	if s.wide {
+		k := s.c.K()
+		gt(b, a, k)
+		return k
+	}
+	r := s.vec()
+	gt(b, a, r)
+	return r
+}
+
+// anySet jumps to label if a lane of m or of m2 is set.
+func (s *isa) anySet(m, m2 reg.Register, label string) {
+	switch {
+	case s.wide:
+		s.c.KORTESTW(m2, m)
+	case m == m2:
+		s.c.VTESTPS(m, m)
+	default:
+		t := s.or(m, m2)
+		s.c.VTESTPS(t, t)
+	}
+	s.c.JNZ(operand.LabelRef(label))
+}
+
+// addr returns the memory operand of an argument or result.
+func (s *isa) addr(v gotypes.Component) operand.Mem {
+	b, err := v.Resolve()
+	if err != nil {
+		log.Fatal(err)
+	}
+	return b.Addr
+}
+
+// param loads the float32 argument name into every lane of a vector.
+// Arguments and results move through memory operands rather than Load and
+// Store, whose SSE moves cannot reach the registers above 15 that AVX-512
+// kernels may get.
+func (s *isa) param(name string) reg.Register {
+	r := s.vec()
+	s.c.VBROADCASTSS(s.addr(s.c.Param(name)), r)
+	return r
+}
+
+// zero returns a vector of zeros.
+func (s *isa) zero() reg.Register {
+	r := s.vec()
+	if s.wide {
+		s.c.VPXORD(r, r, r)
+	} else {
+		s.c.VPXOR(r, r, r)
+	}
+	return r
+}
+
+// lanes is the number of elements in a vector.
+func (s *isa) lanes() int {
+	if s.f64 {
+		return s.width / 2
+	}
+	return s.width
+}
+
+// elems returns the constant vector whose element j (an int32 or, with
+// f64, a 64-bit element) holds the bits f(j).
+func (s *isa) elems(key string, f func(j int) uint64) operand.Op {
+	var v [16]uint32
+	if !s.f64 {
+		for j := range v {
+			v[j] = uint32(f(j))
+		}
+		return s.constant(key, v, 0)
+	}
+	for j := range 8 {
+		b := f(j)
+		v[2*j], v[2*j+1] = uint32(b), uint32(b>>32)
+	}
+	return s.constant(key+"/64", v, 0)
+}
+
+// iota returns the constant vector of integer lanes from + j.
+func (s *isa) iota(from int) operand.Op {
+	return s.elems(fmt.Sprintf("iota%d", from), func(j int) uint64 { return uint64(from + j) })
+}
+
+// addLanes adds the integer lanes of b to a.
+func (s *isa) addLanes(a reg.Register, b operand.Op) {
+	if s.f64 {
+		s.c.VPADDQ(b, a, a)
+	} else {
+		s.c.VPADDD(b, a, a)
+	}
+}
+
+// argSet is one accumulator of an argument reduction: the best value
+// each lane has seen and where.
+type argSet struct{ v, i reg.Register }
+
+// argBetter returns the mask of the lanes where b beats a: a larger
+// (smaller) value, or an equal one met earlier.
+func (s *isa) argBetter(max bool, a, b argSet) reg.Register {
+	pred := uint8(cmpLT)
+	if max {
+		pred = cmpGT
+	}
+	return s.maskOr(s.cmp(pred, b.v, a.v), s.maskAnd(s.cmp(cmpEQ, b.v, a.v), s.gti(a.i, b.i)))
+}
+
+func (s *isa) argJoin(max bool, a, b argSet) argSet {
+	m := s.argBetter(max, a, b)
+	return argSet{s.blend(m, a.v, b.v), s.blend(m, a.i, b.i)}
+}
+
+// argKernel emits the ArgMax (max) or ArgMin kernel over the whole
+// vectors of x (float32, or float64 with s.f64): sets of accumulators
+// of the best value in each lane and the offset of the vector it came
+// from, as many vectors a step as sets while it can, then one. A strict
+// comparison keeps the first of equal values. A vector holding a NaN
+// stops the kernel: it returns the offset of the step with it, and Go
+// finds the first NaN from there. Otherwise it turns offsets into
+// indices, joins the sets and then the lanes (the best value, the
+// smallest index among equal ones) and returns len(x) rounded down to
+// whole vectors, the best value and its index.
+func (s *isa) argKernel(name string, max bool, sets int) {
+	c := s.c
+	c.Function(name + s.name)
+	c.Attributes(attr.NOSPLIT)
+	t, size := "float32", 4
+	if s.f64 {
+		t, size = "float64", 8
+	}
+	c.SignatureExpr(fmt.Sprintf("func(x []%s) (n int, best %s, at int)", t, t))
+	lanes := s.lanes()
+	px := c.Load(c.Param("x").Base(), c.GP64())
+	n := c.Load(c.Param("x").Len(), c.GP64())
+	nk := c.GP64()
+	c.MOVQ(n, nk)
+	c.ANDQ(operand.I32(-sets*lanes), nk)
+	c.ANDQ(operand.I32(-lanes), n)
+	pred, start := uint8(cmpLT), math.Inf(1)
+	if max {
+		pred, start = cmpGT, math.Inf(-1)
+	}
+	init := s.cf(float32(start))
+	if s.f64 {
+		init = s.elems(fmt.Sprint(start), func(int) uint64 { return math.Float64bits(start) })
+	}
+	acc := make([]argSet, sets)
+	for v := range acc {
+		acc[v] = argSet{s.copy(init), s.zero()}
+	}
+	off := s.zero()
+	i := c.GP64()
+	c.XORQ(i, i)
+	at := func(v int) operand.Mem {
+		return operand.Mem{Base: px, Index: i, Scale: uint8(size), Disp: size * lanes * v}
+	}
+	step := func(a argSet, x reg.Register) {
+		m := s.cmp(pred, x, a.v)
+		s.blendTo(m, a.v, x)
+		s.blendTo(m, a.i, off)
+	}
+	c.Label("loopk")
+	c.CMPQ(i, nk)
+	c.JAE(operand.LabelRef("loop1"))
+	xs := make([]reg.Register, sets)
+	for v := range xs {
+		xs[v] = s.copy(at(v))
+	}
+	u := s.cmp(cmpUNO, xs[0], xs[1])
+	for v := 2; v < sets; v += 2 {
+		u2 := s.cmp(cmpUNO, xs[v], xs[v+1])
+		if v+2 < sets {
+			u = s.maskOr(u, u2)
+			continue
+		}
+		s.anySet(u, u2, "nan")
+	}
+	if sets == 2 {
+		s.anySet(u, u, "nan")
+	}
+	for v, x := range xs {
+		step(acc[v], x)
+	}
+	step4 := sets * lanes
+	s.addLanes(off, s.elems(fmt.Sprint("step", step4), func(int) uint64 { return uint64(step4) }))
+	c.ADDQ(operand.U32(sets*lanes), i)
+	c.JMP(operand.LabelRef("loopk"))
+	c.Label("loop1")
+	c.CMPQ(i, n)
+	c.JAE(operand.LabelRef("done"))
+	x := s.copy(at(0))
+	u = s.cmp(cmpUNO, x, x)
+	s.anySet(u, u, "nan")
+	step(acc[0], x)
+	s.addLanes(off, s.elems(fmt.Sprint("step", lanes), func(int) uint64 { return uint64(lanes) }))
+	c.ADDQ(operand.U32(lanes), i)
+	c.JMP(operand.LabelRef("loop1"))
+	c.Label("done")
+	for v := range acc {
+		s.addLanes(acc[v].i, s.iota(v*lanes))
+	}
+	for len(acc) > 1 {
+		for v := 0; v < len(acc)/2; v++ {
+			acc[v] = s.argJoin(max, acc[2*v], acc[2*v+1])
+		}
+		acc = acc[:len(acc)/2]
+	}
+	best := acc[0]
+	for h := lanes / 2; h >= 1; h /= 2 {
+		other := argSet{s.vec(), s.vec()}
+		switch {
+		case s.f64 && !s.wide:
+			// VPERMPD's immediate form: swap the halves, then the pairs
+			imm := operand.U8(0x4e)
+			if h == 1 {
+				imm = operand.U8(0xb1)
+			}
+			c.VPERMPD(imm, best.v, other.v)
+			c.VPERMPD(imm, best.i, other.i)
+		default:
+			p := s.reg(s.elems(fmt.Sprint("swap", h), func(j int) uint64 { return uint64(j ^ h) }))
+			perm := c.VPERMPS
+			if s.f64 {
+				perm = c.VPERMPD
+			}
+			perm(best.v, p, other.v)
+			perm(best.i, p, other.i)
+		}
+		best = s.argJoin(max, best, other)
+	}
+	c.Store(n, c.ReturnIndex(0))
+	bv, bi := best.v.(reg.VecVirtual).AsX(), best.i.(reg.VecVirtual).AsX()
+	if s.f64 {
+		c.VMOVSD(bv, s.addr(c.ReturnIndex(1)))
+		idx := c.GP64()
+		c.VMOVQ(bi, idx)
+		c.Store(idx, c.ReturnIndex(2))
+	} else {
+		c.VMOVSS(bv, s.addr(c.ReturnIndex(1)))
+		idx := c.GP32()
+		c.VMOVD(bi, idx)
+		c.Store(idx.As64(), c.ReturnIndex(2))
+	}
+	c.VZEROUPPER()
+	c.RET()
+	c.Label("nan")
+	c.Store(i, c.ReturnIndex(0))
+	c.VZEROUPPER()
+	c.RET()
+}
+
+// argRowsKernel emits the kernel that updates the best values and their
+// row numbers of len(best) neighbouring lines with rows rows of them, the
+// first at x[0] and the next stride further each, numbered from t0: a
+// larger (smaller) value, or a NaN where the best is not one, replaces
+// the best, so ties and later NaNs keep the first. It takes four rows at
+// a time while it can, which keeps four streams of the input in flight
+// and the best values in registers across them, then one; the last
+// columns short of a vector are handled under a mask.
+func (s *isa) argRowsKernel(name string, max bool) {
+	c := s.c
+	c.Function(name + s.name)
+	c.Attributes(attr.NOSPLIT)
+	c.SignatureExpr("func(best []float32, idx []int32, x []float32, stride, rows, t0 int)")
+	pb := c.Load(c.Param("best").Base(), c.GP64())
+	pi := c.Load(c.Param("idx").Base(), c.GP64())
+	w := c.Load(c.Param("best").Len(), c.GP64())
+	stride := c.Load(c.Param("stride"), c.GP64())
+	c.SHLQ(operand.U8(2), stride)
+	rows := c.Load(c.Param("rows"), c.GP64())
+	var px [4]reg.Register
+	px[0] = c.Load(c.Param("x").Base(), c.GP64())
+	for k := 1; k < 4; k++ {
+		px[k] = c.GP64()
+		c.LEAQ(operand.Mem{Base: px[k-1], Index: stride, Scale: 1}, px[k])
+	}
+	stride4 := c.GP64()
+	c.MOVQ(stride, stride4)
+	c.SHLQ(operand.U8(2), stride4)
+	var row [4]reg.Register
+	row[0] = s.vec()
+	c.VPBROADCASTD(s.addr(c.Param("t0")), row[0])
+	for k := 1; k < 4; k++ {
+		row[k] = s.addi(row[0], s.ci(int32(k)))
+	}
+	whole := c.GP64()
+	c.MOVQ(w, whole)
+	c.ANDQ(operand.I32(-s.width), whole)
+	rest := c.GP64()
+	c.MOVQ(w, rest)
+	c.SUBQ(whole, rest)
+	pred := uint8(cmpNGE)
+	if max {
+		pred = cmpNLE
+	}
+	var tail reg.Register
+	c.CMPQ(rest, operand.U32(0))
+	c.JE(operand.LabelRef("start"))
+	tail = s.tailMask(rest)
+	c.Label("start")
+	j := c.GP64()
+	// fold updates the best values and indices at j with n rows, under
+	// the tail mask when masked.
+	fold := func(n int, masked bool) {
+		bm := operand.Mem{Base: pb, Index: j, Scale: 4}
+		im := operand.Mem{Base: pi, Index: j, Scale: 4}
+		load := func(m operand.Mem) reg.Register {
+			if !masked {
+				return s.copy(m)
+			}
+			r := s.vec()
+			if s.wide {
+				c.VMOVUPS_Z(m, tail, r)
+			} else {
+				c.VMASKMOVPS(m, tail, r)
+			}
+			return r
+		}
+		b, i := load(bm), load(im)
+		for k := range n {
+			x := load(operand.Mem{Base: px[k], Index: j, Scale: 4})
+			m := s.maskAnd(s.cmp(pred, x, b), s.cmp(cmpORD, b, b))
+			b, i = s.blend(m, b, x), s.blend(m, i, row[k])
+		}
+		for _, st := range []struct {
+			v reg.Register
+			m operand.Mem
+		}{{b, bm}, {i, im}} {
+			switch {
+			case !masked:
+				c.VMOVUPS(st.v, st.m)
+			case s.wide:
+				c.VMOVUPS(st.v, tail, st.m)
+			default:
+				c.VMASKMOVPS(st.v, tail, st.m)
+			}
+		}
+	}
+	// pass folds n rows into every column, then moves on to the next.
+	pass := func(n int, label string) {
+		c.XORQ(j, j)
+		c.Label(label + "cols")
+		c.CMPQ(j, whole)
+		c.JAE(operand.LabelRef(label + "last"))
+		fold(n, false)
+		c.ADDQ(operand.U32(s.width), j)
+		c.JMP(operand.LabelRef(label + "cols"))
+		c.Label(label + "last")
+		c.CMPQ(rest, operand.U32(0))
+		c.JE(operand.LabelRef(label + "next"))
+		fold(n, true)
+		c.Label(label + "next")
+		step := stride
+		if n == 4 {
+			step = stride4
+		}
+		for k := range px {
+			c.ADDQ(step, px[k])
+		}
+		for k := range row {
+			c.VPADDD(s.ci(int32(n)), row[k], row[k])
+		}
+		c.SUBQ(operand.U32(n), rows)
+	}
+	c.Label("rows4")
+	c.CMPQ(rows, operand.U32(4))
+	c.JL(operand.LabelRef("rows1"))
+	pass(4, "four")
+	c.JMP(operand.LabelRef("rows4"))
+	c.Label("rows1")
+	c.CMPQ(rows, operand.U32(0))
+	c.JLE(operand.LabelRef("done"))
+	pass(1, "one")
+	c.JMP(operand.LabelRef("rows1"))
+	c.Label("done")
+	c.VZEROUPPER()
+	c.RET()
+}
+
+// sumWide adds the float32 lanes of t, converted to float64, to the
+// float64 accumulators lo and hi (t's low and high halves).
+func (s *isa) sumWide(lo, hi, t reg.Register) {
+	c := s.c
+	tv := t.(reg.VecVirtual)
+	a, b := s.vec(), s.vec()
+	if s.wide {
+		h := c.YMM()
+		c.VCVTPS2PD(tv.AsY(), a)
+		c.VEXTRACTF64X4(operand.U8(1), t, h)
+		c.VCVTPS2PD(h, b)
+	} else {
+		h := c.XMM()
+		c.VCVTPS2PD(tv.AsX(), a)
+		c.VEXTRACTF128(operand.U8(1), t, h)
+		c.VCVTPS2PD(h, b)
+	}
+	c.VADDPD(a, lo, lo)
+	c.VADDPD(b, hi, hi)
+}
+
+// sumLanes stores to the result the sum of the float64 lanes of lo and
+// hi, always added in the same order. AVX-512 stays in 512-bit
+// instructions, which need nothing beyond AVX512F at any register.
+func (s *isa) sumLanes(lo, hi reg.Register) {
+	c := s.c
+	t := s.vec()
+	c.VADDPD(hi, lo, t)
+	if s.wide {
+		for _, swap := range []func(p reg.Register){
+			func(p reg.Register) { c.VSHUFF64X2(operand.U8(0x4e), t, t, p) },
+			func(p reg.Register) { c.VSHUFF64X2(operand.U8(0xb1), t, t, p) },
+			func(p reg.Register) { c.VPERMILPD(operand.U8(0x55), t, p) },
+		} {
+			p := s.vec()
+			swap(p)
+			c.VADDPD(p, t, t)
+		}
+	} else {
+		h := c.XMM()
+		c.VEXTRACTF128(operand.U8(1), t, h)
+		x := t.(reg.VecVirtual).AsX()
+		c.VADDPD(h, x, x)
+		c.VUNPCKHPD(x, x, h)
+		c.VADDSD(h, x, x)
+	}
+	c.VMOVSD(t.(reg.VecVirtual).AsX(), s.addr(c.ReturnIndex(0)))
+}
+
+// expKernel emits, with store, expScale: dst[i] = exp(src[i] - m) * c
+// for i < len(dst), returning the sum of the exp(src[i] - m); without,
+// expSum, which only returns the sum (of len(src) elements). The sum is
+// taken four vectors at a time, pairwise in float32 (two roundings), then
+// in float64 lane by lane, so its error stays within a few float32 ulps
+// however long the line: every term is positive, so the float32
+// additions err by at most 2·2^-24 of the total and the float64 ones by
+// 2^-53 per term. The last elements short of a vector are handled under
+// a mask, as zeros in the sum.
+func (s *isa) expKernel(name string, store bool, hoist []string) {
+	c := s.c
+	c.Function(name + s.name)
+	c.Attributes(attr.NOSPLIT)
+	var pd, ps, n reg.Register
+	if store {
+		c.SignatureExpr("func(dst, src []float32, m, c float32) float64")
+		pd = c.Load(c.Param("dst").Base(), c.GP64())
+		n = c.Load(c.Param("dst").Len(), c.GP64())
+	} else {
+		c.SignatureExpr("func(src []float32, m float32) float64")
+		n = c.Load(c.Param("src").Len(), c.GP64())
+	}
+	ps = c.Load(c.Param("src").Base(), c.GP64())
+	m := s.param("m")
+	var scale reg.Register
+	if store {
+		scale = s.param("c")
+	}
+	n4 := c.GP64()
+	c.MOVQ(n, n4)
+	c.ANDQ(operand.I32(-4*s.width), n4)
+	whole := c.GP64()
+	c.MOVQ(n, whole)
+	c.ANDQ(operand.I32(-s.width), whole)
+	lo, hi := s.zero(), s.zero()
+	s.hoistConsts(hoist)
+	i := c.GP64()
+	c.XORQ(i, i)
+	at := func(p reg.Register, v int) operand.Mem {
+		return operand.Mem{Base: p, Index: i, Scale: 4, Disp: 4 * s.width * v}
+	}
+	// one computes a vector's exponential and stores it scaled.
+	one := func(x reg.Register, v int) reg.Register {
+		e := s.expCore(s.sub(x, m))
+		if store {
+			c.VMOVUPS(s.mul(e, scale), at(pd, v))
+		}
+		return e
+	}
+	c.Label("loop4")
+	c.CMPQ(i, n4)
+	c.JAE(operand.LabelRef("loop1"))
+	var es [4]reg.Register
+	for v := range es {
+		es[v] = one(s.copy(at(ps, v)), v)
+	}
+	s.sumWide(lo, hi, s.add(s.add(es[0], es[1]), s.add(es[2], es[3])))
+	c.ADDQ(operand.U32(4*s.width), i)
+	c.JMP(operand.LabelRef("loop4"))
+	c.Label("loop1")
+	c.CMPQ(i, whole)
+	c.JAE(operand.LabelRef("tail"))
+	s.sumWide(lo, hi, one(s.copy(at(ps, 0)), 0))
+	c.ADDQ(operand.U32(s.width), i)
+	c.JMP(operand.LabelRef("loop1"))
+	c.Label("tail")
+	c.CMPQ(i, n)
+	c.JAE(operand.LabelRef("done"))
+	rest := c.GP64()
+	c.MOVQ(n, rest)
+	c.SUBQ(i, rest)
+	k := s.tailMask(rest)
+	x := s.vec()
+	var e reg.Register
+	if s.wide {
+		c.VMOVUPS_Z(at(ps, 0), k, x)
+		e = s.expCore(s.sub(x, m))
+		if store {
+			c.VMOVUPS(s.mul(e, scale), k, at(pd, 0))
+		}
+		z := s.vec()
+		c.VMOVUPS_Z(e, k, z)
+		e = z
+	} else {
+		c.VMASKMOVPS(at(ps, 0), k, x)
+		e = s.expCore(s.sub(x, m))
+		if store {
+			c.VMASKMOVPS(s.mul(e, scale), k, at(pd, 0))
+		}
+		e = s.and(e, k)
+	}
+	s.sumWide(lo, hi, e)
+	c.Label("done")
+	s.sumLanes(lo, hi)
+	c.VZEROUPPER()
+	c.RET()
+}
+
+// affineKernel emits dst[i] = ((src[i] - a) * c) - b, rounding after
+// each operation, so that a = b = 0 scales by c exactly as a product
+// does and c = 1 subtracts exactly as two subtractions do. The last
+// elements short of a vector are handled under a mask.
+func (s *isa) affineKernel(name string) {
+	c := s.c
+	c.Function(name + s.name)
+	c.Attributes(attr.NOSPLIT)
+	c.SignatureExpr("func(dst, src []float32, a, c, b float32)")
+	pd := c.Load(c.Param("dst").Base(), c.GP64())
+	n := c.Load(c.Param("dst").Len(), c.GP64())
+	ps := c.Load(c.Param("src").Base(), c.GP64())
+	a, sc, b := s.param("a"), s.param("c"), s.param("b")
+	n4 := c.GP64()
+	c.MOVQ(n, n4)
+	c.ANDQ(operand.I32(-4*s.width), n4)
+	whole := c.GP64()
+	c.MOVQ(n, whole)
+	c.ANDQ(operand.I32(-s.width), whole)
+	i := c.GP64()
+	c.XORQ(i, i)
+	at := func(p reg.Register, v int) operand.Mem {
+		return operand.Mem{Base: p, Index: i, Scale: 4, Disp: 4 * s.width * v}
+	}
+	f := func(x reg.Register) reg.Register { return s.sub(s.mul(s.sub(x, a), sc), b) }
+	c.Label("loop4")
+	c.CMPQ(i, n4)
+	c.JAE(operand.LabelRef("loop1"))
+	for v := range 4 {
+		c.VMOVUPS(f(s.copy(at(ps, v))), at(pd, v))
+	}
+	c.ADDQ(operand.U32(4*s.width), i)
+	c.JMP(operand.LabelRef("loop4"))
+	c.Label("loop1")
+	c.CMPQ(i, whole)
+	c.JAE(operand.LabelRef("tail"))
+	c.VMOVUPS(f(s.copy(at(ps, 0))), at(pd, 0))
+	c.ADDQ(operand.U32(s.width), i)
+	c.JMP(operand.LabelRef("loop1"))
+	c.Label("tail")
+	c.CMPQ(i, n)
+	c.JAE(operand.LabelRef("done"))
+	rest := c.GP64()
+	c.MOVQ(n, rest)
+	c.SUBQ(i, rest)
+	k := s.tailMask(rest)
+	x := s.vec()
+	if s.wide {
+		c.VMOVUPS_Z(at(ps, 0), k, x)
+		c.VMOVUPS(f(x), k, at(pd, 0))
+	} else {
+		c.VMASKMOVPS(at(ps, 0), k, x)
+		c.VMASKMOVPS(f(x), k, at(pd, 0))
+	}
+	c.Label("done")
+	c.VZEROUPPER()
+	c.RET()
+}
+
+// lineFn is one kernel of argreduce.go or softmax.go: build emits it
+// into an isa, with the constants keyed in hoist in registers for the
+// kernels that take the hint.
+type lineFn struct {
+	name  string // kernel name prefix, also its vecImpl field
+	sig   string // Go signature, without func
+	doc   string // what it does, for its declaration
+	hoist bool   // whether emitHoisted should search hoists for it
+	build func(s *isa, name string, hoist []string)
+}
+
+var lineFns = []lineFn{
+	{"argMax", "(x []float32) (n int, best float32, at int)",
+		"is ArgMax over the whole vectors of x up to the first with a NaN (see argKernel)", false,
+		func(s *isa, name string, _ []string) { s.argSets(name, true) }},
+	{"argMin", "(x []float32) (n int, best float32, at int)",
+		"is ArgMin over the whole vectors of x up to the first with a NaN (see argKernel)", false,
+		func(s *isa, name string, _ []string) { s.argSets(name, false) }},
+	{"argMax64", "(x []float64) (n int, best float64, at int)",
+		"is ArgMax over the whole vectors of x up to the first with a NaN (see argKernel)", false,
+		func(s *isa, name string, _ []string) { s.f64 = true; s.argSets(name, true) }},
+	{"argMin64", "(x []float64) (n int, best float64, at int)",
+		"is ArgMin over the whole vectors of x up to the first with a NaN (see argKernel)", false,
+		func(s *isa, name string, _ []string) { s.f64 = true; s.argSets(name, false) }},
+	{"argMaxRows", "(best []float32, idx []int32, x []float32, stride, rows, t0 int)",
+		"folds rows rows of x into the running ArgMax of len(best) lines (see argRowsKernel)", false,
+		func(s *isa, name string, _ []string) { s.argRowsKernel(name, true) }},
+	{"argMinRows", "(best []float32, idx []int32, x []float32, stride, rows, t0 int)",
+		"folds rows rows of x into the running ArgMin of len(best) lines (see argRowsKernel)", false,
+		func(s *isa, name string, _ []string) { s.argRowsKernel(name, false) }},
+	{"expScale", "(dst, src []float32, m, c float32) float64",
+		"sets dst[i] = exp(src[i]-m)*c and returns the sum of the exp(src[i]-m) (see expKernel)", true,
+		func(s *isa, name string, hoist []string) { s.expKernel(name, true, hoist) }},
+	{"expSum", "(src []float32, m float32) float64",
+		"returns the sum of the exp(src[i]-m) (see expKernel)", true,
+		func(s *isa, name string, hoist []string) { s.expKernel(name, false, hoist) }},
+	{"affine", "(dst, src []float32, a, c, b float32)",
+		"sets dst[i] = ((src[i]-a)*c)-b, rounding each operation", false,
+		func(s *isa, name string, _ []string) { s.affineKernel(name) }},
+}
+
+// argSets emits the argument reduction with four accumulators, or two
+// where four do not fit the registers (AVX2's sixteen).
+func (s *isa) argSets(name string, max bool) {
+	trial := *s
+	trial.c = build.NewContext()
+	trial.argKernel(name, max, 4)
+	if allocates(trial) {
+		s.argKernel(name, max, 4)
+		return
+	}
+	s.argKernel(name, max, 2)
 }

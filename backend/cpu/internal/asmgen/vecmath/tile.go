@@ -1,0 +1,162 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/mmcloughlin/avo/attr"
+	"github.com/mmcloughlin/avo/operand"
+	"github.com/mmcloughlin/avo/reg"
+)
+
+// The kernels of the fused interpreter's tiles (tile.go): arithmetic with
+// one scalar operand, broadcast once instead of read from a tile, and a
+// multiply-add that rounds the product (so it matches Mul then Add) but
+// passes over the tile once.
+
+// tileFns are emitted like lineFns: each is a vecImpl field.
+var tileFns = []lineFn{
+	scalarFn("addVS", "a[i] + b", "add", false),
+	scalarFn("subVS", "a[i] - b", "sub", false),
+	scalarFn("subSV", "b - a[i]", "sub", true),
+	scalarFn("mulVS", "a[i] * b", "mul", false),
+	scalarFn("divVS", "a[i] / b", "div", false),
+	scalarFn("divSV", "b / a[i]", "div", true),
+	scalarFn("maxVS", "the larger of a[i] and b, or the NaN among them", "max", false),
+	scalarFn("maxSV", "the larger of b and a[i], or the NaN among them", "max", true),
+	scalarFn("minVS", "the smaller of a[i] and b, or the NaN among them", "min", false),
+	scalarFn("minSV", "the smaller of b and a[i], or the NaN among them", "min", true),
+	{"mulAdd", "(dst, a, b, c []float32) int",
+		"sets dst[i] to a[i]*b[i] + c[i], rounding the product, for the whole vectors of dst and returns the number of elements written", false,
+		func(s *isa, name string, _ []string) {
+			s.tileKernel(name, "abc", func(s *isa, v []reg.Register) reg.Register { return s.add(s.mul(v[0], v[1]), v[2]) })
+		}},
+	{"mulAddS", "(dst, a []float32, b float32, c []float32) int",
+		"sets dst[i] to a[i]*b + c[i], rounding the product, for the whole vectors of dst and returns the number of elements written", false,
+		func(s *isa, name string, _ []string) {
+			s.tileKernel(name, "aBc", func(s *isa, v []reg.Register) reg.Register { return s.add(s.mul(v[0], v[1]), v[2]) })
+		}},
+}
+
+// scalarFn is the kernel of binFns' op with the scalar b as its second
+// operand, or its first if swap.
+func scalarFn(name, doc, op string, swap bool) lineFn {
+	var core func(s *isa, a, b reg.Register) reg.Register
+	for _, f := range binFns {
+		if f.name == op {
+			core = f.core
+		}
+	}
+	return lineFn{name, "(dst, a []float32, b float32) int",
+		"sets dst[i] to " + doc + " for the whole vectors of dst and returns the number of elements written", false,
+		func(s *isa, name string, _ []string) {
+			s.tileKernel(name, "aB", func(s *isa, v []reg.Register) reg.Register {
+				if swap {
+					return core(s, v[1], v[0])
+				}
+				return core(s, v[0], v[1])
+			})
+		}}
+}
+
+// tileKernel emits a loop over the whole vectors of dst, four at a time
+// while it can, that returns how many elements it wrote. operands names
+// the parameters after dst, in order: a lower-case letter is a slice read
+// at the loop's index, an upper-case one a float32 broadcast once, before
+// the loop. core combines one vector of each into the result.
+func (s *isa) tileKernel(name, operands string, core func(s *isa, v []reg.Register) reg.Register) {
+	c := s.c
+	c.Function(name + s.name)
+	c.Attributes(attr.NOSPLIT)
+	var sig []string
+	for _, p := range operands {
+		if p >= 'A' && p <= 'Z' {
+			sig = append(sig, strings.ToLower(string(p))+" float32")
+		} else {
+			sig = append(sig, string(p)+" []float32")
+		}
+	}
+	c.SignatureExpr("func(dst []float32, " + strings.Join(sig, ", ") + ") int")
+	d := c.Load(c.Param("dst").Base(), c.GP64())
+	n := c.Load(c.Param("dst").Len(), c.GP64())
+	ptrs := make([]reg.Register, len(operands))
+	bcast := make([]reg.Register, len(operands))
+	for j, p := range operands {
+		if p >= 'A' && p <= 'Z' {
+			bcast[j] = s.param(strings.ToLower(string(p)))
+		} else {
+			ptrs[j] = c.Load(c.Param(string(p)).Base(), c.GP64())
+		}
+	}
+	n4 := c.GP64()
+	c.MOVQ(n, n4)
+	c.ANDQ(operand.I32(-4*s.width), n4)
+	c.ANDQ(operand.I32(-s.width), n)
+	i := c.GP64()
+	c.XORQ(i, i)
+	step := func(vectors int) {
+		for v := range vectors {
+			at := func(p reg.Register) operand.Mem {
+				return operand.Mem{Base: p, Index: i, Scale: 4, Disp: 4 * s.width * v}
+			}
+			vals := make([]reg.Register, len(operands))
+			for j := range operands {
+				if bcast[j] != nil {
+					vals[j] = bcast[j]
+				} else {
+					vals[j] = s.copy(at(ptrs[j]))
+				}
+			}
+			c.VMOVUPS(core(s, vals), at(d))
+		}
+		c.ADDQ(operand.U32(vectors*s.width), i)
+	}
+	c.Label("loop4")
+	c.CMPQ(i, n4)
+	c.JAE(operand.LabelRef("loop1"))
+	step(4)
+	c.JMP(operand.LabelRef("loop4"))
+	c.Label("loop1")
+	c.CMPQ(i, n)
+	c.JAE(operand.LabelRef("done"))
+	step(1)
+	c.JMP(operand.LabelRef("loop1"))
+	c.Label("done")
+	c.Store(i, c.ReturnIndex(0))
+	c.VZEROUPPER()
+	c.RET()
+}
+
+// memFns store a large output around the caches, which saves the read of
+// every line an ordinary store fetches before overwriting it.
+var memFns = []lineFn{
+	{"copyNT", "(dst, src []float32) int",
+		"copies the whole vectors of src to dst, which must be 64-byte aligned, with non-temporal stores, and returns the number of elements copied", false,
+		func(s *isa, name string, _ []string) { s.copyNTKernel(name) }},
+}
+
+func (s *isa) copyNTKernel(name string) {
+	c := s.c
+	c.Function(name + s.name)
+	c.Attributes(attr.NOSPLIT)
+	c.SignatureExpr("func(dst, src []float32) int")
+	d := c.Load(c.Param("dst").Base(), c.GP64())
+	n := c.Load(c.Param("dst").Len(), c.GP64())
+	src := c.Load(c.Param("src").Base(), c.GP64())
+	c.ANDQ(operand.I32(-s.width), n)
+	i := c.GP64()
+	c.XORQ(i, i)
+	c.Label("loop")
+	c.CMPQ(i, n)
+	c.JAE(operand.LabelRef("done"))
+	at := func(p reg.Register) operand.Mem { return operand.Mem{Base: p, Index: i, Scale: 4} }
+	c.VMOVNTPS(s.copy(at(src)), at(d))
+	c.ADDQ(operand.U32(s.width), i)
+	c.JMP(operand.LabelRef("loop"))
+	c.Label("done")
+	// non-temporal stores are weakly ordered: fence them before whoever
+	// synchronises with this goroutine reads dst
+	c.SFENCE()
+	c.Store(i, c.ReturnIndex(0))
+	c.VZEROUPPER()
+	c.RET()
+}
