@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
 
 	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/backend/cpu"
 	"github.com/fathom-go/fathom/ops"
 )
 
@@ -162,4 +164,25 @@ func BenchmarkGraphOverhead(b *testing.B) {
 		mustEval(b, y)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*chain), "ns/node")
+}
+
+// BenchmarkTriad is the bandwidth probe: STREAM's triad a = b + 3c over
+// 16M float32 with the fused interpreter's vector multiply-add, split
+// across cores, counting 12 bytes an element as STREAM does. The
+// memory-bound benchmarks above are judged against its GB/s.
+func BenchmarkTriad(b *testing.B) {
+	const n = 16 << 20
+	_, mulAdd := cpu.MulAddTileFuncs(array.Float32)
+	bytes := func(x []float32) []byte {
+		return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(x))), 4*len(x))
+	}
+	x, y, z := bytes(make([]float32, n)), bytes(randF32(n, 1)), bytes(randF32(n, 2))
+	copy(x, y) // touch x's pages before timing
+	s := bytes([]float32{3})
+	b.SetBytes(12 * n)
+	for b.Loop() {
+		cpu.ParallelFor(n, 1<<16, func(lo, hi int) {
+			mulAdd(x[4*lo:4*hi], z[4*lo:4*hi], s, y[4*lo:4*hi])
+		})
+	}
 }

@@ -64,12 +64,22 @@ type Compiled struct {
 type tileStep struct {
 	// tile kernels of float instructions, called without Unary's and
 	// Binary's checks, which cost more than a tile's arithmetic; nil
-	// where there is none
+	// where there is none. vs and sv take a scalar input operand as it
+	// is, second or first.
 	unary  func(dst, src []byte)
 	binary func(dst, a, b []byte)
-	out    int // output index, or -1 for a scratch tile
-	slot   int // the scratch tile when out < 0
-	size   int // element size of the result
+	vs, sv func(dst, a, s []byte)
+
+	// A Mul whose product only one Add reads is done by that Add in the
+	// same pass (skip marks the Mul): mulAdd computes a*b + c with the
+	// operands in madd, mulAddS the same with b a scalar input.
+	skip            bool
+	mulAdd, mulAddS func(dst, a, b, c []byte)
+	madd            [3]int
+
+	out  int // output index, or -1 for a scratch tile
+	slot int // the scratch tile when out < 0
+	size int // element size of the result
 }
 
 func newCompiled(inDTypes []array.DType, instrs []Instr, outputs []int) *Compiled {
@@ -100,10 +110,6 @@ func newCompiled(inDTypes []array.DType, instrs []Instr, outputs []int) *Compile
 	for i, r := range outputs {
 		outOf[r] = i
 	}
-	slot := c.slots(outOf)
-	for _, s := range slot {
-		c.nslots = max(c.nslots, s+1)
-	}
 	regDT := func(r int) array.DType {
 		if r < len(inDTypes) {
 			return inDTypes[r]
@@ -111,26 +117,78 @@ func newCompiled(inDTypes []array.DType, instrs []Instr, outputs []int) *Compile
 		return instrs[r-len(inDTypes)].DType
 	}
 	c.steps = make([]tileStep, len(instrs))
-	widest := 1
 	for k, in := range instrs {
-		r := len(inDTypes) + k
-		st := tileStep{out: -1, size: in.DType.Size()}
-		if o, ok := outOf[r]; ok {
-			st.out = o
-		} else {
-			st.slot = slot[r]
-			widest = max(widest, st.size)
-		}
+		st := &c.steps[k]
+		st.out, st.size = -1, in.DType.Size()
 		switch {
 		case in.Kind == KindUnary && regDT(in.Args[0]) == in.DType:
 			st.unary = cpu.UnaryTileFunc(cpu.UnaryOp(in.Op), in.DType)
 		case in.Kind == KindBinary && regDT(in.Args[0]) == in.DType && regDT(in.Args[1]) == in.DType:
 			st.binary = cpu.BinaryTileFunc(cpu.BinaryOp(in.Op), in.DType)
+			st.vs, st.sv = cpu.BinaryScalarTileFuncs(cpu.BinaryOp(in.Op), in.DType)
 		}
-		c.steps[k] = st
+	}
+	c.fuseMulAdds(outOf)
+	slot := c.slots(outOf)
+	widest := 1
+	for k := range c.steps {
+		st := &c.steps[k]
+		if o, ok := outOf[len(inDTypes)+k]; ok {
+			st.out = o
+			widest = max(widest, st.size)
+		} else if s, ok := slot[len(inDTypes)+k]; ok {
+			st.slot = s
+			c.nslots = max(c.nslots, s+1)
+			widest = max(widest, st.size)
+		}
 	}
 	c.slotBytes = tileElems * widest
 	return c
+}
+
+// fuseMulAdds gives each Add of a product that nothing else reads the
+// Mul's work (see tileStep).
+func (c *Compiled) fuseMulAdds(outOf map[int]int) {
+	nIn := len(c.InDTypes)
+	reads := make([]int, nIn+len(c.Instrs))
+	for _, in := range c.Instrs {
+		for _, a := range in.Args {
+			reads[a]++
+		}
+	}
+	isMul := func(r int) bool {
+		if r < nIn || reads[r] != 1 {
+			return false
+		}
+		if _, isOut := outOf[r]; isOut {
+			return false
+		}
+		k := r - nIn
+		return c.Instrs[k].Kind == KindBinary && cpu.BinaryOp(c.Instrs[k].Op) == cpu.Mul && c.steps[k].binary != nil && !c.steps[k].skip
+	}
+	for k, in := range c.Instrs {
+		st := &c.steps[k]
+		if in.Kind != KindBinary || cpu.BinaryOp(in.Op) != cpu.Add || st.binary == nil {
+			continue
+		}
+		p, q := in.Args[0], in.Args[1]
+		if !isMul(p) {
+			p, q = q, p // addition commutes exactly
+		}
+		if !isMul(p) || p == q {
+			continue
+		}
+		mul := c.Instrs[p-nIn]
+		if mul.DType != in.DType {
+			continue
+		}
+		st.mulAdd, st.mulAddS = cpu.MulAddTileFuncs(in.DType)
+		if st.mulAdd == nil {
+			continue
+		}
+		st.madd = [3]int{mul.Args[0], mul.Args[1], q}
+		c.steps[p-nIn].skip = true
+	}
 }
 
 func (in Instr) opName() string {
@@ -244,6 +302,12 @@ func (c *Compiled) evalGPU(s array.Stream, in, out []*array.Array) error {
 // the per-tile work than they gain from L1).
 const tileElems = 2048
 
+// streamBytes is the size of results from which the interpreter stores
+// its output tiles around the caches (cpu.StoreStream): results this large
+// do not stay in a last-level cache for their reader anyway, and the
+// ordinary stores would first read every line they overwrite.
+var streamBytes = 32 << 20
+
 func (c *Compiled) evalCPU(in, out []*array.Array) error {
 	shape := out[0].Shape()
 	n := 1
@@ -265,16 +329,19 @@ func (c *Compiled) evalCPU(in, out []*array.Array) error {
 		}
 	}
 	outData := make([][]byte, len(out))
+	outBytes := 0
 	for i, o := range out {
 		st := array.AllocCPU(o.NBytes())
 		o.SetData(st, array.RowMajorStrides(shape), 0)
 		outData[i] = st.Bytes()
+		outBytes += o.NBytes()
 	}
+	stream := outBytes >= streamBytes
 	ntiles := (n + tileElems - 1) / tileElems
 	var mu sync.Mutex
 	var firstErr error
 	cpu.ParallelFor(ntiles, max(1, cpu.Grain/tileElems), func(tlo, thi int) {
-		if err := c.runTiles(tlo, thi, n, inBufs, walkers, direct, scalar, outData); err != nil {
+		if err := c.runTiles(tlo, thi, n, inBufs, walkers, direct, scalar, outData, stream); err != nil {
 			mu.Lock()
 			if firstErr == nil {
 				firstErr = err
@@ -286,11 +353,18 @@ func (c *Compiled) evalCPU(in, out []*array.Array) error {
 }
 
 // runTiles runs the program over tiles [tlo, thi) of an n-element result.
-func (c *Compiled) runTiles(tlo, thi, n int, inBufs []cpu.Buf, walkers []*cpu.Walker, direct, scalar []bool, outData [][]byte) error {
+func (c *Compiled) runTiles(tlo, thi, n int, inBufs []cpu.Buf, walkers []*cpu.Walker, direct, scalar []bool, outData [][]byte, stream bool) error {
 	nIn := len(c.InDTypes)
 	tileLen := min(tileElems, n)
 	inBytes := tileLen * 8
-	need := c.nslots*c.slotBytes + nIn*inBytes
+	// scratch tiles, then one per output when results are streamed, then
+	// the gathered and scalar inputs
+	outSlots := c.nslots
+	inBase := c.nslots * c.slotBytes
+	if stream {
+		inBase += len(outData) * c.slotBytes
+	}
+	need := inBase + nIn*inBytes
 	ap, _ := c.arenas.Get().(*[]byte)
 	if ap == nil || len(*ap) < need {
 		ap = new([]byte)
@@ -298,7 +372,7 @@ func (c *Compiled) runTiles(tlo, thi, n int, inBufs []cpu.Buf, walkers []*cpu.Wa
 	}
 	defer c.arenas.Put(ap)
 	arena := *ap
-	inTile := func(i int) []byte { return arena[c.nslots*c.slotBytes+i*inBytes:][:inBytes] }
+	inTile := func(i int) []byte { return arena[inBase+i*inBytes:][:inBytes] }
 	regs := make([][]byte, nIn+len(c.Instrs))
 	tile := []int{tileLen}
 	unit := []int{1}
@@ -312,6 +386,15 @@ func (c *Compiled) runTiles(tlo, thi, n int, inBufs []cpu.Buf, walkers []*cpu.Wa
 			if err := cpu.Copy(cpu.Contiguous(inTile(i)[:tileLen*dt.Size()], dt, tile), src); err != nil {
 				return err
 			}
+		}
+	}
+	isScalar := func(r int) bool { return r < nIn && scalar[r] }
+	sc := make([][]byte, nIn) // each scalar input's bytes
+	for i := range nIn {
+		if scalar[i] {
+			b := inBufs[i]
+			sz := c.InDTypes[i].Size()
+			sc[i] = b.Data[b.Offset*sz : (b.Offset+1)*sz]
 		}
 	}
 	buf := func(r int, data []byte) cpu.Buf {
@@ -342,61 +425,100 @@ func (c *Compiled) runTiles(tlo, thi, n int, inBufs []cpu.Buf, walkers []*cpu.Wa
 		}
 		for k := range c.steps {
 			st := &c.steps[k]
+			if st.skip {
+				continue
+			}
 			var d []byte
-			if st.out >= 0 {
+			switch {
+			case st.out >= 0 && stream:
+				d = arena[(outSlots+st.out)*c.slotBytes:][:m*st.size]
+			case st.out >= 0:
 				d = outData[st.out][lo*st.size : (lo+m)*st.size]
-			} else {
+			default:
 				d = arena[st.slot*c.slotBytes:][:m*st.size]
 			}
 			regs[nIn+k] = d
 			args := c.Instrs[k].Args
-			if st.unary != nil {
-				st.unary(d, regs[args[0]])
-				continue
-			}
-			if st.binary != nil {
-				st.binary(d, regs[args[0]], regs[args[1]])
-				continue
-			}
-			dst := buf(nIn+k, d)
 			var err error
-			switch ins := c.Instrs[k]; ins.Kind {
-			case KindUnary:
-				err = cpu.Unary(cpu.UnaryOp(ins.Op), dst, buf(args[0], regs[args[0]]))
-			case KindBinary:
-				err = cpu.Binary(cpu.BinaryOp(ins.Op), dst, buf(args[0], regs[args[0]]), buf(args[1], regs[args[1]]))
-			case KindWhere:
-				err = cpu.Where(dst, buf(args[0], regs[args[0]]), buf(args[1], regs[args[1]]), buf(args[2], regs[args[2]]))
-			case KindAsType:
-				err = cpu.Copy(dst, buf(args[0], regs[args[0]]))
+			switch {
+			case st.unary != nil:
+				st.unary(d, regs[args[0]])
+			case st.mulAdd != nil:
+				a, b, addend := st.madd[0], st.madd[1], st.madd[2]
+				if isScalar(a) {
+					a, b = b, a // multiplication commutes exactly
+				}
+				if isScalar(b) && !isScalar(a) {
+					st.mulAddS(d, regs[a], sc[b], regs[addend])
+				} else {
+					st.mulAdd(d, regs[a], regs[b], regs[addend])
+				}
+			case st.binary != nil:
+				a, b := args[0], args[1]
+				switch {
+				case isScalar(b) && !isScalar(a) && st.vs != nil:
+					st.vs(d, regs[a], sc[b])
+				case isScalar(a) && !isScalar(b) && st.sv != nil:
+					st.sv(d, regs[b], sc[a])
+				default:
+					st.binary(d, regs[a], regs[b])
+				}
+			default:
+				dst := buf(nIn+k, d)
+				switch ins := c.Instrs[k]; ins.Kind {
+				case KindUnary:
+					err = cpu.Unary(cpu.UnaryOp(ins.Op), dst, buf(args[0], regs[args[0]]))
+				case KindBinary:
+					err = cpu.Binary(cpu.BinaryOp(ins.Op), dst, buf(args[0], regs[args[0]]), buf(args[1], regs[args[1]]))
+				case KindWhere:
+					err = cpu.Where(dst, buf(args[0], regs[args[0]]), buf(args[1], regs[args[1]]), buf(args[2], regs[args[2]]))
+				case KindAsType:
+					err = cpu.Copy(dst, buf(args[0], regs[args[0]]))
+				}
 			}
 			if err != nil {
 				return err
+			}
+			if st.out >= 0 && stream {
+				cpu.StoreStream(outData[st.out][lo*st.size:(lo+m)*st.size], d)
 			}
 		}
 	}
 	return nil
 }
 
-// slots assigns each instruction register that is not an output a scratch
-// tile, reusing a tile once its register has been read for the last time
-// (linear scan), so a long program needs few tiles. A result takes its
-// tile before its operands' tiles are freed, so it never overwrites an
-// operand it is reading.
+// reads returns the registers that step k reads: none for a Mul done by
+// its Add, the three operands for that Add.
+func (c *Compiled) reads(k int) []int {
+	st := &c.steps[k]
+	switch {
+	case st.skip:
+		return nil
+	case st.mulAdd != nil:
+		return st.madd[:]
+	}
+	return c.Instrs[k].Args
+}
+
+// slots assigns each instruction register that is not an output (or a
+// skipped Mul) a scratch tile, reusing a tile once its register has been
+// read for the last time (linear scan), so a long program needs few tiles.
+// A result takes its tile before its operands' tiles are freed, so it
+// never overwrites an operand it is reading.
 func (c *Compiled) slots(outOf map[int]int) map[int]int {
 	nIn := len(c.InDTypes)
 	last := make(map[int]int)
-	for k, ins := range c.Instrs {
-		for _, a := range ins.Args {
+	for k := range c.Instrs {
+		for _, a := range c.reads(k) {
 			last[a] = k
 		}
 	}
 	slot := map[int]int{}
 	var free []int
 	next := 0
-	for k, ins := range c.Instrs {
+	for k := range c.Instrs {
 		r := nIn + k
-		if _, isOut := outOf[r]; !isOut {
+		if _, isOut := outOf[r]; !isOut && !c.steps[k].skip {
 			if len(free) > 0 {
 				slot[r] = free[len(free)-1]
 				free = free[:len(free)-1]
@@ -405,7 +527,7 @@ func (c *Compiled) slots(outOf map[int]int) map[int]int {
 				next++
 			}
 		}
-		for _, a := range ins.Args {
+		for _, a := range c.reads(k) {
 			if s, ok := slot[a]; ok && last[a] == k {
 				free = append(free, s)
 				last[a] = -1 // an operand read twice is freed once

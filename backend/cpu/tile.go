@@ -1,6 +1,10 @@
 package cpu
 
-import "github.com/fathom-go/fathom/array"
+import (
+	"unsafe"
+
+	"github.com/fathom-go/fathom/array"
+)
 
 // GatherRange copies the elements of src whose row-major flat index lies
 // in [lo, hi) into dst, contiguously, in that order. w must be
@@ -86,4 +90,81 @@ func BinaryTileFunc(op BinaryOp, dt array.DType) func(dst, a, b []byte) {
 // asSlice views b as a slice of T.
 func asSlice[T any](b []byte) []T {
 	return Elems[T](Buf{Data: b})
+}
+
+// BinaryScalarTileFuncs returns the kernels of an arithmetic op (see
+// BinaryTileFunc) with one scalar operand, or nils: vs computes
+// dst[i] = a[i] op s and sv computes dst[i] = s op a[i], where s holds
+// the scalar's bytes. The fused interpreter uses them for constants, which
+// would otherwise take a whole tile of L1 each and a load per element.
+func BinaryScalarTileFuncs(op BinaryOp, dt array.DType) (vs, sv func(dst, a, s []byte)) {
+	if BinaryTileFunc(op, dt) == nil {
+		return nil, nil
+	}
+	switch dt {
+	case array.Float32:
+		return scalarTileFuncs(arithKernel[float32](op))
+	case array.Float64:
+		return scalarTileFuncs(arithKernel[float64](op))
+	}
+	return nil, nil
+}
+
+func scalarTileFuncs[T float32 | float64](k binKernel[T, T]) (vs, sv func(dst, a, s []byte)) {
+	vs = func(d, a, s []byte) { k.vs(asSlice[T](d), asSlice[T](a), asSlice[T](s)[0]) }
+	sv = func(d, a, s []byte) { k.sv(asSlice[T](d), asSlice[T](s)[0], asSlice[T](a)) }
+	return vs, sv
+}
+
+// MulAddTileFuncs returns kernels of dst[i] = a[i]*b[i] + c[i] over
+// contiguous float32 or float64 runs, or nils: vvv with b a run, vsv with
+// b a scalar's bytes. The product is rounded before the sum, as Mul then
+// Add round it, so fusing the two in the interpreter (one pass over the
+// tile instead of two) does not change a result.
+func MulAddTileFuncs(dt array.DType) (vvv, vsv func(dst, a, b, c []byte)) {
+	switch dt {
+	case array.Float32:
+		return mulAddTileFuncs[float32](vecMulAdd, vecMulAddS)
+	case array.Float64:
+		return mulAddTileFuncs[float64](mulAdd[float64], mulAddScalar[float64])
+	}
+	return nil, nil
+}
+
+func mulAddTileFuncs[T float32 | float64](vvv func(d, a, b, c []T), vsv func(d, a []T, b T, c []T)) (func(dst, a, b, c []byte), func(dst, a, b, c []byte)) {
+	return func(d, a, b, c []byte) { vvv(asSlice[T](d), asSlice[T](a), asSlice[T](b), asSlice[T](c)) },
+		func(d, a, b, c []byte) { vsv(asSlice[T](d), asSlice[T](a), asSlice[T](b)[0], asSlice[T](c)) }
+}
+
+// mulAdd and mulAddScalar are the pure-Go multiply-adds. The conversion
+// rounds the product: without it the compiler may contract a*b+c into one
+// fused multiply-add, which rounds once.
+func mulAdd[T float32 | float64](d, a, b, c []T) {
+	a, b, c = a[:len(d)], b[:len(d)], c[:len(d)]
+	for i := range d {
+		d[i] = T(a[i]*b[i]) + c[i]
+	}
+}
+
+func mulAddScalar[T float32 | float64](d, a []T, b T, c []T) {
+	a, c = a[:len(d)], c[:len(d)]
+	for i := range d {
+		d[i] = T(a[i]*b) + c[i]
+	}
+}
+
+// StoreStream copies src to dst (float32 elements, the same length) with
+// stores that bypass the caches when dst is 64-byte aligned and this
+// machine has the kernel, else as copy does. For a result larger than the
+// last-level cache it saves the read of every line that an ordinary store
+// fetches before overwriting it; a result that is read again soon should
+// be stored the ordinary way.
+func StoreStream(dst, src []byte) {
+	if vecBest == nil || uintptr(unsafe.Pointer(unsafe.SliceData(dst)))%64 != 0 {
+		copy(dst, src)
+		return
+	}
+	d, s := asSlice[float32](dst), asSlice[float32](src)
+	n := vecBest.copyNT(d, s[:len(d)])
+	copy(dst[4*n:], src[4*n:])
 }

@@ -1,0 +1,222 @@
+package cpu
+
+import (
+	"math"
+	"testing"
+	"unsafe"
+
+	"github.com/fathom-go/fathom/array"
+)
+
+// tileSpecials are the operands of the tile kernels' tests: NaN either
+// side, signed zeros, infinities, subnormals and overflow.
+var tileSpecials = []float32{0, float32(math.Copysign(0, -1)), 1, -1, 2.5, -3.75, 1e-40, -1e-40, 1e30, -1e30,
+	math.MaxFloat32, -math.MaxFloat32, float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN())}
+
+func sameF32(x, y float32) bool {
+	return math.Float32bits(x) == math.Float32bits(y) || x != x && y != y
+}
+
+// TestVecScalar checks the scalar-operand kernels of every instruction set
+// this machine runs against binary.go's loops, bit for bit, for every
+// special scalar on either side, at every length up to a few vectors and
+// from unaligned starts.
+func TestVecScalar(t *testing.T) {
+	a := make([]float32, 0, 300)
+	for len(a) < cap(a) {
+		a = append(a, tileSpecials...)
+	}
+	a = a[:cap(a)]
+	names, impls := vecImplsUnderTest()
+	for k, impl := range impls {
+		if impl == nil {
+			continue
+		}
+		for op, l := range vecScalarLoops(impl) {
+			g := goBinaryKernel(op)
+			for _, s := range tileSpecials {
+				for n := range 70 {
+					for _, lo := range []int{0, 1, 3, 7, 150} {
+						x := a[lo : lo+n]
+						got, want := make([]float32, n), make([]float32, n)
+						l.vs(got, x, s)
+						g.vs(want, x, s)
+						for i := range n {
+							if !sameF32(got[i], want[i]) {
+								t.Fatalf("%s %v(%g, scalar %g) = %g, want %g", names[k], op, x[i], s, got[i], want[i])
+							}
+						}
+						l.sv(got, s, x)
+						g.sv(want, s, x)
+						for i := range n {
+							if !sameF32(got[i], want[i]) {
+								t.Fatalf("%s %v(scalar %g, %g) = %g, want %g", names[k], op, s, x[i], got[i], want[i])
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestMulAdd checks that the multiply-adds of every implementation round
+// the product, bit for bit as Mul then Add do, on the special values and
+// on products whose fused and unfused results differ.
+func TestMulAdd(t *testing.T) {
+	var a, b, c []float32
+	for _, x := range tileSpecials {
+		for _, y := range tileSpecials {
+			for _, z := range tileSpecials[:6] {
+				a, b, c = append(a, x), append(b, y), append(c, z)
+			}
+		}
+	}
+	// (1+2^-12)^2 - 1 - 2^-11 is 2^-24 fused and 0 rounded twice
+	e := float32(1) + 1.0/4096
+	for range 40 {
+		a, b, c = append(a, e), append(b, e), append(c, -1-1.0/2048)
+	}
+	mul, add := goBinaryKernel(Mul), goBinaryKernel(Add)
+	want := make([]float32, len(a))
+	mul.vv(want, a, b)
+	add.vv(want, want, c)
+	if want[len(want)-1] != 0 {
+		t.Fatalf("the twice-rounded reference is %g, want 0", want[len(want)-1])
+	}
+	names, impls := vecImplsUnderTest()
+	for k, impl := range impls {
+		vvv, vsv := mulAddLoops(impl)
+		for n := range 70 {
+			for _, lo := range []int{0, 1, 3, 7, 150, len(a) - 70} {
+				got := make([]float32, n)
+				vvv(got, a[lo:lo+n], b[lo:lo+n], c[lo:lo+n])
+				for i := range n {
+					if !sameF32(got[i], want[lo+i]) {
+						t.Fatalf("%s mulAdd(%g, %g, %g) = %g, want %g", names[k], a[lo+i], b[lo+i], c[lo+i], got[i], want[lo+i])
+					}
+				}
+			}
+		}
+		for _, s := range append(tileSpecials, e) {
+			w := make([]float32, len(a))
+			mul.vs(w, a, s)
+			add.vv(w, w, c)
+			got := make([]float32, len(a))
+			vsv(got, a, s, c)
+			for i := range got {
+				if !sameF32(got[i], w[i]) {
+					t.Fatalf("%s mulAddS(%g, scalar %g, %g) = %g, want %g", names[k], a[i], s, c[i], got[i], w[i])
+				}
+			}
+		}
+	}
+}
+
+// TestTileFuncs checks the byte-level tile functions the fused interpreter
+// calls against Binary on the same operands, for both float dtypes.
+func TestTileFuncs(t *testing.T) {
+	const n = 37
+	for _, dt := range []array.DType{array.Float32, array.Float64} {
+		x, y, z := make([]float64, n), make([]float64, n), make([]float64, n)
+		for i := range n {
+			x[i], y[i], z[i] = float64(i)-17.5, 0.25*float64(i*i)-3, float64(2*i)+0.5
+		}
+		buf := func(v []float64) Buf { return Contiguous(toBytes(v, dt), dt, []int{len(v)}) }
+		s := toBytes([]float64{-1.5}, dt)
+		for _, op := range []BinaryOp{Add, Sub, Mul, Div, Maximum, Minimum} {
+			vs, sv := BinaryScalarTileFuncs(op, dt)
+			for _, right := range []bool{true, false} {
+				got := make([]byte, n*dt.Size())
+				want := Contiguous(make([]byte, n*dt.Size()), dt, []int{n})
+				sb := Buf{Data: s, DType: dt, Shape: []int{n}, Strides: []int{0}}
+				var err error
+				if right {
+					vs(got, buf(x).Data, s)
+					err = Binary(op, want, buf(x), sb)
+				} else {
+					sv(got, buf(x).Data, s)
+					err = Binary(op, want, sb, buf(x))
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if string(got) != string(want.Data) {
+					t.Errorf("%v %v with the scalar on the right %v: %v, want %v", dt, op, right, fromBytes(got, dt), fromBytes(want.Data, dt))
+				}
+			}
+		}
+		vvv, vsv := MulAddTileFuncs(dt)
+		prod := Contiguous(make([]byte, n*dt.Size()), dt, []int{n})
+		want := Contiguous(make([]byte, n*dt.Size()), dt, []int{n})
+		if err := Binary(Mul, prod, buf(x), buf(y)); err != nil {
+			t.Fatal(err)
+		}
+		if err := Binary(Add, want, prod, buf(z)); err != nil {
+			t.Fatal(err)
+		}
+		got := make([]byte, n*dt.Size())
+		vvv(got, buf(x).Data, buf(y).Data, buf(z).Data)
+		if string(got) != string(want.Data) {
+			t.Errorf("%v mulAdd: %v, want %v", dt, fromBytes(got, dt), fromBytes(want.Data, dt))
+		}
+		if err := Binary(Mul, prod, buf(x), Buf{Data: s, DType: dt, Shape: []int{n}, Strides: []int{0}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := Binary(Add, want, prod, buf(z)); err != nil {
+			t.Fatal(err)
+		}
+		vsv(got, buf(x).Data, s, buf(z).Data)
+		if string(got) != string(want.Data) {
+			t.Errorf("%v mulAddS: %v, want %v", dt, fromBytes(got, dt), fromBytes(want.Data, dt))
+		}
+	}
+}
+
+func toBytes(v []float64, dt array.DType) []byte {
+	b := make([]byte, len(v)*dt.Size())
+	if dt == array.Float32 {
+		d := asSlice[float32](b)
+		for i, x := range v {
+			d[i] = float32(x)
+		}
+		return b
+	}
+	copy(asSlice[float64](b), v)
+	return b
+}
+
+func fromBytes(b []byte, dt array.DType) []float64 {
+	if dt == array.Float32 {
+		var out []float64
+		for _, x := range asSlice[float32](b) {
+			out = append(out, float64(x))
+		}
+		return out
+	}
+	return asSlice[float64](b)
+}
+
+// TestStoreStream copies with and without the non-temporal kernel: 64-byte
+// aligned and not, lengths around whole vectors, and odd byte counts.
+func TestStoreStream(t *testing.T) {
+	src := make([]byte, 1<<12+64)
+	for i := range src {
+		src[i] = byte(i*7 + 3)
+	}
+	back := make([]byte, 1<<13)
+	base := int(64 - uintptr(unsafe.Pointer(&back[0]))%64) // back[base:] is 64-byte aligned
+	for _, off := range []int{0, 4, 60} {
+		for _, n := range []int{0, 3, 4, 60, 64, 68, 128, 1000, 1 << 12} {
+			dst := back[base+off:][:n]
+			clear(back)
+			StoreStream(dst, src[:n])
+			if string(dst) != string(src[:n]) {
+				t.Fatalf("offset %d, %d bytes: copied %v, want %v", off, n, dst, src[:n])
+			}
+			if back[base+off+n] != 0 || (base+off > 0 && back[base+off-1] != 0) {
+				t.Fatalf("offset %d, %d bytes: wrote outside dst", off, n)
+			}
+		}
+	}
+}

@@ -1,0 +1,85 @@
+package compile
+
+import (
+	"math"
+	"testing"
+
+	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/ops"
+)
+
+// TestInterpreterMatchesOps runs programs through the CPU interpreter in
+// each of its modes (outputs stored in place and streamed, scalar
+// operands, a Mul done by its Add) and wants the results of the same ops
+// run one at a time, bit for bit: fusing must not change a rounding.
+func TestInterpreterMatchesOps(t *testing.T) {
+	const n = 3*tileElems + 5 // several tiles and a partial one
+	xs := make([]float32, n)
+	ys := make([]float64, n)
+	for i := range xs {
+		xs[i] = float32(math.Sin(float64(i))*3 + 1e-3)
+		ys[i] = math.Cos(float64(i)) * 7
+	}
+	x32 := array.FromSlice(xs, n)
+	y64 := array.FromSlice(ys, n)
+	x64 := ops.AsType(x32, array.Float64)
+	progs := map[string]struct {
+		f       func(in ...*array.Array) []*array.Array
+		in      []*array.Array
+		mulAdds int
+	}{
+		"gelu float32": {gelu, []*array.Array{x32}, 1},
+		"gelu float64": {gelu, []*array.Array{y64}, 1},
+		"shared product": {func(in ...*array.Array) []*array.Array {
+			p := ops.Mul(in[0], in[1])
+			return []*array.Array{ops.Add(p, in[0]), ops.Sub(p, in[1])}
+		}, []*array.Array{x64, y64}, 0},
+		"product both sides": {func(in ...*array.Array) []*array.Array {
+			a := ops.Mul(in[0], in[1])
+			b := ops.Mul(in[1], in[1])
+			return []*array.Array{ops.Add(a, b)}
+		}, []*array.Array{x64, y64}, 1},
+		"scalar left": {func(in ...*array.Array) []*array.Array {
+			s := array.Scalar(float32(2.5))
+			return []*array.Array{ops.Maximum(ops.Div(s, in[0]), ops.Sub(s, in[0]))}
+		}, []*array.Array{x32}, 0},
+	}
+	for name, p := range progs {
+		want := p.f(p.in...)
+		fused := Fused(p.f, p.in...)
+		if len(fused) != 1 {
+			t.Fatalf("%s: %d fused groups, want 1", name, len(fused))
+		}
+		mulAdds := 0
+		for _, st := range fused[0].steps {
+			if st.mulAdd != nil {
+				mulAdds++
+			}
+		}
+		if mulAdds != p.mulAdds {
+			t.Errorf("%s: %d multiply-adds, want %d", name, mulAdds, p.mulAdds)
+		}
+		for _, stream := range []bool{false, true} {
+			old := streamBytes
+			if stream {
+				streamBytes = 0
+			}
+			f := Compile(p.f)
+			got := f.Call(p.in...)
+			f.Release()
+			streamBytes = old
+			for i := range want {
+				a, err := array.ToSlice[float64](ops.AsType(got[i], array.Float64))
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, _ := array.ToSlice[float64](ops.AsType(want[i], array.Float64))
+				for j := range b {
+					if math.Float64bits(a[j]) != math.Float64bits(b[j]) {
+						t.Fatalf("%s (streamed %v) output %d [%d] = %v, want %v", name, stream, i, j, a[j], b[j])
+					}
+				}
+			}
+		}
+	}
+}
