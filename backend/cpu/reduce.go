@@ -492,7 +492,26 @@ func numKernel[A redNumber](op ReduceOp) redKernel[A] {
 	if op == ReduceProd {
 		return redKernel[A]{ident: 1, run: prodRun[A], vec: prodVec[A]}
 	}
-	return redKernel[A]{run: sumRun[A], vec: sumVec[A]}
+	k := redKernel[A]{run: sumRun[A], vec: sumVec[A]}
+	// float32 sums take the vector kernels where this machine has them
+	if sum, ok := any(vecSum).(func([]A) A); ok && sum != nil {
+		k.run = func(acc A, x []A) A { return acc + sum(x) }
+	}
+	if add, ok := any(vecBinary[Add]).(func(d, a, b []A)); ok && add != nil {
+		k.vec = func(acc, x []A, off, rows, rowStride int) {
+			w := len(acc)
+			if w < 64 {
+				// a kernel call a row costs more than a short row's adds
+				sumVec(acc, x, off, rows, rowStride)
+				return
+			}
+			for r := range rows {
+				o := off + r*rowStride
+				add(acc, acc, x[o:o+w])
+			}
+		}
+	}
+	return k
 }
 
 func ordKernel[A redOrdered](op ReduceOp) redKernel[A] {

@@ -233,6 +233,44 @@ func mulAddLoops(impl *vecImpl) (func(d, a, b, c []float32), func(d, a []float32
 		}
 }
 
+// vecSum is the float32 pairwise sum with the vector kernel at its
+// leaves, or nil without kernels. Each of the kernel's lanes adds at most
+// sumLeaf/(4*width) elements in order (32 under AVX-512) before the lanes
+// and the leaves are added pairwise, so its error bound is close to that
+// of pairwiseSum, whose leaves add 16 in order in each of 8 accumulators.
+var vecSum = vecSumFunc(vecBest)
+
+const sumLeaf = 2048
+
+func vecSumFunc(impl *vecImpl) func(x []float32) float32 {
+	k := impl.reduceOf(ReduceSum)
+	if k == nil {
+		return nil
+	}
+	var sum func(x []float32) float32
+	sum = func(x []float32) float32 {
+		if len(x) > sumLeaf {
+			h := len(x) / 2 &^ 63
+			return sum(x[:h]) + sum(x[h:])
+		}
+		if len(x) < 4*impl.width {
+			return pairwiseSum(x)
+		}
+		var lanes [16]float32
+		n := k(&lanes, x)
+		return pairwiseSum(lanes[:impl.width]) + pairwiseSum(x[n:])
+	}
+	return sum
+}
+
+// reduceOf returns impl's kernel of op, or nil.
+func (impl *vecImpl) reduceOf(op ReduceOp) vecRedKernel {
+	if impl == nil {
+		return nil
+	}
+	return impl.reduce[op]
+}
+
 // vecReduce holds, for the float32 reductions with a vector kernel on
 // this machine (Max and Min), a run to use in place of reduce.go's: the
 // kernel over the whole vectors, then reduce.go's run over its lanes and
@@ -245,6 +283,9 @@ func vecReduceRuns(impl *vecImpl) map[ReduceOp]func(acc float32, x []float32) fl
 		return runs
 	}
 	for op, k := range impl.reduce {
+		if op == ReduceSum {
+			continue // vecSum
+		}
 		tail := maxRun[float32]
 		if op == ReduceMin {
 			tail = minRun[float32]

@@ -31,6 +31,7 @@ func asmImpls() []vecImpl {
 		}, reduce: map[ReduceOp]vecRedKernel{
 			ReduceMax: maxRedAVX512,
 			ReduceMin: minRedAVX512,
+			ReduceSum: sumRedAVX512,
 		},
 			argMax:     argMaxAVX512,
 			argMin:     argMinAVX512,
@@ -77,6 +78,7 @@ func asmImpls() []vecImpl {
 		}, reduce: map[ReduceOp]vecRedKernel{
 			ReduceMax: maxRedAVX2,
 			ReduceMin: minRedAVX2,
+			ReduceSum: sumRedAVX2,
 		},
 			argMax:     argMaxAVX2,
 			argMin:     argMinAVX2,
@@ -289,19 +291,20 @@ func maxAVX512(dst, a, b []float32) int
 //go:noescape
 func minAVX512(dst, a, b []float32) int
 
-// maxRedAVX2 sets each of the first 8 lanes of acc to the larger of it and the
-// elements of x's whole 8-lane vectors in that lane, or to a NaN among
-// them, and returns the number of elements read.
+// maxRedAVX2 sets each of the first 8 lanes of acc to the larger of it and the elements of x's whole 8-lane vectors in that lane, or to a NaN among them, and returns the number of elements read.
 //
 //go:noescape
 func maxRedAVX2(acc *[16]float32, x []float32) int
 
-// minRedAVX2 sets each of the first 8 lanes of acc to the smaller of it and the
-// elements of x's whole 8-lane vectors in that lane, or to a NaN among
-// them, and returns the number of elements read.
+// minRedAVX2 sets each of the first 8 lanes of acc to the smaller of it and the elements of x's whole 8-lane vectors in that lane, or to a NaN among them, and returns the number of elements read.
 //
 //go:noescape
 func minRedAVX2(acc *[16]float32, x []float32) int
+
+// sumRedAVX2 adds to each of the first 8 lanes of acc the elements of x's whole 8-lane vectors in that lane, four vectors to an accumulator, and returns the number of elements read.
+//
+//go:noescape
+func sumRedAVX2(acc *[16]float32, x []float32) int
 
 // argMaxAVX2 is ArgMax over the whole vectors of x up to the first with a NaN (see argKernel).
 //
@@ -413,19 +416,20 @@ func mulAddSAVX2(dst, a []float32, b float32, c []float32) int
 //go:noescape
 func copyNTAVX2(dst, src []float32) int
 
-// maxRedAVX512 sets each of the first 16 lanes of acc to the larger of it and the
-// elements of x's whole 16-lane vectors in that lane, or to a NaN among
-// them, and returns the number of elements read.
+// maxRedAVX512 sets each of the first 16 lanes of acc to the larger of it and the elements of x's whole 16-lane vectors in that lane, or to a NaN among them, and returns the number of elements read.
 //
 //go:noescape
 func maxRedAVX512(acc *[16]float32, x []float32) int
 
-// minRedAVX512 sets each of the first 16 lanes of acc to the smaller of it and the
-// elements of x's whole 16-lane vectors in that lane, or to a NaN among
-// them, and returns the number of elements read.
+// minRedAVX512 sets each of the first 16 lanes of acc to the smaller of it and the elements of x's whole 16-lane vectors in that lane, or to a NaN among them, and returns the number of elements read.
 //
 //go:noescape
 func minRedAVX512(acc *[16]float32, x []float32) int
+
+// sumRedAVX512 adds to each of the first 16 lanes of acc the elements of x's whole 16-lane vectors in that lane, four vectors to an accumulator, and returns the number of elements read.
+//
+//go:noescape
+func sumRedAVX512(acc *[16]float32, x []float32) int
 
 // argMaxAVX512 is ArgMax over the whole vectors of x up to the first with a NaN (see argKernel).
 //

@@ -2830,6 +2830,52 @@ done:
 	VZEROUPPER
 	RET
 
+// func sumRedAVX2(acc *[16]float32, x []float32) int
+// Requires: AVX
+TEXT ·sumRedAVX2(SB), NOSPLIT, $0-40
+	MOVQ    acc+0(FP), AX
+	MOVQ    x_base+8(FP), CX
+	MOVQ    x_len+16(FP), DX
+	MOVQ    DX, BX
+	ANDQ    $-32, BX
+	ANDQ    $-8, DX
+	VMOVUPS (AX), Y0
+	VMOVUPS Y0, Y1
+	VMOVUPS Y0, Y2
+	VMOVUPS Y0, Y3
+	XORQ    SI, SI
+
+loop4:
+	CMPQ    SI, BX
+	JAE     loop1
+	VMOVUPS (CX)(SI*4), Y4
+	VADDPS  Y4, Y0, Y0
+	VMOVUPS 32(CX)(SI*4), Y4
+	VADDPS  Y4, Y1, Y1
+	VMOVUPS 64(CX)(SI*4), Y4
+	VADDPS  Y4, Y2, Y2
+	VMOVUPS 96(CX)(SI*4), Y4
+	VADDPS  Y4, Y3, Y3
+	ADDQ    $0x00000020, SI
+	JMP     loop4
+
+loop1:
+	CMPQ    SI, DX
+	JAE     done
+	VMOVUPS (CX)(SI*4), Y4
+	VADDPS  Y4, Y0, Y0
+	ADDQ    $0x00000008, SI
+	JMP     loop1
+
+done:
+	VADDPS  Y1, Y0, Y0
+	VADDPS  Y3, Y2, Y2
+	VADDPS  Y2, Y0, Y0
+	VMOVUPS Y0, (AX)
+	MOVQ    SI, ret+32(FP)
+	VZEROUPPER
+	RET
+
 // func argMaxAVX2(x []float32) (n int, best float32, at int)
 // Requires: AVX, AVX2
 TEXT ·argMaxAVX2(SB), NOSPLIT, $0-48
@@ -4948,6 +4994,52 @@ done:
 	VBLENDMPS Z2, Z1, K1, Z0
 	VMOVUPS   Z0, (AX)
 	MOVQ      SI, ret+32(FP)
+	VZEROUPPER
+	RET
+
+// func sumRedAVX512(acc *[16]float32, x []float32) int
+// Requires: AVX, AVX512F
+TEXT ·sumRedAVX512(SB), NOSPLIT, $0-40
+	MOVQ    acc+0(FP), AX
+	MOVQ    x_base+8(FP), CX
+	MOVQ    x_len+16(FP), DX
+	MOVQ    DX, BX
+	ANDQ    $-64, BX
+	ANDQ    $-16, DX
+	VMOVUPS (AX), Z0
+	VMOVUPS Z0, Z1
+	VMOVUPS Z0, Z2
+	VMOVUPS Z0, Z3
+	XORQ    SI, SI
+
+loop4:
+	CMPQ    SI, BX
+	JAE     loop1
+	VMOVUPS (CX)(SI*4), Z4
+	VADDPS  Z4, Z0, Z0
+	VMOVUPS 64(CX)(SI*4), Z4
+	VADDPS  Z4, Z1, Z1
+	VMOVUPS 128(CX)(SI*4), Z4
+	VADDPS  Z4, Z2, Z2
+	VMOVUPS 192(CX)(SI*4), Z4
+	VADDPS  Z4, Z3, Z3
+	ADDQ    $0x00000040, SI
+	JMP     loop4
+
+loop1:
+	CMPQ    SI, DX
+	JAE     done
+	VMOVUPS (CX)(SI*4), Z4
+	VADDPS  Z4, Z0, Z0
+	ADDQ    $0x00000010, SI
+	JMP     loop1
+
+done:
+	VADDPS  Z1, Z0, Z0
+	VADDPS  Z3, Z2, Z2
+	VADDPS  Z2, Z0, Z0
+	VMOVUPS Z0, (AX)
+	MOVQ    SI, ret+32(FP)
 	VZEROUPPER
 	RET
 

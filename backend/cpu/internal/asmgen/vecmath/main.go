@@ -915,13 +915,16 @@ func emitBinary(ctx *build.Context, spec isa, f binFn) {
 type redFn struct {
 	name string // kernel name prefix: maxRed gives maxRedAVX2 and maxRedAVX512
 	op   string // its ReduceOp
-	doc  string
-	max  bool
+	doc  string // what it does to acc, with the lane count twice for %d
+	step func(s *isa, acc, x reg.Register)
 }
 
 var redFns = []redFn{
-	{"maxRed", "ReduceMax", "the larger", true},
-	{"minRed", "ReduceMin", "the smaller", false},
+	{"maxRed", "ReduceMax", "sets each of the first %d lanes of acc to the larger of it and the elements of x's whole %d-lane vectors in that lane, or to a NaN among them", func(s *isa, acc, x reg.Register) { s.redStep(true, acc, x) }},
+	{"minRed", "ReduceMin", "sets each of the first %d lanes of acc to the smaller of it and the elements of x's whole %d-lane vectors in that lane, or to a NaN among them", func(s *isa, acc, x reg.Register) { s.redStep(false, acc, x) }},
+	// Each lane adds a quarter of the elements in order; reduce.go's
+	// pairwise sum keeps the runs it hands over short (see vecSumFunc).
+	{"sumRed", "ReduceSum", "adds to each of the first %d lanes of acc the elements of x's whole %d-lane vectors in that lane, four vectors to an accumulator", func(s *isa, acc, x reg.Register) { s.c.VADDPS(x, acc, acc) }},
 }
 
 // redStep sets acc to the larger (smaller) of acc and x lane by lane,
@@ -971,20 +974,20 @@ func (s *isa) redKernel(f redFn) {
 	c.CMPQ(i, n4)
 	c.JAE(operand.LabelRef("loop1"))
 	for v := range 4 {
-		s.redStep(f.max, acc[v], s.copy(at(v)))
+		f.step(s, acc[v], s.copy(at(v)))
 	}
 	c.ADDQ(operand.U32(4*s.width), i)
 	c.JMP(operand.LabelRef("loop4"))
 	c.Label("loop1")
 	c.CMPQ(i, n)
 	c.JAE(operand.LabelRef("done"))
-	s.redStep(f.max, acc[0], s.copy(at(0)))
+	f.step(s, acc[0], s.copy(at(0)))
 	c.ADDQ(operand.U32(s.width), i)
 	c.JMP(operand.LabelRef("loop1"))
 	c.Label("done")
-	s.redStep(f.max, acc[0], acc[1])
-	s.redStep(f.max, acc[2], acc[3])
-	s.redStep(f.max, acc[0], acc[2])
+	f.step(s, acc[0], acc[1])
+	f.step(s, acc[2], acc[3])
+	f.step(s, acc[0], acc[2])
 	c.VMOVUPS(acc[0], operand.Mem{Base: pacc})
 	c.Store(i, c.ReturnIndex(0))
 	c.VZEROUPPER()
@@ -1125,8 +1128,7 @@ func goFile(command string) []byte {
 	}
 	for _, s := range isas {
 		for _, f := range redFns {
-			fmt.Fprintf(&b, "\n// %s%s sets each of the first %d lanes of acc to %s of it and the\n", f.name, s.name, s.width, f.doc)
-			fmt.Fprintf(&b, "// elements of x's whole %d-lane vectors in that lane, or to a NaN among\n// them, and returns the number of elements read.\n", s.width)
+			fmt.Fprintf(&b, "\n// %s%s %s, and returns the number of elements read.\n", f.name, s.name, fmt.Sprintf(f.doc, s.width, s.width))
 			fmt.Fprintf(&b, "//\n//go:noescape\nfunc %s%s(acc *[16]float32, x []float32) int\n", f.name, s.name)
 		}
 		for _, f := range slices.Concat(lineFns, tileFns, memFns) {
