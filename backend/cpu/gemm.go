@@ -17,7 +17,8 @@ import (
 // that each operand is read from the cache level that can hold it:
 //
 //	for each block of mb rows of A (Ã: mb×K packed, bounded by L3)
-//	  in parallel: pack Ã, then work items (nc columns × a range of rows)
+//	  in parallel, work items (nc columns × a range of rows), each
+//	  worker packing the rows of Ã its items need into its own copy
 //	    for each depth block of kc
 //	      pack B̃: kc×nc of B (kept in this core's L2)
 //	      for each micro-panel of mr rows of Ã (mr×kc, kept in L1)
@@ -47,6 +48,17 @@ type microKernel[T float32 | float64] struct {
 	name   string
 	mr, nr int
 	fn     func(k int, a, b, c *T, ldc int, acc bool)
+	// packA and packB pack whole panels of mr rows of A and nr columns
+	// of B where the CPU has routines for it; nil ones leave it to Go.
+	packA, packB panelPackers[T]
+}
+
+// panelPackers pack a whole panel p elements wide over kc steps into
+// dst[kk·p + i], reading src with a stride ld ≥ 0: copy where the p
+// elements of a step are contiguous (src[kk·ld + i]), trans where each
+// of the p is contiguous along the steps (src[i·ld + kk]).
+type panelPackers[T float32 | float64] struct {
+	copy, trans func(dst, src *T, ld, kc int)
 }
 
 // The kernels and cache sizes in use, set at init by the architecture's
@@ -75,7 +87,7 @@ func kernelFor[T float32 | float64]() microKernel[T] {
 
 // blocking is the cache blocking of one product, in elements.
 type blocking struct {
-	kc int // depth of a packed block: an mr×kc micro-panel of Ã fills half of L1
+	kc int // depth of a packed block: an mr×kc micro-panel of Ã fills half to 3/4 of L1
 	nc int // width of a B̃ block: kc×nc fills half of L2
 	mb int // rows of Ã packed at once, over the whole depth
 }
@@ -85,23 +97,31 @@ type blocking struct {
 // depth block would pay for loading and storing its C tiles with little
 // work, and a short last row block for packing all of B again.
 func blockingFor(es, mr, nr, m, k int, c cacheSizes) blocking {
-	kc := max(16, c.l1/2/(mr*es))
+	kc := max(16, min(max(minKC, c.l1/2/(mr*es)), c.l1*3/4/(mr*es)))
 	kc = ceilDiv(k, ceilDiv(k, kc))
 	nc := max(nr, c.l2/2/(kc*es)/nr*nr)
-	// Ã is bounded by the L3's size to bound its memory, not to keep it
-	// cached: each packed element is used nc times per load, so Ã may
-	// stream from memory at a small fraction of its bandwidth.
+	// Ã (a copy a worker) is bounded by the L3's size to bound its
+	// memory, not to keep it cached: each packed element is used nc
+	// times per load, so Ã may stream from memory at a small fraction of
+	// its bandwidth.
 	mb := max(mr, c.l3/(max(k, 1)*es))
 	mb = roundUp(ceilDiv(m, ceilDiv(m, mb)), mr)
 	return blocking{kc: kc, nc: nc, mb: mb}
 }
 
+// minKC is the depth a block is cut to even where half of L1 holds less
+// (float64): a C tile is loaded and stored once a depth block, and below
+// about 256 steps that shows (float64 1024³ products took 3% longer at
+// depth 147). Three quarters of L1 still leaves room for B̃'s stream.
+const minKC = 256
+
 func ceilDiv(n, d int) int { return (n + d - 1) / d }
 
 // parallelFlops is the size of product (2·m·n·k) below which one core
-// does it all. Measured on the target machines (2 cores): a 96³ product
-// is faster on one core, a 128³ one (2²² flops) on two.
-var parallelFlops = 1 << 22
+// does it all. Measured on the target machines (2 cores): 96³ products
+// gain little or lose from the second core, 112³ ones (2.8M flops) run
+// 40% faster.
+var parallelFlops = 1 << 21
 
 // packers fill Ã and B̃ from the operands: packA packs rows×kc of A from
 // (i0, k0) into panels of mr rows, packB kc×cols of B from (k0, j0) into
@@ -114,9 +134,10 @@ type packers[T float32 | float64] struct {
 // gemm computes c = a·b for an m×k a and a k×n b, into the row-major m×n
 // c with rows ldc apart. parallel lets it spread over cores.
 func gemm[T float32 | float64](m, n, k int, a, b mat[T], c []T, ldc int, parallel bool) {
+	kern := kernelFor[T]()
 	gemmPacked(m, n, k, packers[T]{
-		packA: func(dst []T, i0, rows, k0, kc, mr int) { packA(dst, a.sub(i0, k0), rows, kc, mr) },
-		packB: func(dst []T, k0, kc, j0, cols, nr int) { packB(dst, b.sub(k0, j0), kc, cols, nr) },
+		packA: func(dst []T, i0, rows, k0, kc, mr int) { packA(dst, a.sub(i0, k0), rows, kc, mr, kern.packA) },
+		packB: func(dst []T, k0, kc, j0, cols, nr int) { packB(dst, b.sub(k0, j0), kc, cols, nr, kern.packB) },
 	}, c, ldc, parallel)
 }
 
@@ -132,7 +153,15 @@ func gemmHalf[S half](m, n, k int, a, b mat[S], c []float32, ldc int, parallel b
 	}, c, ldc, parallel)
 }
 
-// gemmPacked is the blocked product behind gemm and gemmHalf.
+// gemmPacked is the blocked product behind gemm and gemmHalf. Work items
+// are blocks of nc columns, each packing its own B̃, split further into
+// ranges of row panels when there are too few columns to go round. Ã is
+// packed a block of mb rows at a time, by every worker for itself: the
+// row ranges of the items it takes. Moving a cache line that one core
+// wrote to the other costs these machines about as much as packing it,
+// so workers that share nothing but the operands win even though each
+// packs Ã: at 256³, packing it once for all workers took a quarter
+// longer.
 func gemmPacked[T float32 | float64](m, n, k int, pk packers[T], c []T, ldc int, parallel bool) {
 	if m <= 0 || n <= 0 {
 		return
@@ -149,7 +178,8 @@ func gemmPacked[T float32 | float64](m, n, k int, pk packers[T], c []T, ldc int,
 	kern := kernelFor[T]()
 	mr, nr := kern.mr, kern.nr
 	var z T
-	blk := blockingFor(int(unsafe.Sizeof(z)), mr, nr, m, k, caches)
+	es := int(unsafe.Sizeof(z))
+	blk := blockingFor(es, mr, nr, m, k, caches)
 	workers := runtime.GOMAXPROCS(0)
 	if !parallel || 2*m*n*k < parallelFlops {
 		workers = 1
@@ -158,15 +188,10 @@ func gemmPacked[T float32 | float64](m, n, k int, pk packers[T], c []T, ldc int,
 	for i0 := 0; i0 < m; i0 += blk.mb {
 		rows := min(blk.mb, m-i0)
 		panels := ceilDiv(rows, mr)
-		abuf := pool.get(panels * mr * k)
-		apk := *abuf
 		// Ã holds the depth blocks one after another; within one, the
-		// panels of mr rows, each kc steps of mr elements. It is packed
-		// in tasks of about 8K elements, small enough to share out evenly.
-		packPanels := max(1, (8<<10)/(mr*k))
-		packTasks := ceilDiv(panels, packPanels)
-		packTask := func(t int) {
-			lo, hi := t*packPanels, min((t+1)*packPanels, panels)
+		// panels of mr rows, each kc steps of mr elements. packPanels
+		// packs the row panels [lo, hi).
+		packPanels := func(apk []T, lo, hi int) {
 			r := min(rows, hi*mr) - lo*mr
 			for k0 := 0; k0 < k; k0 += blk.kc {
 				kc := min(blk.kc, k-k0)
@@ -174,8 +199,6 @@ func gemmPacked[T float32 | float64](m, n, k int, pk packers[T], c []T, ldc int,
 			}
 		}
 
-		// Work items are blocks of nc columns, split further into ranges
-		// of row panels when there are too few columns to go round.
 		nc := blk.nc
 		nj := ceilDiv(n, nc)
 		ni := 1
@@ -190,7 +213,8 @@ func gemmPacked[T float32 | float64](m, n, k int, pk packers[T], c []T, ldc int,
 			}
 		}
 		pp := ceilDiv(panels, ni) // row panels an item
-		item := func(bpk, tile []T, it int) {
+		ni = ceilDiv(panels, pp)
+		item := func(apk, bpk, tile []T, it int) {
 			j0 := (it % nj) * nc
 			cols := min(nc, n-j0)
 			p0 := (it / nj) * pp
@@ -198,30 +222,58 @@ func gemmPacked[T float32 | float64](m, n, k int, pk packers[T], c []T, ldc int,
 			for k0 := 0; k0 < k; k0 += blk.kc {
 				kc := min(blk.kc, k-k0)
 				pk.packB(bpk, k0, kc, j0, cols, nr)
-				acc := k0 > 0
 				for p := p0; p < p1; p++ {
-					ap := &apk[panels*mr*k0+p*mr*kc]
-					r := min(mr, rows-p*mr)
-					ci := (i0+p*mr)*ldc + j0
-					for q := 0; q*nr < cols; q++ {
-						bp := &bpk[q*nr*kc]
-						w := min(nr, cols-q*nr)
-						if r == mr && w == nr {
-							kern.fn(kc, ap, bp, &c[ci+q*nr], ldc, acc)
-							continue
-						}
-						kern.fn(kc, ap, bp, &tile[0], nr, false)
-						mergeTile(c[ci+q*nr:], ldc, tile, nr, r, w, acc)
-					}
+					tiles(kern, kc, apk[panels*mr*k0+p*mr*kc:], bpk, c[(i0+p*mr)*ldc+j0:], ldc, min(mr, rows-p*mr), cols, k0 > 0, tile)
 				}
 			}
 		}
-		type scratch struct{ b, tile *[]T }
-		runTasks(workers, packTasks, nj*ni, packTask,
-			func() scratch { return scratch{pool.get(blk.kc * roundUp(min(nc, n), nr)), pool.get(mr * nr)} },
-			func(s scratch, it int) { item(*s.b, *s.tile, it) },
-			func(s scratch) { pool.put(s.b); pool.put(s.tile) })
-		pool.put(abuf)
+		// A worker's scratch: Ã, which ranges of row panels it holds, B̃
+		// and a tile for the edges.
+		type scratch struct {
+			a, b, tile *[]T
+			packed     []bool
+		}
+		runItems(workers, nj*ni,
+			func() *scratch {
+				return &scratch{
+					a:      pool.get(panels * mr * k),
+					b:      pool.get(blk.kc * roundUp(min(nc, n), nr)),
+					tile:   pool.get(mr * nr),
+					packed: make([]bool, ni),
+				}
+			},
+			func(s *scratch, it int) {
+				if i := it / nj; !s.packed[i] {
+					packPanels(*s.a, i*pp, min((i+1)*pp, panels))
+					s.packed[i] = true
+				}
+				item(*s.a, *s.b, *s.tile, it)
+			},
+			func(s *scratch) {
+				pool.put(s.a)
+				pool.put(s.b)
+				pool.put(s.tile)
+			})
+	}
+}
+
+// tiles multiplies one micro-panel of Ã, whose first r rows are real,
+// by the B̃ panels of cols columns at depth kc, into c (rows ldc apart),
+// adding to it when acc is set. Tiles that overhang C are computed into
+// tile and merged.
+func tiles[T float32 | float64](kern microKernel[T], kc int, apk, bpk, c []T, ldc, r, cols int, acc bool, tile []T) {
+	mr, nr := kern.mr, kern.nr
+	ap := &apk[0]
+	for q := 0; q*nr < cols; q++ {
+		bp := &bpk[q*nr*kc]
+		if w := min(nr, cols-q*nr); r < mr || w < nr {
+			kern.fn(kc, ap, bp, &tile[0], nr, false)
+			mergeTile(c[q*nr:], ldc, tile, nr, r, w, acc)
+			continue
+		}
+		// The whole tile lies inside c, whose last row reaches
+		// (r-1)·ldc + cols.
+		kern.fn(kc, ap, bp, &c[q*nr], ldc, acc)
 	}
 }
 
@@ -230,56 +282,95 @@ func gemmPacked[T float32 | float64](m, n, k int, pk packers[T], c []T, ldc int,
 // that is busy elsewhere, leaves little to wait for at the end.
 const itemsPerWorker = 4
 
-// runTasks runs nPack packing tasks and then nItems work items on up to
-// workers goroutines, which take them one at a time from a shared counter
-// (so a core busy elsewhere just takes fewer). Items read what the
-// packing tasks wrote, so they start once the last of those has finished:
-// one parallel region a block rather than one a phase. A goroutine gets
-// its scratch for items from newScratch when it takes its first item,
-// and hands it to release at the end.
-func runTasks[W any](workers, nPack, nItems int, pack func(t int), newScratch func() W, item func(w W, it int), release func(W)) {
-	total := int64(nPack + nItems)
-	var next, packed, done atomic.Int64
-	finished := make(chan struct{})
-	work := func() {
+// runItems runs work items [0, n) on up to workers goroutines, which
+// take them from spans, so a core busy elsewhere just takes fewer. A
+// goroutine gets its scratch from newScratch when it takes its first
+// item, and hands it to release at the end.
+func runItems[W any](workers, n int, newScratch func() W, item func(w W, it int), release func(W)) {
+	if workers <= 1 || n <= 1 {
+		if n > 0 {
+			w := newScratch()
+			for it := range n {
+				item(w, it)
+			}
+			release(w)
+		}
+		return
+	}
+	items := newSpans(n, workers)
+	var done atomic.Int64
+	work := func(id int) {
 		var w W
 		started := false
 		for {
-			t := int(next.Add(1) - 1)
-			if t >= int(total) {
+			it, ok := items.take(id)
+			if !ok {
 				break
 			}
-			if t < nPack {
-				pack(t)
-				packed.Add(1)
-			} else {
-				for packed.Load() < int64(nPack) {
-					runtime.Gosched()
-				}
-				if !started {
-					w, started = newScratch(), true
-				}
-				item(w, t-nPack)
+			if !started {
+				w, started = newScratch(), true
 			}
-			if done.Add(1) == total {
-				close(finished)
-			}
+			item(w, it)
+			done.Add(1)
 		}
 		if started {
 			release(w)
 		}
 	}
-	if workers <= 1 || total == 1 {
-		work()
-		return
-	}
 	if !team.run(work) {
-		for range min(workers, int(total)) - 1 {
-			go work()
+		for id := 1; id < workers; id++ {
+			go work(id)
 		}
-		work()
+		work(0)
 	}
-	<-finished
+	// Waiting for the others' last items by spinning beats parking and
+	// being woken, which takes tens of microseconds here.
+	for done.Load() < int64(n) {
+		runtime.Gosched()
+	}
+}
+
+// spans deals tasks [0, n) out to workers: worker id takes the tasks of
+// its own span in order, then takes from the far ends of the others'
+// spans. A worker's tasks are thus contiguous, and the same from one call
+// to the next, so its part of the operands, of C and of its buffers
+// stays in its own caches (moving a line that one core wrote to the other
+// costs these machines as much as packing it); one that falls behind, or
+// never starts, has its tasks taken.
+type spans []span
+
+type span struct {
+	next atomic.Uint64 // first task left << 32 | end
+	_    [cacheLine - 8]byte
+}
+
+func newSpans(n, workers int) spans {
+	s := make(spans, workers)
+	for w := range s {
+		s[w].next.Store(uint64(w*n/workers)<<32 | uint64((w+1)*n/workers))
+	}
+	return s
+}
+
+// take returns the next task for worker id, or false when none is left.
+func (s spans) take(id int) (int, bool) {
+	for d := range len(s) {
+		sp := &s[(id+d)%len(s)]
+		for {
+			v := sp.next.Load()
+			lo, hi := v>>32, v&(1<<32-1)
+			if lo >= hi {
+				break
+			}
+			if d == 0 && sp.next.CompareAndSwap(v, v+1<<32) {
+				return int(lo), true
+			}
+			if d > 0 && sp.next.CompareAndSwap(v, v-1) {
+				return int(hi - 1), true
+			}
+		}
+	}
+	return 0, false
 }
 
 // team is a set of helper goroutines that stay awake for a while after a
@@ -302,21 +393,22 @@ type teamT struct {
 
 type teamJob struct {
 	gen  uint64
-	work func()
+	work func(id int)
 }
 
 // run offers work to the helpers and runs it on the calling goroutine
-// too, returning false (having run nothing) if the helpers are busy with
-// another caller's job. work must be safe to call from several
-// goroutines at once and after it has finished.
-func (t *teamT) run(work func()) bool {
+// too, as work(0) (helper i runs work(i)), returning false (having run
+// nothing) if the helpers are busy with another caller's job. work must
+// be safe to call from several goroutines at once and after it has
+// finished.
+func (t *teamT) run(work func(id int)) bool {
 	j := &teamJob{gen: t.gen.Add(1), work: work}
 	if !t.job.CompareAndSwap(nil, j) {
 		return false
 	}
 	t.once.Do(func() {
-		for range min(runtime.GOMAXPROCS(0), cap(t.wake)+1) - 1 {
-			go t.helper()
+		for id := range min(runtime.GOMAXPROCS(0), cap(t.wake)+1) - 1 {
+			go t.helper(id + 1)
 		}
 	})
 	for n := t.parked.Load(); n > 0; n-- {
@@ -325,18 +417,18 @@ func (t *teamT) run(work func()) bool {
 		default:
 		}
 	}
-	work()
+	work(0)
 	t.job.Store(nil)
 	return true
 }
 
-func (t *teamT) helper() {
+func (t *teamT) helper(id int) {
 	var last uint64
 	idle := time.Now()
 	for {
 		if j := t.job.Load(); j != nil && j.gen != last {
 			last = j.gen
-			j.work()
+			j.work(id)
 			idle = time.Now()
 			continue
 		}
@@ -375,11 +467,14 @@ func roundUp(n, m int) int { return ceilDiv(n, m) * m }
 
 // packA packs rows×kc of a into panels of mr rows: panel p holds, for
 // each step kk, a[p·mr+i, kk] for i < mr, with zeros past the last row.
-func packA[T float32 | float64](dst []T, a mat[T], rows, kc, mr int) {
+func packA[T float32 | float64](dst []T, a mat[T], rows, kc, mr int, fast panelPackers[T]) {
 	for p := 0; p*mr < rows; p++ {
 		d := dst[p*mr*kc : (p+1)*mr*kc]
 		r := min(mr, rows-p*mr)
 		o := a.off + p*mr*a.rs
+		if r == mr && fastPanel(d, a.data, o, a.rs, a.cs, mr, kc, fast) {
+			continue
+		}
 		if a.rs == 1 {
 			// Columns of the panel are contiguous: one copy a step.
 			for kk := 0; kk < kc; kk++ {
@@ -420,11 +515,14 @@ func packA[T float32 | float64](dst []T, a mat[T], rows, kc, mr int) {
 
 // packB packs kc×cols of b into panels of nr columns: panel q holds, for
 // each step kk, b[kk, q·nr+j] for j < nr, with zeros past the last column.
-func packB[T float32 | float64](dst []T, b mat[T], kc, cols, nr int) {
+func packB[T float32 | float64](dst []T, b mat[T], kc, cols, nr int, fast panelPackers[T]) {
 	for q := 0; q*nr < cols; q++ {
 		d := dst[q*nr*kc : (q+1)*nr*kc]
 		w := min(nr, cols-q*nr)
 		o := b.off + q*nr*b.cs
+		if w == nr && fastPanel(d, b.data, o, b.cs, b.rs, nr, kc, fast) {
+			continue
+		}
 		if b.cs == 1 {
 			for kk := 0; kk < kc; kk++ {
 				s := d[kk*nr : (kk+1)*nr]
@@ -460,6 +558,26 @@ func packB[T float32 | float64](dst []T, b mat[T], kc, cols, nr int) {
 			}
 		}
 	}
+}
+
+// fastPanel packs a whole panel p wide with the CPU's routines when the
+// layout suits them: ps is the stride across the panel, ks along the
+// steps. It reports whether it did.
+func fastPanel[T float32 | float64](d, src []T, o, ps, ks, p, kc int, fast panelPackers[T]) bool {
+	var f func(dst, src *T, ld, kc int)
+	var ld int
+	switch {
+	case ps == 1 && ks >= 0 && fast.copy != nil:
+		f, ld = fast.copy, ks
+	case ks == 1 && ps >= 0 && fast.trans != nil:
+		f, ld = fast.trans, ps
+	default:
+		return false
+	}
+	// The routines read src[o : last+1] unchecked.
+	_ = src[o+(p-1)*ps+(kc-1)*ks]
+	f(&d[0], &src[o], ld, kc)
+	return true
 }
 
 // lineLen is how many elements the half packers widen at a time.

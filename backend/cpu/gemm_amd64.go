@@ -24,5 +24,45 @@ func kernelF32AVX512(k int, a *float32, b *float32, c *float32, ldc int, acc boo
 //go:noescape
 func kernelF64AVX512(k int, a *float64, b *float64, c *float64, ldc int, acc bool)
 
+// packCopyF32x12 packs kc steps of 12 contiguous elements, ld elements apart in src, one after another into dst.
+//
+//go:noescape
+func packCopyF32x12(dst *float32, src *float32, ld int, kc int)
+
+// packTransF32x12 packs kc steps of 12 rows, each contiguous and ld elements apart in src, transposed into dst: 12 elements a step.
+//
+//go:noescape
+func packTransF32x12(dst *float32, src *float32, ld int, kc int)
+
+// packCopyF32x32 packs kc steps of 32 contiguous elements, ld elements apart in src, one after another into dst.
+//
+//go:noescape
+func packCopyF32x32(dst *float32, src *float32, ld int, kc int)
+
+// packTransF32x32 packs kc steps of 32 rows, each contiguous and ld elements apart in src, transposed into dst: 32 elements a step.
+//
+//go:noescape
+func packTransF32x32(dst *float32, src *float32, ld int, kc int)
+
+// packCopyF64x12 packs kc steps of 12 contiguous elements, ld elements apart in src, one after another into dst.
+//
+//go:noescape
+func packCopyF64x12(dst *float64, src *float64, ld int, kc int)
+
+// packTransF64x12 packs kc steps of 12 rows, each contiguous and ld elements apart in src, transposed into dst: 12 elements a step.
+//
+//go:noescape
+func packTransF64x12(dst *float64, src *float64, ld int, kc int)
+
+// packCopyF64x16 packs kc steps of 16 contiguous elements, ld elements apart in src, one after another into dst.
+//
+//go:noescape
+func packCopyF64x16(dst *float64, src *float64, ld int, kc int)
+
+// packTransF64x16 packs kc steps of 16 rows, each contiguous and ld elements apart in src, transposed into dst: 16 elements a step.
+//
+//go:noescape
+func packTransF64x16(dst *float64, src *float64, ld int, kc int)
+
 // cpuid executes CPUID for leaf and subleaf sub.
 func cpuid(leaf uint32, sub uint32) (a uint32, b uint32, c uint32, d uint32)

@@ -14,13 +14,20 @@ func init() {
 // first. The assembly ones come from gemm_amd64.s (see
 // internal/asmgen/gemm). AVX-512 comes first where the OS enables it:
 // twice the registers hold a 12×32 (float32) or 12×16 (float64) tile,
-// which loads fewer bytes per FMA than AVX2's 6×16 or 6×8.
+// which loads fewer bytes per FMA than AVX2's 6×16 or 6×8. The AVX-512
+// kernels also have assembly panel packers (AVX-512 instructions too);
+// the AVX2 ones, whose 6 rows the 4×4 transposes do not divide, pack in
+// Go.
 func supportedKernels() ([]microKernel[float32], []microKernel[float64]) {
 	var k32 []microKernel[float32]
 	var k64 []microKernel[float64]
 	if cpu.X86.HasAVX512F {
-		k32 = append(k32, microKernel[float32]{name: "avx512", mr: 12, nr: 32, fn: kernelF32AVX512})
-		k64 = append(k64, microKernel[float64]{name: "avx512", mr: 12, nr: 16, fn: kernelF64AVX512})
+		k32 = append(k32, microKernel[float32]{name: "avx512", mr: 12, nr: 32, fn: kernelF32AVX512,
+			packA: panelPackers[float32]{packCopyF32x12, packTransF32x12},
+			packB: panelPackers[float32]{packCopyF32x32, packTransF32x32}})
+		k64 = append(k64, microKernel[float64]{name: "avx512", mr: 12, nr: 16, fn: kernelF64AVX512,
+			packA: panelPackers[float64]{packCopyF64x12, packTransF64x12},
+			packB: panelPackers[float64]{packCopyF64x16, packTransF64x16}})
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		k32 = append(k32, microKernel[float32]{name: "avx2", mr: 6, nr: 16, fn: kernelF32AVX2})

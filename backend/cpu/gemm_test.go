@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"unsafe"
 
@@ -380,3 +382,108 @@ func TestCacheSizes(t *testing.T) {
 }
 
 func unsafeAddr[T any](s []T) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(s))) }
+
+// TestGemmWorkers spreads products over three workers, so that items
+// are stolen from others' spans and workers pack the row ranges of Ã
+// they take: sizes off the register blocks, k = 1, several depth
+// blocks, tall and skinny (items split by rows), short and wide.
+func TestGemmWorkers(t *testing.T) {
+	oldPar, oldProcs := parallelFlops, runtime.GOMAXPROCS(3)
+	defer func() { parallelFlops = oldPar; runtime.GOMAXPROCS(oldProcs) }()
+	parallelFlops = 0
+	r := rand.New(rand.NewPCG(17, 18))
+	shapes := [][3]int{{1, 1, 1}, {37, 45, 1}, {130, 70, 2}, {61, 95, 700}, {500, 5, 40}, {3, 300, 50}, {97, 33, 129}, {200, 200, 64}}
+	eachKernel(t, func(t *testing.T) {
+		for _, s := range shapes {
+			m, n, k := s[0], s[1], s[2]
+			for _, l := range []string{"row", "col", "strided"} {
+				la, lb := layoutByName(l), layoutByName("row")
+				name := fmt.Sprintf("%d×%d×%d, a %s", m, n, k, l)
+				runGemm(t, "float32 "+name, m, n, k, newMat[float32](r, m, k, la), newMat[float32](r, k, n, lb), true)
+				runGemm(t, "float64 "+name, m, n, k, newMat[float64](r, m, k, la), newMat[float64](r, k, n, lb), true)
+			}
+		}
+		testHalf(t, "float16 200×40×30", r, 200, 40, 30, layoutByName("row"), array.NewF16, array.F16.Float32)
+		testHalf(t, "bfloat16 40×200×30", r, 40, 200, 30, layoutByName("col"), array.NewBF16, array.BF16.Float32)
+	})
+}
+
+// TestPanelPackers checks the CPU's panel packers against the Go loops,
+// for both operands, both layouts they handle and every remainder of the
+// steps they unroll, and that they write nothing past the panel.
+func TestPanelPackers(t *testing.T) {
+	k32, k64 := supportedKernels()
+	for _, k := range k32 {
+		testPanelPackers(t, k)
+	}
+	for _, k := range k64 {
+		testPanelPackers(t, k)
+	}
+}
+
+func testPanelPackers[T float32 | float64](t *testing.T, kern microKernel[T]) {
+	r := rand.New(rand.NewPCG(19, 20))
+	for kc := 1; kc <= 70; kc++ {
+		for _, l := range []string{"row", "col", "padded row", "padded col", "broadcast rows"} {
+			name := fmt.Sprintf("%s %T kc=%d %s", kern.name, T(0), kc, l)
+			a := newMat[T](r, kern.mr, kc, layoutByName(l))
+			b := newMat[T](r, kc, kern.nr, layoutByName(l))
+			check := func(what string, p int, fast panelPackers[T], pack func(dst []T, fast panelPackers[T])) {
+				want, got := nanSlice[T](p*kc+8), nanSlice[T](p*kc+8)
+				pack(want, panelPackers[T]{})
+				pack(got, fast)
+				for i := range want {
+					if g, w := got[i], want[i]; g != w && !(math.IsNaN(float64(g)) && math.IsNaN(float64(w))) {
+						t.Fatalf("%s, packing %s: element %d = %v, want %v", name, what, i, g, w)
+					}
+				}
+			}
+			check("A", kern.mr, kern.packA, func(dst []T, fast panelPackers[T]) { packA(dst, a, kern.mr, kc, kern.mr, fast) })
+			check("B", kern.nr, kern.packB, func(dst []T, fast panelPackers[T]) { packB(dst, b, kc, kern.nr, kern.nr, fast) })
+		}
+	}
+}
+
+// TestSpans takes tasks from more goroutines than spans and checks that
+// each task is taken once, and that a worker alone takes its own span in
+// order before the others' from their far ends.
+func TestSpans(t *testing.T) {
+	for workers := 1; workers <= 5; workers++ {
+		for n := 0; n <= 40; n++ {
+			s := newSpans(n, workers)
+			taken := make([]atomic.Int32, n)
+			var wg sync.WaitGroup
+			for id := range workers + 1 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for {
+						it, ok := s.take(id)
+						if !ok {
+							return
+						}
+						taken[it].Add(1)
+					}
+				}()
+			}
+			wg.Wait()
+			for i := range taken {
+				if c := taken[i].Load(); c != 1 {
+					t.Fatalf("%d workers, %d tasks: task %d taken %d times", workers, n, i, c)
+				}
+			}
+		}
+	}
+	s := newSpans(10, 2)
+	var order []int
+	for {
+		it, ok := s.take(1)
+		if !ok {
+			break
+		}
+		order = append(order, it)
+	}
+	if want := []int{5, 6, 7, 8, 9, 4, 3, 2, 1, 0}; fmt.Sprint(order) != fmt.Sprint(want) {
+		t.Fatalf("worker 1 of 2 took %v, want %v", order, want)
+	}
+}
