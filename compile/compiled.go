@@ -126,6 +126,8 @@ func newCompiled(inDTypes []array.DType, instrs []Instr, outputs []int) *Compile
 		case in.Kind == KindBinary && regDT(in.Args[0]) == in.DType && regDT(in.Args[1]) == in.DType:
 			st.binary = cpu.BinaryTileFunc(cpu.BinaryOp(in.Op), in.DType)
 			st.vs, st.sv = cpu.BinaryScalarTileFuncs(cpu.BinaryOp(in.Op), in.DType)
+		case in.Kind == KindAsType:
+			st.unary = cpu.ConvertTileFunc(regDT(in.Args[0]), in.DType)
 		}
 	}
 	c.fuseMulAdds(outOf)

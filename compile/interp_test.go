@@ -39,6 +39,10 @@ func TestInterpreterMatchesOps(t *testing.T) {
 			b := ops.Mul(in[1], in[1])
 			return []*array.Array{ops.Add(a, b)}
 		}, []*array.Array{x64, y64}, 1},
+		"mask to float": {func(in ...*array.Array) []*array.Array {
+			m := ops.AsType(ops.Greater(in[0], array.Scalar(float32(0.5))), array.Float32)
+			return []*array.Array{ops.Mul(m, in[0]), ops.AsType(in[0], array.Float64)}
+		}, []*array.Array{x32}, 0},
 		"scalar left": {func(in ...*array.Array) []*array.Array {
 			s := array.Scalar(float32(2.5))
 			return []*array.Array{ops.Maximum(ops.Div(s, in[0]), ops.Sub(s, in[0]))}

@@ -97,6 +97,19 @@ type numeric interface {
 }
 
 func convertCopy(w *Walker, out, in Buf) {
+	if f := directConversion(in.DType, out.DType); f != nil {
+		o, s := out.Data, in.Data
+		osz, isz := out.DType.Size(), in.DType.Size()
+		st := w.InnerStrides()
+		if st[0] == 1 && st[1] == 1 {
+			ParallelFor(w.Size(), Grain, func(lo, hi int) {
+				w.Runs(lo, hi, []int{out.Offset, in.Offset}, func(offs []int, n int) {
+					f(o[offs[0]*osz:(offs[0]+n)*osz], s[offs[1]*isz:(offs[1]+n)*isz])
+				})
+			})
+			return
+		}
+	}
 	switch in.DType {
 	case array.Bool:
 		convertFrom(w, out, in, func(v bool) float64 {

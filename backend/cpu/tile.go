@@ -168,3 +168,47 @@ func StoreStream(dst, src []byte) {
 	n := vecBest.copyNT(d, s[:len(d)])
 	copy(dst[4*n:], src[4*n:])
 }
+
+// ConvertTileFunc returns the conversion of contiguous runs from dtype
+// from to dtype to when it is a plain Go conversion to a float dtype (from
+// bool, uint8, int32, int64, float32 or float64), or nil. These are the
+// common conversions (a comparison's mask to float, float32 to float64
+// and back), which would otherwise go through float64 one element at a
+// time.
+func ConvertTileFunc(from, to array.DType) func(dst, src []byte) {
+	return directConversion(from, to)
+}
+
+func directConversion(from, to array.DType) func(dst, src []byte) {
+	switch to {
+	case array.Float32:
+		return directTo[float32](from)
+	case array.Float64:
+		return directTo[float64](from)
+	}
+	return nil
+}
+
+func directTo[D float32 | float64](from array.DType) func(dst, src []byte) {
+	switch from {
+	case array.Bool, array.Uint8: // Go stores a bool as the byte 0 or 1
+		return convertSlice[uint8, D]
+	case array.Int32:
+		return convertSlice[int32, D]
+	case array.Int64:
+		return convertSlice[int64, D]
+	case array.Float32:
+		return convertSlice[float32, D]
+	case array.Float64:
+		return convertSlice[float64, D]
+	}
+	return nil
+}
+
+func convertSlice[S numeric, D float32 | float64](dst, src []byte) {
+	d, s := asSlice[D](dst), asSlice[S](src)
+	s = s[:len(d)]
+	for i := range d {
+		d[i] = D(s[i])
+	}
+}

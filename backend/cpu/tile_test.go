@@ -220,3 +220,58 @@ func TestStoreStream(t *testing.T) {
 		}
 	}
 }
+
+// TestConvertTileFunc checks the direct conversions, for every source
+// dtype they take, on values that Copy has stored in that dtype.
+func TestConvertTileFunc(t *testing.T) {
+	vals := []float64{0, 1, -1, 2.5, -3.75, 127, 255, 1e6 + 1, -2147483648, 16777217, math.Inf(1), math.NaN()}
+	for _, from := range []array.DType{array.Bool, array.Uint8, array.Int32, array.Int64, array.Float32, array.Float64} {
+		src := Contiguous(make([]byte, len(vals)*from.Size()), from, []int{len(vals)})
+		if err := Copy(src, Contiguous(toBytes(vals, array.Float64), array.Float64, []int{len(vals)})); err != nil {
+			t.Fatal(err)
+		}
+		for _, to := range []array.DType{array.Float32, array.Float64} {
+			f := ConvertTileFunc(from, to)
+			if f == nil {
+				t.Fatalf("no conversion from %v to %v", from, to)
+			}
+			got := make([]byte, len(vals)*to.Size())
+			f(got, src.Data)
+			// every source value is exact in float64, so rounding it
+			// once to the target is the conversion's result
+			w := make([]float64, len(vals))
+			for i := range w {
+				var v float64
+				switch from {
+				case array.Bool:
+					if Elems[bool](src)[i] {
+						v = 1
+					}
+				case array.Uint8:
+					v = float64(Elems[uint8](src)[i])
+				case array.Int32:
+					v = float64(Elems[int32](src)[i])
+				case array.Int64:
+					v = float64(Elems[int64](src)[i])
+				case array.Float32:
+					v = float64(Elems[float32](src)[i])
+				default:
+					v = Elems[float64](src)[i]
+				}
+				if to == array.Float32 {
+					v = float64(float32(v))
+				}
+				w[i] = v
+			}
+			g := fromBytes(got, to)
+			for i := range g {
+				if math.Float64bits(g[i]) != math.Float64bits(w[i]) {
+					t.Errorf("%v %v -> %v: %v, want %v", from, vals[i], to, g[i], w[i])
+				}
+			}
+		}
+	}
+	if ConvertTileFunc(array.Float32, array.Int32) != nil || ConvertTileFunc(array.Complex64, array.Float32) != nil {
+		t.Error("a conversion that is not a plain Go one has a tile function")
+	}
+}
