@@ -41,10 +41,60 @@ def numpy_gelu(x, out, tmp):
     return out
 
 
+def mlp_args(rng):
+    # as main.go's mlpArgs: 2-layer ReLU network, batch 256, 784 -> 512 -> 10
+    b, i, h, o = 256, 784, 512, 10
+
+    def u(shape, s):
+        return (rng.uniform(-1, 1, shape) * s).astype(np.float32)
+
+    labels = np.zeros((b, o), np.float32)
+    labels[np.arange(b), np.arange(b) * 7 % o] = 1
+    return u((i, h), 0.05), u(h, 0.1), u((h, o), 0.05), u(o, 0.1), u((b, i), 1), labels
+
+
+def numpy_mlp_step(w1, b1, w2, b2, x, labels):
+    # forward, then backward by hand: the loss and the four gradients
+    pre = x @ w1 + b1
+    h = np.maximum(pre, 0)
+    logits = h @ w2 + b2
+    m = logits.max(axis=-1, keepdims=True)
+    e = np.exp(logits - m)
+    s = e.sum(axis=-1, keepdims=True)
+    logp = logits - m - np.log(s)
+    n = x.shape[0]
+    loss = -(labels * logp).sum() / n
+    dlogits = (e / s * labels.sum(axis=-1, keepdims=True) - labels) / n
+    dw2 = h.T @ dlogits
+    db2 = dlogits.sum(axis=0)
+    dh = dlogits @ w2.T
+    dh[pre <= 0] = 0
+    dw1 = x.T @ dh
+    db1 = dh.sum(axis=0)
+    return dw1, db1, dw2, db2, loss
+
+
+def torch_mlp_step(params, x, labels):
+    for p in params:
+        p.grad = None
+    w1, b1, w2, b2 = params
+    logits = torch.relu(x @ w1 + b1) @ w2 + b2
+    loss = -(labels * torch.log_softmax(logits, dim=-1)).sum(dim=-1).mean()
+    loss.backward()
+    return loss
+
+
 def build(engine, workload):
     kind, size = workload.split("/")
     kind = {"gelu-compiled": "gelu"}.get(kind, kind)
     rng = np.random.default_rng(0)
+    if kind == "mlp-step":
+        args = mlp_args(rng)
+        if engine == "numpy":
+            return lambda: numpy_mlp_step(*args)
+        params = [torch.from_numpy(a).requires_grad_() for a in args[:4]]
+        x, labels = torch.from_numpy(args[4]), torch.from_numpy(args[5])
+        return lambda: torch_mlp_step(params, x, labels)
     if kind in ("sgemm", "dgemm"):
         n = int(size)
         dt = np.float32 if kind == "sgemm" else np.float64
