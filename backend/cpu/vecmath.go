@@ -68,6 +68,7 @@ type vecImpl struct {
 	addVS, subVS, subSV, mulVS, divVS, divSV, maxVS, maxSV, minVS, minSV func(dst, a []float32, b float32) int
 	mulAdd                                                               func(dst, a, b, c []float32) int
 	mulAddS                                                              func(dst, a []float32, b float32, c []float32) int
+	prefetch                                                             func(p []byte)
 	copyNT                                                               func(dst, src []float32) int
 }
 

@@ -54,6 +54,7 @@ func asmImpls() []vecImpl {
 			minSV:      minSVAVX512,
 			mulAdd:     mulAddAVX512,
 			mulAddS:    mulAddSAVX512,
+			prefetch:   prefetchAVX512,
 			copyNT:     copyNTAVX512,
 		})
 	}
@@ -101,6 +102,7 @@ func asmImpls() []vecImpl {
 			minSV:      minSVAVX2,
 			mulAdd:     mulAddAVX2,
 			mulAddS:    mulAddSAVX2,
+			prefetch:   prefetchAVX2,
 			copyNT:     copyNTAVX2,
 		})
 	}
@@ -411,6 +413,11 @@ func mulAddAVX2(dst, a, b, c []float32) int
 //go:noescape
 func mulAddSAVX2(dst, a []float32, b float32, c []float32) int
 
+// prefetchAVX2 asks for the cache lines of p to be brought into L2, without waiting for them.
+//
+//go:noescape
+func prefetchAVX2(p []byte)
+
 // copyNTAVX2 copies the whole vectors of src to dst, which must be 64-byte aligned, with non-temporal stores, and returns the number of elements copied.
 //
 //go:noescape
@@ -535,6 +542,11 @@ func mulAddAVX512(dst, a, b, c []float32) int
 //
 //go:noescape
 func mulAddSAVX512(dst, a []float32, b float32, c []float32) int
+
+// prefetchAVX512 asks for the cache lines of p to be brought into L2, without waiting for them.
+//
+//go:noescape
+func prefetchAVX512(p []byte)
 
 // copyNTAVX512 copies the whole vectors of src to dst, which must be 64-byte aligned, with non-temporal stores, and returns the number of elements copied.
 //

@@ -4850,6 +4850,23 @@ done:
 	VZEROUPPER
 	RET
 
+// func prefetchAVX2(p []byte)
+// Requires: MMX+
+TEXT ·prefetchAVX2(SB), NOSPLIT, $0-24
+	MOVQ p_base+0(FP), AX
+	MOVQ p_len+8(FP), CX
+	XORQ DX, DX
+
+loop:
+	CMPQ       DX, CX
+	JAE        done
+	PREFETCHT1 (AX)(DX*1)
+	ADDQ       $0x00000040, DX
+	JMP        loop
+
+done:
+	RET
+
 // func copyNTAVX2(dst []float32, src []float32) int
 // Requires: AVX, MMX+
 TEXT ·copyNTAVX2(SB), NOSPLIT, $0-56
@@ -6966,6 +6983,23 @@ loop1:
 done:
 	MOVQ DI, ret+80(FP)
 	VZEROUPPER
+	RET
+
+// func prefetchAVX512(p []byte)
+// Requires: MMX+
+TEXT ·prefetchAVX512(SB), NOSPLIT, $0-24
+	MOVQ p_base+0(FP), AX
+	MOVQ p_len+8(FP), CX
+	XORQ DX, DX
+
+loop:
+	CMPQ       DX, CX
+	JAE        done
+	PREFETCHT1 (AX)(DX*1)
+	ADDQ       $0x00000040, DX
+	JMP        loop
+
+done:
 	RET
 
 // func copyNTAVX512(dst []float32, src []float32) int

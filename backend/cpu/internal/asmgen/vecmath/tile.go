@@ -126,12 +126,37 @@ func (s *isa) tileKernel(name, operands string, core func(s *isa, v []reg.Regist
 	c.RET()
 }
 
-// memFns store a large output around the caches, which saves the read of
-// every line an ordinary store fetches before overwriting it.
+// memFns move the interpreter's tiles: prefetching an input into L2 a few
+// tiles ahead, which the hardware prefetchers do not do for a stream read
+// in bursts with long gaps; and storing a large output around the caches,
+// which saves the read of every line an ordinary store fetches before
+// overwriting it.
 var memFns = []lineFn{
+	{"prefetch", "(p []byte)",
+		"asks for the cache lines of p to be brought into L2, without waiting for them", false,
+		func(s *isa, name string, _ []string) { s.prefetchKernel(name) }},
 	{"copyNT", "(dst, src []float32) int",
 		"copies the whole vectors of src to dst, which must be 64-byte aligned, with non-temporal stores, and returns the number of elements copied", false,
 		func(s *isa, name string, _ []string) { s.copyNTKernel(name) }},
+}
+
+func (s *isa) prefetchKernel(name string) {
+	c := s.c
+	c.Function(name + s.name)
+	c.Attributes(attr.NOSPLIT)
+	c.SignatureExpr("func(p []byte)")
+	p := c.Load(c.Param("p").Base(), c.GP64())
+	n := c.Load(c.Param("p").Len(), c.GP64())
+	i := c.GP64()
+	c.XORQ(i, i)
+	c.Label("loop")
+	c.CMPQ(i, n)
+	c.JAE(operand.LabelRef("done"))
+	c.PREFETCHT1(operand.Mem{Base: p, Index: i, Scale: 1})
+	c.ADDQ(operand.U32(64), i)
+	c.JMP(operand.LabelRef("loop"))
+	c.Label("done")
+	c.RET()
 }
 
 func (s *isa) copyNTKernel(name string) {
