@@ -133,6 +133,9 @@ func AllocCPU(n int) *Storage {
 	}
 	if buf == nil {
 		buf = make([]uint64, words)
+		if class >= hugeFrom {
+			adviseHuge(buf)
+		}
 	}
 	s := &Storage{device: CPU}
 	if words > 0 {
