@@ -307,6 +307,7 @@ func main() {
 	rounds := flag.Int("rounds", 5, "rounds per workload; each round runs every engine once")
 	minMS := flag.Float64("min-ms", 30, "each measurement repeats a workload for at least this long")
 	run := flag.String("run", "", "only workloads whose name matches this regular expression")
+	warmup := flag.Float64("warmup", 10, "an unmeasured window of this many times min-ms precedes each workload's rounds, for every engine")
 	pause := flag.Duration("pause", 200*time.Millisecond, "idle time before each measurement, for other engines' spinning threads to park")
 	flag.Parse()
 	re, err := regexp.Compile(*run)
@@ -336,16 +337,20 @@ func main() {
 			continue
 		}
 		f := w.setup()
-		// One unmeasured window for every engine first: fathom's buffer
-		// pool, like malloc's free lists, starts empty in a new process.
-		timeGo(f, *minMS)
+		// A long unmeasured window for every engine first: the rounds
+		// measure a steady state, as a program's loop that runs a workload
+		// many times sees it. fathom's buffer pool, like malloc's free
+		// lists, starts empty in a new process and fills over the first
+		// tens of calls.
+		warm := *warmup * *minMS
+		timeGo(f, warm)
 		var tf, tn, tt []float64
 		var nerr, terr error
 		if hasNumpy {
-			_, nerr = py.run("numpy", w.name, *minMS)
+			_, nerr = py.run("numpy", w.name, warm)
 		}
 		if hasTorch {
-			_, terr = py.run("torch", w.name, *minMS)
+			_, terr = py.run("torch", w.name, warm)
 		}
 		for r := 0; r < *rounds; r++ {
 			// Threads that spin after a parallel call (OpenBLAS's, and
