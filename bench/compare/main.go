@@ -305,9 +305,9 @@ func median(v []float64) float64 {
 
 func main() {
 	rounds := flag.Int("rounds", 5, "rounds per workload; each round runs every engine once")
-	minMS := flag.Float64("min-ms", 30, "each measurement repeats a workload for at least this long")
+	minMS := flag.Float64("min-ms", 100, "each measurement repeats a workload for at least this long")
 	run := flag.String("run", "", "only workloads whose name matches this regular expression")
-	warmup := flag.Float64("warmup", 10, "an unmeasured window of this many times min-ms precedes each workload's rounds, for every engine")
+	warmup := flag.Float64("warmup", 3, "an unmeasured window of this many times min-ms precedes each workload's rounds, for every engine")
 	pause := flag.Duration("pause", 200*time.Millisecond, "idle time before each measurement, for other engines' spinning threads to park")
 	flag.Parse()
 	re, err := regexp.Compile(*run)
