@@ -5,6 +5,7 @@ import (
 
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/graph"
+	"github.com/fathom-go/fathom/internal/mlp"
 	"github.com/fathom-go/fathom/ops"
 )
 
@@ -13,67 +14,24 @@ import (
 // BenchmarkMLPForward), and the transform overhead is under 5 µs an
 // operation (BenchmarkTransformOverhead).
 
-const (
-	mlpBatch  = 256
-	mlpIn     = 784
-	mlpHidden = 512
-	mlpOut    = 10
-)
-
-// mlpLoss is the softmax cross-entropy of a 2-layer ReLU network:
-// arguments w1, b1, w2, b2 (the parameters), x and the one-hot labels.
-func mlpLoss(in ...*array.Array) *array.Array {
-	w1, b1, w2, b2, x, labels := in[0], in[1], in[2], in[3], in[4], in[5]
-	h := ops.MaximumScalar(ops.Add(ops.MatMul(x, w1), b1), 0)
-	logits := ops.Add(ops.MatMul(h, w2), b2)
-	return ops.Neg(ops.Mean(ops.Sum(ops.Mul(labels, ops.LogSoftmax(logits, -1)), -1)))
-}
-
-// mlpArgs returns float32 parameters and a batch, with weights scaled so
-// that the activations stay of order 1.
-func mlpArgs() []*array.Array {
-	scaled := func(n int, seed uint64, s float32) []float32 {
-		v := randF32(n, seed)
-		for i := range v {
-			v[i] *= s
-		}
-		return v
-	}
-	onehot := make([]float32, mlpBatch*mlpOut)
-	for i := range mlpBatch {
-		onehot[i*mlpOut+i*7%mlpOut] = 1
-	}
-	return []*array.Array{
-		array.FromSlice(scaled(mlpIn*mlpHidden, 1, 0.05), mlpIn, mlpHidden),
-		array.FromSlice(scaled(mlpHidden, 2, 0.1), mlpHidden),
-		array.FromSlice(scaled(mlpHidden*mlpOut, 3, 0.05), mlpHidden, mlpOut),
-		array.FromSlice(scaled(mlpOut, 4, 0.1), mlpOut),
-		array.FromSlice(randF32(mlpBatch*mlpIn, 5), mlpBatch, mlpIn),
-		array.FromSlice(onehot, mlpBatch, mlpOut),
-	}
-}
-
-// mlpFlops is the multiply-adds of the forward pass's two matmuls, times 2.
-const mlpFlops = 2 * mlpBatch * (mlpIn*mlpHidden + mlpHidden*mlpOut)
-
 func BenchmarkMLPForward(b *testing.B) {
-	args := mlpArgs()
+	args := mlp.Args()
 	for b.Loop() {
-		mustEval(b, mlpLoss(args...))
+		mustEval(b, mlp.Loss(args...))
 	}
-	b.ReportMetric(float64(mlpFlops)*float64(b.N)/b.Elapsed().Seconds()/1e9, "fwd-GFLOP/s")
+	b.ReportMetric(float64(mlp.ForwardFlops)*float64(b.N)/b.Elapsed().Seconds()/1e9, "fwd-GFLOP/s")
 }
 
 func BenchmarkMLPValueAndGrad(b *testing.B) {
-	args := mlpArgs()
-	vg := graph.ValueAndGrad(mlpLoss, 0, 1, 2, 3)
+	args := mlp.Args()
+	vg := graph.ValueAndGrad(mlp.Loss, 0, 1, 2, 3)
 	for b.Loop() {
 		l, g := vg(args...)
 		if err := array.Eval(append(g, l)...); err != nil {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(mlpFlops)*float64(b.N)/b.Elapsed().Seconds()/1e9, "fwd-GFLOP/s")
+	b.ReportMetric(float64(mlp.ForwardFlops)*float64(b.N)/b.Elapsed().Seconds()/1e9, "fwd-GFLOP/s")
 }
 
 // BenchmarkTransformOverhead measures what the transform adds per

@@ -146,18 +146,8 @@ func argSplit[A redOrdered](l *redLines, io redIO[A], o []int32, isMax bool, sca
 // panels, their rows are cut into parts too, joined in order at the end.
 // The parts depend on the shape only, and joining is exact.
 func argColumns[A redOrdered](l *redLines, io redIO[A], o []int32, isMax bool) {
-	last := len(l.shape) - 1
-	w, kIn, kOut := l.shape[last], l.kin[last], l.kout[last]
-	tw := min(w, redTile)
-	tiles := (w + tw - 1) / tw
-	cols := l.count / w * tiles
-	// enough tasks to share out, each of a part of at least redPart elements
-	parts := 1
-	if cols < redFewTasks {
-		parts = max(1, min((redFewTasks+cols-1)/cols, l.n*tw/redPart))
-	}
-	rowsPer := (l.n + parts - 1) / parts
-	parts = (l.n + rowsPer - 1) / rowsPer
+	cp := l.colPlan()
+	kIn, kOut, tw, cols, parts, rowsPer := cp.kIn, cp.kOut, cp.tw, cp.cols, cp.parts, cp.rowsPer
 	var partV []A
 	var partI []int32
 	if parts > 1 {
@@ -170,12 +160,9 @@ func argColumns[A redOrdered](l *redLines, io redIO[A], o []int32, isMax bool) {
 	ParallelFor(cols*parts, max(1, Grain/(rowsPer*tw)), func(lo, hi int) {
 		best, idx, buf := make([]A, tw), make([]int32, tw), make([]A, tw)
 		for t := lo; t < hi; t++ {
-			c, q := t/parts, t%parts
-			inBase, outBase := redOffsets(l.shape[:last], l.kin, l.kout, c/tiles)
-			c0 := c % tiles * tw
-			b, ix := best[:min(tw, w-c0)], idx[:min(tw, w-c0)]
-			in := l.inOff + inBase + c0*kIn
-			r0, r1 := q*rowsPer, min(l.n, (q+1)*rowsPer)
+			p := l.panel(cp, t)
+			b, ix := best[:p.w], idx[:p.w]
+			in, r0, r1 := p.in, p.r0, p.r1
 			copy(b, io.read(in+r0*l.sIn, len(b), kIn, buf))
 			for i := range ix {
 				ix[i] = int32(r0)
@@ -195,20 +182,19 @@ func argColumns[A redOrdered](l *redLines, io redIO[A], o []int32, isMax bool) {
 				continue
 			}
 			for i, v := range ix {
-				o[l.outOff+outBase+(c0+i)*kOut] = v
+				o[p.out+i*kOut] = v
 			}
 		}
 	})
 	for c := 0; c < cols && parts > 1; c++ {
-		_, outBase := redOffsets(l.shape[:last], l.kin, l.kout, c/tiles)
-		c0 := c % tiles * tw
+		p := l.panel(cp, c*parts)
 		at := c * parts * tw
-		b, ix := partV[at:][:min(tw, w-c0)], partI[at:][:min(tw, w-c0)]
+		b, ix := partV[at:][:p.w], partI[at:][:p.w]
 		for q := 1; q < parts; q++ {
 			argRow(b, ix, partV[at+q*tw:], partI[at+q*tw:], 0, isMax)
 		}
 		for i, v := range ix {
-			o[l.outOff+outBase+(c0+i)*kOut] = v
+			o[p.out+i*kOut] = v
 		}
 	}
 }

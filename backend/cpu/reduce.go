@@ -868,6 +868,50 @@ func (l *redLines) columnar(minW int) bool {
 	return k >= 0 && l.n > 1 && l.shape[k] >= minW && redAbs(l.kin[k]) < redAbs(l.sIn)
 }
 
+// colPlan cuts a reduction of neighbouring lines (columnar) into tasks:
+// panels of up to redTile lines, read a row across them at a time, and,
+// when there are fewer panels than redFewTasks, parts of rowsPer rows
+// each, at least redPart elements, to share out. It depends on the shape
+// only, so joining the parts in order gives the same result on any number
+// of cores.
+type colPlan struct {
+	w, kIn, kOut   int // lines in a row of panels, and their strides
+	tw, tiles      int // panel width, panels a row
+	cols           int // panels in all
+	parts, rowsPer int
+}
+
+func (l *redLines) colPlan() colPlan {
+	last := len(l.shape) - 1
+	c := colPlan{w: l.shape[last], kIn: l.kin[last], kOut: l.kout[last]}
+	c.tw = min(c.w, redTile)
+	c.tiles = (c.w + c.tw - 1) / c.tw
+	c.cols = l.count / c.w * c.tiles
+	parts := 1
+	if c.cols < redFewTasks {
+		parts = max(1, min((redFewTasks+c.cols-1)/c.cols, l.n*c.tw/redPart))
+	}
+	c.rowsPer = (l.n + parts - 1) / parts
+	c.parts = (l.n + c.rowsPer - 1) / c.rowsPer
+	return c
+}
+
+// panel is task t of a colPlan: the offsets of its first line in the
+// input and the output, that line's index in its row, the panel's width,
+// and its rows.
+type panel struct {
+	in, out, c0, w int
+	r0, r1         int
+}
+
+func (l *redLines) panel(c colPlan, t int) panel {
+	col, q := t/c.parts, t%c.parts
+	last := len(l.shape) - 1
+	inBase, outBase := redOffsets(l.shape[:last], l.kin, l.kout, col/c.tiles)
+	c0 := col % c.tiles * c.tw
+	return panel{l.inOff + inBase + c0*c.kIn, l.outOff + outBase + c0*c.kOut, c0, min(c.tw, c.w-c0), q * c.rowsPer, min(l.n, (q+1)*c.rowsPer)}
+}
+
 // each calls a body for every line, in parallel. newBody is called once per
 // chunk of lines, so bodies can own scratch space.
 func (l *redLines) each(newBody func() func(inOff, outOff int)) {

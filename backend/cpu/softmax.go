@@ -219,32 +219,14 @@ func smSplit[C smFloat](kind smKind, l *redLines, io redIO[C], ops *smOps[C]) {
 // joined to float64 totals: at most eight roundings of a float32 per
 // term, a relative error below 2^-21 however long the lines.
 func smColumns[C smFloat](kind smKind, l *redLines, io redIO[C], ops *smOps[C]) {
-	last := len(l.shape) - 1
-	w, kIn, kOut := l.shape[last], l.kin[last], l.kout[last]
-	tw := min(w, redTile)
-	tiles := (w + tw - 1) / tw
-	cols := l.count / w * tiles
-	parts := 1
-	if cols < redFewTasks {
-		parts = max(1, min((redFewTasks+cols-1)/cols, l.n*tw/redPart))
-	}
-	rowsPer := (l.n + parts - 1) / parts
-	parts = (l.n + rowsPer - 1) / rowsPer
+	cp := l.colPlan()
+	kIn, kOut, tw, cols, parts, rowsPer := cp.kIn, cp.kOut, cp.tw, cp.cols, cp.parts, cp.rowsPer
 	tasks := cols * parts
 	// pm holds each task's maxima, then in each column's first task the
 	// line maxima (shifted); ps each task's sums; f what the last pass
 	// applies: 1/sum or log(sum).
 	pm, ps, f := make([]C, tasks*tw), make([]float64, tasks*tw), make([]C, cols*tw)
-	type panel struct {
-		in, out, c0, w int // offsets of the first line, its index, width
-		r0, r1         int // rows
-	}
-	at := func(t int) panel {
-		c, q := t/parts, t%parts
-		inBase, outBase := redOffsets(l.shape[:last], l.kin, l.kout, c/tiles)
-		c0 := c % tiles * tw
-		return panel{l.inOff + inBase + c0*kIn, l.outOff + outBase + c0*kOut, c0, min(tw, w-c0), q * rowsPer, min(l.n, (q+1)*rowsPer)}
-	}
+	at := func(t int) panel { return l.panel(cp, t) }
 	pass := func(body func(t int, p panel, xb, e, blk []C)) {
 		ParallelFor(tasks, max(1, Grain/(rowsPer*tw)), func(lo, hi int) {
 			xb, e, blk := make([]C, tw), make([]C, tw), make([]C, tw)

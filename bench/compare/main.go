@@ -36,6 +36,7 @@ import (
 	"github.com/fathom-go/fathom/backend/cpu"
 	"github.com/fathom-go/fathom/compile"
 	"github.com/fathom-go/fathom/graph"
+	"github.com/fathom-go/fathom/internal/mlp"
 	"github.com/fathom-go/fathom/ops"
 )
 
@@ -122,9 +123,9 @@ func workloads() []workload {
 		add("argmax", 4*n, func(_, _, _, flat *array.Array) func() { return func() { eval(ops.ArgMax(flat, 0)) } })
 		add("softmax", 8*n, func(x, _, _, _ *array.Array) func() { return func() { eval(ops.Softmax(x, -1)) } })
 	}
-	ws = append(ws, workload{name: "mlp-step/256", flops: mlpStepFlops, setup: func() func() {
+	ws = append(ws, workload{name: "mlp-step/256", flops: mlp.StepFlops, setup: func() func() {
 		step := compile.Compile(mlpStep)
-		args := mlpArgs()
+		args := mlp.Args()
 		return func() {
 			if err := array.Eval(step.Call(args...)...); err != nil {
 				panic(err)
@@ -134,52 +135,13 @@ func workloads() []workload {
 	return ws
 }
 
-// The MLP step is the loss of a 2-layer ReLU network (batch 256, 784 ->
-// 512 -> 10, softmax cross-entropy) and its gradients with respect to the
-// four parameters: what one step of training computes. workloads.py
-// writes the same in numpy by hand and in PyTorch with autograd.
-const (
-	mlpBatch, mlpIn, mlpHidden, mlpOut = 256, 784, 512, 10
-
-	// the forward matmuls, then the weight gradients and the hidden
-	// layer's gradient (the input's is not needed)
-	mlpStepFlops = 2*mlpBatch*(mlpIn*mlpHidden+mlpHidden*mlpOut) + 2*mlpBatch*(mlpIn*mlpHidden+2*mlpHidden*mlpOut)
-)
-
-func mlpLoss(in ...*array.Array) *array.Array {
-	w1, b1, w2, b2, x, labels := in[0], in[1], in[2], in[3], in[4], in[5]
-	h := ops.MaximumScalar(ops.Add(ops.MatMul(x, w1), b1), 0)
-	logits := ops.Add(ops.MatMul(h, w2), b2)
-	return ops.Neg(ops.Mean(ops.Sum(ops.Mul(labels, ops.LogSoftmax(logits, -1)), -1)))
-}
-
+// mlpStep is one step of training the benchmarks' network (package mlp):
+// its loss and the gradients with respect to the four parameters.
+// workloads.py writes the same in numpy by hand and in PyTorch with
+// autograd.
 func mlpStep(in ...*array.Array) []*array.Array {
-	loss, grads := graph.ValueAndGrad(mlpLoss, 0, 1, 2, 3)(in...)
+	loss, grads := graph.ValueAndGrad(mlp.Loss, 0, 1, 2, 3)(in...)
 	return append(grads, loss)
-}
-
-// mlpArgs returns the parameters, scaled so activations stay of order 1,
-// and a batch with one-hot labels; workloads.py builds the same.
-func mlpArgs() []*array.Array {
-	scaled := func(n int, seed uint64, s float32) []float32 {
-		v := randF32(n, seed)
-		for i := range v {
-			v[i] *= s
-		}
-		return v
-	}
-	onehot := make([]float32, mlpBatch*mlpOut)
-	for i := range mlpBatch {
-		onehot[i*mlpOut+i*7%mlpOut] = 1
-	}
-	return []*array.Array{
-		array.FromSlice(scaled(mlpIn*mlpHidden, 1, 0.05), mlpIn, mlpHidden),
-		array.FromSlice(scaled(mlpHidden, 2, 0.1), mlpHidden),
-		array.FromSlice(scaled(mlpHidden*mlpOut, 3, 0.05), mlpHidden, mlpOut),
-		array.FromSlice(scaled(mlpOut, 4, 0.1), mlpOut),
-		array.FromSlice(scaled(mlpBatch*mlpIn, 5, 1), mlpBatch, mlpIn),
-		array.FromSlice(onehot, mlpBatch, mlpOut),
-	}
 }
 
 // timeGo returns the mean time of f over enough runs to take minMS, after

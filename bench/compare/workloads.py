@@ -42,7 +42,7 @@ def numpy_gelu(x, out, tmp):
 
 
 def mlp_args(rng):
-    # as main.go's mlpArgs: 2-layer ReLU network, batch 256, 784 -> 512 -> 10
+    # as internal/mlp's Args: 2-layer ReLU network, batch 256, 784 -> 512 -> 10
     b, i, h, o = 256, 784, 512, 10
 
     def u(shape, s):

@@ -857,46 +857,9 @@ var binFns = []binFn{
 	{"min", "Minimum", "the smaller of a[i] and b[i], or the NaN among them", maxMin(false)},
 }
 
-// binKernel emits f into s.c: a loop over the whole vectors of dst, four
-// at a time while it can, that returns how many elements it wrote.
+// binKernel emits f into s.c: tileKernel's loop over the slices a and b.
 func (s *isa) binKernel(f binFn) {
-	c := s.c
-	c.Function(f.name + s.name)
-	c.Attributes(attr.NOSPLIT)
-	c.SignatureExpr("func(dst, a, b []float32) int")
-	d := c.Load(c.Param("dst").Base(), c.GP64())
-	n := c.Load(c.Param("dst").Len(), c.GP64())
-	pa := c.Load(c.Param("a").Base(), c.GP64())
-	pb := c.Load(c.Param("b").Base(), c.GP64())
-	n4 := c.GP64()
-	c.MOVQ(n, n4)
-	c.ANDQ(operand.I32(-4*s.width), n4)
-	c.ANDQ(operand.I32(-s.width), n)
-	i := c.GP64()
-	c.XORQ(i, i)
-	step := func(vectors int) {
-		for v := range vectors {
-			at := func(p reg.Register) operand.Mem {
-				return operand.Mem{Base: p, Index: i, Scale: 4, Disp: 4 * s.width * v}
-			}
-			c.VMOVUPS(f.core(s, s.copy(at(pa)), s.copy(at(pb))), at(d))
-		}
-		c.ADDQ(operand.U32(vectors*s.width), i)
-	}
-	c.Label("loop4")
-	c.CMPQ(i, n4)
-	c.JAE(operand.LabelRef("loop1"))
-	step(4)
-	c.JMP(operand.LabelRef("loop4"))
-	c.Label("loop1")
-	c.CMPQ(i, n)
-	c.JAE(operand.LabelRef("done"))
-	step(1)
-	c.JMP(operand.LabelRef("loop1"))
-	c.Label("done")
-	c.Store(i, c.ReturnIndex(0))
-	c.VZEROUPPER()
-	c.RET()
+	s.tileKernel(f.name, "ab", func(s *isa, v []reg.Register) reg.Register { return f.core(s, v[0], v[1]) })
 }
 
 func emitBinary(ctx *build.Context, spec isa, f binFn) {
