@@ -52,7 +52,8 @@ type cpuPool struct {
 	missBytes  atomic.Int64 // fresh bytes allocated since the last reclaim
 
 	mu      sync.Mutex
-	free    map[int][][]uint64 // class size in bytes -> buffers
+	free    map[int][]pooled // class size in bytes -> buffers, oldest first
+	seq     uint64           // puts so far
 	cached  int64
 	limit   int64
 	hits    atomic.Int64
@@ -63,7 +64,7 @@ type cpuPool struct {
 var pool = newCPUPool()
 
 func newCPUPool() *cpuPool {
-	p := &cpuPool{free: map[int][][]uint64{}, limit: 1 << 30}
+	p := &cpuPool{free: map[int][]pooled{}, limit: 1 << 30}
 	if v := os.Getenv(EnvCPUCacheLimit); v != "" {
 		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 {
 			p.limit = n
@@ -82,12 +83,18 @@ func sizeClass(n int) int {
 	return (n + step - 1) / step * step
 }
 
+// pooled is a free buffer and when it was put in the pool.
+type pooled struct {
+	buf []uint64
+	seq uint64
+}
+
 func (p *cpuPool) get(class int) []uint64 {
 	p.mu.Lock()
 	l := p.free[class]
 	if k := len(l); k > 0 {
-		b := l[k-1]
-		l[k-1] = nil
+		b := l[k-1].buf
+		l[k-1] = pooled{}
 		p.free[class] = l[:k-1]
 		p.cached -= int64(class)
 		p.mu.Unlock()
@@ -97,17 +104,40 @@ func (p *cpuPool) get(class int) []uint64 {
 	return nil
 }
 
+// put keeps b for reuse. A full pool makes room by dropping the buffers
+// put longest ago, whatever their size: it keeps the sizes a program uses
+// now rather than those of work it has finished, whose buffers would
+// otherwise fill it for good and send every large allocation to fresh
+// memory.
 func (p *cpuPool) put(b []uint64) {
 	class := len(b) * 8
 	p.mu.Lock()
-	if p.cached+int64(class) > p.limit {
+	defer p.mu.Unlock()
+	if int64(class) > p.limit {
 		p.dropped++
-		p.mu.Unlock()
 		return
 	}
-	p.free[class] = append(p.free[class], b)
+	for p.cached+int64(class) > p.limit {
+		p.dropOldest()
+	}
+	p.seq++
+	p.free[class] = append(p.free[class], pooled{b, p.seq})
 	p.cached += int64(class)
-	p.mu.Unlock()
+}
+
+// dropOldest drops the buffer put longest ago: the first of some class.
+func (p *cpuPool) dropOldest() {
+	oldest := -1
+	for c, l := range p.free {
+		if len(l) > 0 && (oldest < 0 || l[0].seq < p.free[oldest][0].seq) {
+			oldest = c
+		}
+	}
+	l := p.free[oldest]
+	l[0] = pooled{}
+	p.free[oldest] = l[1:]
+	p.cached -= int64(oldest)
+	p.dropped++
 }
 
 // AllocCPU returns storage of n bytes on the CPU. Its contents are
@@ -206,7 +236,7 @@ func CPUPoolStats() PoolStats {
 // ClearCPUPool frees every cached buffer to the Go allocator.
 func ClearCPUPool() {
 	pool.mu.Lock()
-	pool.free = map[int][][]uint64{}
+	pool.free = map[int][]pooled{}
 	pool.cached = 0
 	pool.mu.Unlock()
 }

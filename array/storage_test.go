@@ -137,7 +137,7 @@ func TestPoolReusesFreedBuffer(t *testing.T) {
 }
 
 func TestPoolLimit(t *testing.T) {
-	p := &cpuPool{free: map[int][][]uint64{}, limit: 10 << 10}
+	p := &cpuPool{free: map[int][]pooled{}, limit: 10 << 10}
 	buf := func() []uint64 { return make([]uint64, 512) } // 4 KiB
 	p.put(buf())
 	p.put(buf())
@@ -151,10 +151,41 @@ func TestPoolLimit(t *testing.T) {
 	if b := p.get(8 << 10); b != nil {
 		t.Error("get of a class with no free buffer returned one")
 	}
-	off := &cpuPool{free: map[int][][]uint64{}, limit: 0}
+	off := &cpuPool{free: map[int][]pooled{}, limit: 0}
 	off.put(buf())
 	if off.cached != 0 || off.dropped != 1 {
 		t.Errorf("a pool with limit 0 cached %d bytes", off.cached)
+	}
+}
+
+// TestPoolDropsOldest fills a pool with small buffers, then frees larger
+// ones: the pool makes room by dropping the buffers freed longest ago, so
+// it ends up holding the sizes in use now.
+func TestPoolDropsOldest(t *testing.T) {
+	p := &cpuPool{free: map[int][]pooled{}, limit: 16 << 10}
+	small, large := make([][]uint64, 4), make([]uint64, 1024) // 4 KiB each, 8 KiB
+	for i := range small {
+		small[i] = make([]uint64, 512)
+		p.put(small[i])
+	}
+	p.put(large)
+	if p.cached != 16<<10 || p.dropped != 2 || len(p.free[4<<10]) != 2 || len(p.free[8<<10]) != 1 {
+		t.Fatalf("cached %d, dropped %d, %d small and %d large free; want 16384, 2, 2, 1",
+			p.cached, p.dropped, len(p.free[4<<10]), len(p.free[8<<10]))
+	}
+	// the two kept are the newest, and get returns the newest first
+	if b := p.get(4 << 10); &b[0] != &small[3][0] {
+		t.Error("get did not return the small buffer freed last")
+	}
+	if b := p.get(4 << 10); &b[0] != &small[2][0] {
+		t.Error("the second small buffer kept is not the one freed third")
+	}
+	if b := p.get(8 << 10); &b[0] != &large[0] {
+		t.Error("the large buffer was not kept")
+	}
+	p.put(make([]uint64, 4096)) // 32 KiB: more than the limit
+	if p.cached != 0 || p.dropped != 3 {
+		t.Errorf("a buffer larger than the limit: cached %d, dropped %d; want 0, 3", p.cached, p.dropped)
 	}
 }
 
