@@ -70,12 +70,14 @@ type tileStep struct {
 	binary func(dst, a, b []byte)
 	vs, sv func(dst, a, s []byte)
 
-	// A Mul whose product only one Add reads is done by that Add in the
-	// same pass (skip marks the Mul): mulAdd computes a*b + c with the
-	// operands in madd, mulAddS the same with b a scalar input.
-	skip            bool
-	mulAdd, mulAddS func(dst, a, b, c []byte)
-	madd            [3]int
+	// A product (Mul or Square) that only one Add or Mul reads is done by
+	// that instruction in the same pass, skip marking the product: fused
+	// computes (a*b) + c or (a*b) * c with the operands in fargs, fusedS
+	// the same with b a scalar input. The product is rounded first, as
+	// the two instructions round it, so fusing changes no result.
+	skip          bool
+	fused, fusedS func(dst, a, b, c []byte)
+	fargs         [3]int
 
 	out  int // output index, or -1 for a scratch tile
 	slot int // the scratch tile when out < 0
@@ -130,7 +132,7 @@ func newCompiled(inDTypes []array.DType, instrs []Instr, outputs []int) *Compile
 			st.unary = cpu.ConvertTileFunc(regDT(in.Args[0]), in.DType)
 		}
 	}
-	c.fuseMulAdds(outOf)
+	c.fuseProducts(outOf)
 	slot := c.slots(outOf)
 	widest := 1
 	for k := range c.steps {
@@ -148,9 +150,10 @@ func newCompiled(inDTypes []array.DType, instrs []Instr, outputs []int) *Compile
 	return c
 }
 
-// fuseMulAdds gives each Add of a product that nothing else reads the
-// Mul's work (see tileStep).
-func (c *Compiled) fuseMulAdds(outOf map[int]int) {
+// fuseProducts gives each Add or Mul of a product that nothing else reads
+// the product's work (see tileStep). A fused instruction is not itself
+// fused into the next: each pass does at most two operations.
+func (c *Compiled) fuseProducts(outOf map[int]int) {
 	nIn := len(c.InDTypes)
 	reads := make([]int, nIn+len(c.Instrs))
 	for _, in := range c.Instrs {
@@ -158,37 +161,54 @@ func (c *Compiled) fuseMulAdds(outOf map[int]int) {
 			reads[a]++
 		}
 	}
-	isMul := func(r int) bool {
+	// product returns the factors of register r if it is a product that
+	// only one instruction reads, in a tile kernel of its own
+	product := func(r int) (a, b int, ok bool) {
 		if r < nIn || reads[r] != 1 {
-			return false
+			return 0, 0, false
 		}
 		if _, isOut := outOf[r]; isOut {
-			return false
+			return 0, 0, false
 		}
 		k := r - nIn
-		return c.Instrs[k].Kind == KindBinary && cpu.BinaryOp(c.Instrs[k].Op) == cpu.Mul && c.steps[k].binary != nil && !c.steps[k].skip
+		in, st := c.Instrs[k], &c.steps[k]
+		switch {
+		case st.skip || st.fused != nil:
+			return 0, 0, false
+		case in.Kind == KindBinary && cpu.BinaryOp(in.Op) == cpu.Mul && st.binary != nil:
+			return in.Args[0], in.Args[1], true
+		case in.Kind == KindUnary && cpu.UnaryOp(in.Op) == cpu.Square && st.unary != nil:
+			return in.Args[0], in.Args[0], true // x*x, as Square computes it
+		}
+		return 0, 0, false
 	}
 	for k, in := range c.Instrs {
 		st := &c.steps[k]
-		if in.Kind != KindBinary || cpu.BinaryOp(in.Op) != cpu.Add || st.binary == nil {
+		if in.Kind != KindBinary || st.binary == nil {
+			continue
+		}
+		var funcs func(array.DType) (vvv, vsv func(dst, a, b, c []byte))
+		switch cpu.BinaryOp(in.Op) {
+		case cpu.Add:
+			funcs = cpu.MulAddTileFuncs
+		case cpu.Mul:
+			funcs = cpu.MulMulTileFuncs
+		default:
 			continue
 		}
 		p, q := in.Args[0], in.Args[1]
-		if !isMul(p) {
-			p, q = q, p // addition commutes exactly
+		a, b, ok := product(p)
+		if !ok {
+			p, q = q, p // addition and multiplication commute exactly
+			a, b, ok = product(p)
 		}
-		if !isMul(p) || p == q {
+		if !ok || p == q || c.Instrs[p-nIn].DType != in.DType {
 			continue
 		}
-		mul := c.Instrs[p-nIn]
-		if mul.DType != in.DType {
+		if st.fused, st.fusedS = funcs(in.DType); st.fused == nil {
 			continue
 		}
-		st.mulAdd, st.mulAddS = cpu.MulAddTileFuncs(in.DType)
-		if st.mulAdd == nil {
-			continue
-		}
-		st.madd = [3]int{mul.Args[0], mul.Args[1], q}
+		st.fargs = [3]int{a, b, q}
 		c.steps[p-nIn].skip = true
 	}
 }
@@ -458,15 +478,15 @@ func (c *Compiled) runTiles(tlo, thi, n int, inBufs []cpu.Buf, walkers []*cpu.Wa
 			switch {
 			case st.unary != nil:
 				st.unary(d, regs[args[0]])
-			case st.mulAdd != nil:
-				a, b, addend := st.madd[0], st.madd[1], st.madd[2]
+			case st.fused != nil:
+				a, b, third := st.fargs[0], st.fargs[1], st.fargs[2]
 				if isScalar(a) {
 					a, b = b, a // multiplication commutes exactly
 				}
 				if isScalar(b) && !isScalar(a) {
-					st.mulAddS(d, regs[a], sc[b], regs[addend])
+					st.fusedS(d, regs[a], sc[b], regs[third])
 				} else {
-					st.mulAdd(d, regs[a], regs[b], regs[addend])
+					st.fused(d, regs[a], regs[b], regs[third])
 				}
 			case st.binary != nil:
 				a, b := args[0], args[1]
@@ -502,21 +522,21 @@ func (c *Compiled) runTiles(tlo, thi, n int, inBufs []cpu.Buf, walkers []*cpu.Wa
 	return nil
 }
 
-// reads returns the registers that step k reads: none for a Mul done by
-// its Add, the three operands for that Add.
+// reads returns the registers that step k reads: none for a product done
+// by its reader, the three operands for that reader.
 func (c *Compiled) reads(k int) []int {
 	st := &c.steps[k]
 	switch {
 	case st.skip:
 		return nil
-	case st.mulAdd != nil:
-		return st.madd[:]
+	case st.fused != nil:
+		return st.fargs[:]
 	}
 	return c.Instrs[k].Args
 }
 
 // slots assigns each instruction register that is not an output (or a
-// skipped Mul) a scratch tile, reusing a tile once its register has been
+// skipped product) a scratch tile, reusing a tile once its register has been
 // read for the last time (linear scan), so a long program needs few tiles.
 // A result takes its tile before its operands' tiles are freed, so it
 // never overwrites an operand it is reading.

@@ -24,12 +24,23 @@ func TestInterpreterMatchesOps(t *testing.T) {
 	y64 := array.FromSlice(ys, n)
 	x64 := ops.AsType(x32, array.Float64)
 	progs := map[string]struct {
-		f       func(in ...*array.Array) []*array.Array
-		in      []*array.Array
-		mulAdds int
+		f     func(in ...*array.Array) []*array.Array
+		in    []*array.Array
+		fused int
 	}{
-		"gelu float32": {gelu, []*array.Array{x32}, 1},
-		"gelu float64": {gelu, []*array.Array{y64}, 1},
+		// x*x*x, the product with 0.044715 plus x, and 0.5x times the rest
+		"gelu float32": {gelu, []*array.Array{x32}, 3},
+		"gelu float64": {gelu, []*array.Array{y64}, 3},
+		// the second product takes in the first and the Add the third,
+		// leaving Square alone: a fused instruction is not fused again,
+		// and an Add takes in one product
+		"product chain": {func(in ...*array.Array) []*array.Array {
+			p := ops.Mul(ops.Mul(in[0], in[1]), in[0])
+			return []*array.Array{ops.Add(ops.Mul(p, in[1]), ops.Square(in[1]))}
+		}, []*array.Array{x64, y64}, 2},
+		"square plus": {func(in ...*array.Array) []*array.Array {
+			return []*array.Array{ops.Add(in[0], ops.Square(in[1]))}
+		}, []*array.Array{x32, ops.AsType(y64, array.Float32)}, 1},
 		"shared product": {func(in ...*array.Array) []*array.Array {
 			p := ops.Mul(in[0], in[1])
 			return []*array.Array{ops.Add(p, in[0]), ops.Sub(p, in[1])}
@@ -54,14 +65,14 @@ func TestInterpreterMatchesOps(t *testing.T) {
 		if len(fused) != 1 {
 			t.Fatalf("%s: %d fused groups, want 1", name, len(fused))
 		}
-		mulAdds := 0
+		n := 0
 		for _, st := range fused[0].steps {
-			if st.mulAdd != nil {
-				mulAdds++
+			if st.fused != nil {
+				n++
 			}
 		}
-		if mulAdds != p.mulAdds {
-			t.Errorf("%s: %d multiply-adds, want %d", name, mulAdds, p.mulAdds)
+		if n != p.fused {
+			t.Errorf("%s: %d instructions with a product fused in, want %d", name, n, p.fused)
 		}
 		for _, stream := range []bool{false, true} {
 			old := streamBytes

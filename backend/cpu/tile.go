@@ -136,6 +136,32 @@ func mulAddTileFuncs[T float32 | float64](vvv func(d, a, b, c []T), vsv func(d, 
 		func(d, a, b, c []byte) { vsv(asSlice[T](d), asSlice[T](a), asSlice[T](b)[0], asSlice[T](c)) }
 }
 
+// MulMulTileFuncs returns kernels of dst[i] = (a[i]*b[i]) * c[i], like
+// MulAddTileFuncs: each product is rounded, as two Muls round them.
+func MulMulTileFuncs(dt array.DType) (vvv, vsv func(dst, a, b, c []byte)) {
+	switch dt {
+	case array.Float32:
+		return mulAddTileFuncs[float32](vecMulMul, vecMulMulS)
+	case array.Float64:
+		return mulAddTileFuncs[float64](mulMul[float64], mulMulScalar[float64])
+	}
+	return nil, nil
+}
+
+func mulMul[T float32 | float64](d, a, b, c []T) {
+	a, b, c = a[:len(d)], b[:len(d)], c[:len(d)]
+	for i := range d {
+		d[i] = T(a[i]*b[i]) * c[i]
+	}
+}
+
+func mulMulScalar[T float32 | float64](d, a []T, b T, c []T) {
+	a, c = a[:len(d)], c[:len(d)]
+	for i := range d {
+		d[i] = T(a[i]*b) * c[i]
+	}
+}
+
 // mulAdd and mulAddScalar are the pure-Go multiply-adds. The conversion
 // rounds the product: without it the compiler may contract a*b+c into one
 // fused multiply-add, which rounds once.

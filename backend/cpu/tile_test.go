@@ -60,10 +60,11 @@ func TestVecScalar(t *testing.T) {
 	}
 }
 
-// TestMulAdd checks that the multiply-adds of every implementation round
-// the product, bit for bit as Mul then Add do, on the special values and
-// on products whose fused and unfused results differ.
-func TestMulAdd(t *testing.T) {
+// TestTripleKernels checks that the multiply-adds and the products of
+// three of every implementation round the first product, bit for bit as
+// Mul then Add (or Mul then Mul) do, on the special values and on products
+// whose fused and unfused results differ.
+func TestTripleKernels(t *testing.T) {
 	var a, b, c []float32
 	for _, x := range tileSpecials {
 		for _, y := range tileSpecials {
@@ -77,36 +78,48 @@ func TestMulAdd(t *testing.T) {
 	for range 40 {
 		a, b, c = append(a, e), append(b, e), append(c, -1-1.0/2048)
 	}
-	mul, add := goBinaryKernel(Mul), goBinaryKernel(Add)
-	want := make([]float32, len(a))
-	mul.vv(want, a, b)
-	add.vv(want, want, c)
-	if want[len(want)-1] != 0 {
-		t.Fatalf("the twice-rounded reference is %g, want 0", want[len(want)-1])
-	}
-	names, impls := vecImplsUnderTest()
-	for k, impl := range impls {
-		vvv, vsv := mulAddLoops(impl)
-		for n := range 70 {
-			for _, lo := range []int{0, 1, 3, 7, 150, len(a) - 70} {
-				got := make([]float32, n)
-				vvv(got, a[lo:lo+n], b[lo:lo+n], c[lo:lo+n])
-				for i := range n {
-					if !sameF32(got[i], want[lo+i]) {
-						t.Fatalf("%s mulAdd(%g, %g, %g) = %g, want %g", names[k], a[lo+i], b[lo+i], c[lo+i], got[i], want[lo+i])
+	mul := goBinaryKernel(Mul)
+	for _, tc := range []struct {
+		name    string
+		second  BinaryOp
+		kernels func(*vecImpl) (tripleKernel, tripleKernelS)
+		vvv     func(d, a, b, c []float32)
+		vsv     func(d, a []float32, b float32, c []float32)
+	}{
+		{"mulAdd", Add, mulAddKernels, mulAdd[float32], mulAddScalar[float32]},
+		{"mulMul", Mul, mulMulKernels, mulMul[float32], mulMulScalar[float32]},
+	} {
+		second := goBinaryKernel(tc.second)
+		want := make([]float32, len(a))
+		mul.vv(want, a, b)
+		second.vv(want, want, c)
+		if tc.second == Add && want[len(want)-1] != 0 {
+			t.Fatalf("the twice-rounded reference is %g, want 0", want[len(want)-1])
+		}
+		names, impls := vecImplsUnderTest()
+		for k, impl := range impls {
+			vvv, vsv := tripleLoops(impl, tc.kernels, tc.vvv, tc.vsv)
+			for n := range 70 {
+				for _, lo := range []int{0, 1, 3, 7, 150, len(a) - 70} {
+					got := make([]float32, n)
+					vvv(got, a[lo:lo+n], b[lo:lo+n], c[lo:lo+n])
+					for i := range n {
+						if !sameF32(got[i], want[lo+i]) {
+							t.Fatalf("%s %s(%g, %g, %g) = %g, want %g", names[k], tc.name, a[lo+i], b[lo+i], c[lo+i], got[i], want[lo+i])
+						}
 					}
 				}
 			}
-		}
-		for _, s := range append(tileSpecials, e) {
-			w := make([]float32, len(a))
-			mul.vs(w, a, s)
-			add.vv(w, w, c)
-			got := make([]float32, len(a))
-			vsv(got, a, s, c)
-			for i := range got {
-				if !sameF32(got[i], w[i]) {
-					t.Fatalf("%s mulAddS(%g, scalar %g, %g) = %g, want %g", names[k], a[i], s, c[i], got[i], w[i])
+			for _, s := range append(tileSpecials, e) {
+				w := make([]float32, len(a))
+				mul.vs(w, a, s)
+				second.vv(w, w, c)
+				got := make([]float32, len(a))
+				vsv(got, a, s, c)
+				for i := range got {
+					if !sameF32(got[i], w[i]) {
+						t.Fatalf("%s %sS(%g, scalar %g, %g) = %g, want %g", names[k], tc.name, a[i], s, c[i], got[i], w[i])
+					}
 				}
 			}
 		}
@@ -146,29 +159,35 @@ func TestTileFuncs(t *testing.T) {
 				}
 			}
 		}
-		vvv, vsv := MulAddTileFuncs(dt)
-		prod := Contiguous(make([]byte, n*dt.Size()), dt, []int{n})
-		want := Contiguous(make([]byte, n*dt.Size()), dt, []int{n})
-		if err := Binary(Mul, prod, buf(x), buf(y)); err != nil {
-			t.Fatal(err)
-		}
-		if err := Binary(Add, want, prod, buf(z)); err != nil {
-			t.Fatal(err)
-		}
-		got := make([]byte, n*dt.Size())
-		vvv(got, buf(x).Data, buf(y).Data, buf(z).Data)
-		if string(got) != string(want.Data) {
-			t.Errorf("%v mulAdd: %v, want %v", dt, fromBytes(got, dt), fromBytes(want.Data, dt))
-		}
-		if err := Binary(Mul, prod, buf(x), Buf{Data: s, DType: dt, Shape: []int{n}, Strides: []int{0}}); err != nil {
-			t.Fatal(err)
-		}
-		if err := Binary(Add, want, prod, buf(z)); err != nil {
-			t.Fatal(err)
-		}
-		vsv(got, buf(x).Data, s, buf(z).Data)
-		if string(got) != string(want.Data) {
-			t.Errorf("%v mulAddS: %v, want %v", dt, fromBytes(got, dt), fromBytes(want.Data, dt))
+		for _, tr := range []struct {
+			name   string
+			second BinaryOp
+			funcs  func(array.DType) (vvv, vsv func(dst, a, b, c []byte))
+		}{{"mulAdd", Add, MulAddTileFuncs}, {"mulMul", Mul, MulMulTileFuncs}} {
+			vvv, vsv := tr.funcs(dt)
+			prod := Contiguous(make([]byte, n*dt.Size()), dt, []int{n})
+			want := Contiguous(make([]byte, n*dt.Size()), dt, []int{n})
+			if err := Binary(Mul, prod, buf(x), buf(y)); err != nil {
+				t.Fatal(err)
+			}
+			if err := Binary(tr.second, want, prod, buf(z)); err != nil {
+				t.Fatal(err)
+			}
+			got := make([]byte, n*dt.Size())
+			vvv(got, buf(x).Data, buf(y).Data, buf(z).Data)
+			if string(got) != string(want.Data) {
+				t.Errorf("%v %s: %v, want %v", dt, tr.name, fromBytes(got, dt), fromBytes(want.Data, dt))
+			}
+			if err := Binary(Mul, prod, buf(x), Buf{Data: s, DType: dt, Shape: []int{n}, Strides: []int{0}}); err != nil {
+				t.Fatal(err)
+			}
+			if err := Binary(tr.second, want, prod, buf(z)); err != nil {
+				t.Fatal(err)
+			}
+			vsv(got, buf(x).Data, s, buf(z).Data)
+			if string(got) != string(want.Data) {
+				t.Errorf("%v %sS: %v, want %v", dt, tr.name, fromBytes(got, dt), fromBytes(want.Data, dt))
+			}
 		}
 	}
 }

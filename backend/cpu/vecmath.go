@@ -66,8 +66,8 @@ type vecImpl struct {
 	affine                 func(dst, src []float32, a, c, b float32)
 
 	addVS, subVS, subSV, mulVS, divVS, divSV, maxVS, maxSV, minVS, minSV func(dst, a []float32, b float32) int
-	mulAdd                                                               func(dst, a, b, c []float32) int
-	mulAddS                                                              func(dst, a []float32, b float32, c []float32) int
+	mulAdd, mulMul                                                       tripleKernel
+	mulAddS, mulMulS                                                     tripleKernelS
 	prefetch                                                             func(p []byte)
 	copyNT                                                               func(dst, src []float32) int
 }
@@ -214,23 +214,36 @@ func withVec[T ewReal](op BinaryOp, k binKernel[T, T]) binKernel[T, T] {
 	return k
 }
 
-// vecMulAdd and vecMulAddS are the float32 multiply-adds of tile.go
-// (MulAddTileFuncs): the vector kernels over the whole vectors and the Go
-// loops over the rest, or the Go loops alone without kernels.
-var vecMulAdd, vecMulAddS = mulAddLoops(vecBest)
+// vecMulAdd, vecMulAddS, vecMulMul and vecMulMulS are the float32
+// kernels of tile.go's MulAddTileFuncs and MulMulTileFuncs: the vector
+// kernels over the whole vectors and the Go loops over the rest, or the Go
+// loops alone without kernels.
+var (
+	vecMulAdd, vecMulAddS = tripleLoops(vecBest, mulAddKernels, mulAdd[float32], mulAddScalar[float32])
+	vecMulMul, vecMulMulS = tripleLoops(vecBest, mulMulKernels, mulMul[float32], mulMulScalar[float32])
+)
 
-func mulAddLoops(impl *vecImpl) (func(d, a, b, c []float32), func(d, a []float32, b float32, c []float32)) {
+type (
+	tripleKernel  func(dst, a, b, c []float32) int
+	tripleKernelS func(dst, a []float32, b float32, c []float32) int
+)
+
+func mulAddKernels(impl *vecImpl) (tripleKernel, tripleKernelS) { return impl.mulAdd, impl.mulAddS }
+func mulMulKernels(impl *vecImpl) (tripleKernel, tripleKernelS) { return impl.mulMul, impl.mulMulS }
+
+func tripleLoops(impl *vecImpl, kernels func(*vecImpl) (tripleKernel, tripleKernelS), vvv func(d, a, b, c []float32), vsv func(d, a []float32, b float32, c []float32)) (func(d, a, b, c []float32), func(d, a []float32, b float32, c []float32)) {
 	if impl == nil {
-		return mulAdd[float32], mulAddScalar[float32]
+		return vvv, vsv
 	}
+	kv, ks := kernels(impl)
 	return func(d, a, b, c []float32) {
 			a, b, c = a[:len(d)], b[:len(d)], c[:len(d)]
-			n := impl.mulAdd(d, a, b, c)
-			mulAdd(d[n:], a[n:], b[n:], c[n:])
+			n := kv(d, a, b, c)
+			vvv(d[n:], a[n:], b[n:], c[n:])
 		}, func(d, a []float32, b float32, c []float32) {
 			a, c = a[:len(d)], c[:len(d)]
-			n := impl.mulAddS(d, a, b, c)
-			mulAddScalar(d[n:], a[n:], b, c[n:])
+			n := ks(d, a, b, c)
+			vsv(d[n:], a[n:], b, c[n:])
 		}
 }
 

@@ -54,6 +54,8 @@ func asmImpls() []vecImpl {
 			minSV:      minSVAVX512,
 			mulAdd:     mulAddAVX512,
 			mulAddS:    mulAddSAVX512,
+			mulMul:     mulMulAVX512,
+			mulMulS:    mulMulSAVX512,
 			prefetch:   prefetchAVX512,
 			copyNT:     copyNTAVX512,
 		})
@@ -102,6 +104,8 @@ func asmImpls() []vecImpl {
 			minSV:      minSVAVX2,
 			mulAdd:     mulAddAVX2,
 			mulAddS:    mulAddSAVX2,
+			mulMul:     mulMulAVX2,
+			mulMulS:    mulMulSAVX2,
 			prefetch:   prefetchAVX2,
 			copyNT:     copyNTAVX2,
 		})
@@ -413,6 +417,16 @@ func mulAddAVX2(dst, a, b, c []float32) int
 //go:noescape
 func mulAddSAVX2(dst, a []float32, b float32, c []float32) int
 
+// mulMulAVX2 sets dst[i] to (a[i]*b[i]) * c[i], rounding each product, for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func mulMulAVX2(dst, a, b, c []float32) int
+
+// mulMulSAVX2 sets dst[i] to (a[i]*b) * c[i], rounding each product, for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func mulMulSAVX2(dst, a []float32, b float32, c []float32) int
+
 // prefetchAVX2 asks for the cache lines of p to be brought into L2, without waiting for them.
 //
 //go:noescape
@@ -542,6 +556,16 @@ func mulAddAVX512(dst, a, b, c []float32) int
 //
 //go:noescape
 func mulAddSAVX512(dst, a []float32, b float32, c []float32) int
+
+// mulMulAVX512 sets dst[i] to (a[i]*b[i]) * c[i], rounding each product, for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func mulMulAVX512(dst, a, b, c []float32) int
+
+// mulMulSAVX512 sets dst[i] to (a[i]*b) * c[i], rounding each product, for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func mulMulSAVX512(dst, a []float32, b float32, c []float32) int
 
 // prefetchAVX512 asks for the cache lines of p to be brought into L2, without waiting for them.
 //

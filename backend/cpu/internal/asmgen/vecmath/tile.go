@@ -10,8 +10,8 @@ import (
 
 // The kernels of the fused interpreter's tiles (tile.go): arithmetic with
 // one scalar operand, broadcast once instead of read from a tile, and a
-// multiply-add that rounds the product (so it matches Mul then Add) but
-// passes over the tile once.
+// multiply-add and a product of three that round the first product (so
+// they match Mul then Add, or Mul then Mul) but pass over the tile once.
 
 // tileFns are emitted like lineFns: each is a vecImpl field.
 var tileFns = []lineFn{
@@ -34,6 +34,16 @@ var tileFns = []lineFn{
 		"sets dst[i] to a[i]*b + c[i], rounding the product, for the whole vectors of dst and returns the number of elements written", false,
 		func(s *isa, name string, _ []string) {
 			s.tileKernel(name, "aBc", func(s *isa, v []reg.Register) reg.Register { return s.add(s.mul(v[0], v[1]), v[2]) })
+		}},
+	{"mulMul", "(dst, a, b, c []float32) int",
+		"sets dst[i] to (a[i]*b[i]) * c[i], rounding each product, for the whole vectors of dst and returns the number of elements written", false,
+		func(s *isa, name string, _ []string) {
+			s.tileKernel(name, "abc", func(s *isa, v []reg.Register) reg.Register { return s.mul(s.mul(v[0], v[1]), v[2]) })
+		}},
+	{"mulMulS", "(dst, a []float32, b float32, c []float32) int",
+		"sets dst[i] to (a[i]*b) * c[i], rounding each product, for the whole vectors of dst and returns the number of elements written", false,
+		func(s *isa, name string, _ []string) {
+			s.tileKernel(name, "aBc", func(s *isa, v []reg.Register) reg.Register { return s.mul(s.mul(v[0], v[1]), v[2]) })
 		}},
 }
 
