@@ -172,7 +172,7 @@ func BenchmarkGraphOverhead(b *testing.B) {
 // memory-bound benchmarks above are judged against its GB/s.
 func BenchmarkTriad(b *testing.B) {
 	const n = 16 << 20
-	_, mulAdd := cpu.MulAddTileFuncs(array.Float32)
+	_, mulAdd := cpu.ProductTileFuncs(cpu.Add, array.Float32)
 	bytes := func(x []float32) []byte {
 		return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(x))), 4*len(x))
 	}

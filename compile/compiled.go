@@ -187,15 +187,6 @@ func (c *Compiled) fuseProducts(outOf map[int]int) {
 		if in.Kind != KindBinary || st.binary == nil {
 			continue
 		}
-		var funcs func(array.DType) (vvv, vsv func(dst, a, b, c []byte))
-		switch cpu.BinaryOp(in.Op) {
-		case cpu.Add:
-			funcs = cpu.MulAddTileFuncs
-		case cpu.Mul:
-			funcs = cpu.MulMulTileFuncs
-		default:
-			continue
-		}
 		p, q := in.Args[0], in.Args[1]
 		a, b, ok := product(p)
 		if !ok {
@@ -205,7 +196,7 @@ func (c *Compiled) fuseProducts(outOf map[int]int) {
 		if !ok || p == q || c.Instrs[p-nIn].DType != in.DType {
 			continue
 		}
-		if st.fused, st.fusedS = funcs(in.DType); st.fused == nil {
+		if st.fused, st.fusedS = cpu.ProductTileFuncs(cpu.BinaryOp(in.Op), in.DType); st.fused == nil {
 			continue
 		}
 		st.fargs = [3]int{a, b, q}

@@ -3,6 +3,7 @@ package cpu
 import (
 	"math"
 	"math/cmplx"
+	"slices"
 	"strconv"
 
 	"github.com/fathom-go/fathom/array"
@@ -101,7 +102,7 @@ func BinaryResult(op BinaryOp, dt array.DType) (array.DType, bool) {
 // numpy raises an error. Float16 and BFloat16 compute in float32 and
 // round on store, as numpy does.
 func Binary(op BinaryOp, out, a, b Buf) error {
-	if !equalShape(out.Shape, a.Shape) || !equalShape(out.Shape, b.Shape) {
+	if !slices.Equal(out.Shape, a.Shape) || !slices.Equal(out.Shape, b.Shape) {
 		return array.Errorf("cpu.Binary", "%v: shapes %v, %v and %v differ", op, out.Shape, a.Shape, b.Shape)
 	}
 	if a.DType != b.DType {

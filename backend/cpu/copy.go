@@ -1,6 +1,8 @@
 package cpu
 
 import (
+	"slices"
+
 	"github.com/fathom-go/fathom/array"
 )
 
@@ -10,7 +12,7 @@ import (
 // truncate toward zero, anything to bool is "not zero", complex to real
 // keeps the real part.
 func Copy(out, in Buf) error {
-	if !equalShape(out.Shape, in.Shape) {
+	if !slices.Equal(out.Shape, in.Shape) {
 		return array.Errorf("cpu.Copy", "shapes %v and %v differ", out.Shape, in.Shape)
 	}
 	w := NewWalker(out.Shape, out.Strides, in.Strides)
@@ -29,18 +31,6 @@ func Copy(out, in Buf) error {
 	}
 	convertCopy(w, out, in)
 	return nil
-}
-
-func equalShape(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func copyRuns[T any](w *Walker, out, in Buf) {

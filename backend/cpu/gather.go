@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"slices"
 	"sync/atomic"
 
 	"github.com/fathom-go/fathom/array"
@@ -149,7 +150,7 @@ func Take(out, a, idx Buf, axis int) error {
 	}
 	ni := len(idx.Shape)
 	want := append(append(append([]int{}, a.Shape[:axis]...), idx.Shape...), a.Shape[axis+1:]...)
-	if !equalShape(out.Shape, want) || out.DType != a.DType {
+	if !slices.Equal(out.Shape, want) || out.DType != a.DType {
 		return array.Errorf(op, "out %v %v does not match a %v %v with indices %v along axis %d", out.Shape, out.DType, a.Shape, a.DType, idx.Shape, axis)
 	}
 	nd := len(want)
@@ -174,7 +175,7 @@ func alongAxisShapes(op string, a, idx Buf, shape []int, axis int) error {
 	if err := checkIndexDType(op, idx); err != nil {
 		return err
 	}
-	if axis < 0 || axis >= len(a.Shape) || len(a.Shape) != len(shape) || !equalShape(idx.Shape, shape) {
+	if axis < 0 || axis >= len(a.Shape) || len(a.Shape) != len(shape) || !slices.Equal(idx.Shape, shape) {
 		return array.Errorf(op, "shapes %v (array) and %v (indices) do not fit axis %d", a.Shape, idx.Shape, axis)
 	}
 	for d := range shape {
@@ -220,7 +221,7 @@ func PutAlongAxis(out, a, idx, values Buf, axis int) error {
 	if err := alongAxisShapes(op, a, idx, idx.Shape, axis); err != nil {
 		return err
 	}
-	if !equalShape(values.Shape, idx.Shape) || values.DType != a.DType || out.DType != a.DType || !equalShape(out.Shape, a.Shape) {
+	if !slices.Equal(values.Shape, idx.Shape) || values.DType != a.DType || out.DType != a.DType || !slices.Equal(out.Shape, a.Shape) {
 		return array.Errorf(op, "out %v %v, a %v %v and values %v %v do not match indices %v",
 			out.Shape, out.DType, a.Shape, a.DType, values.Shape, values.DType, idx.Shape)
 	}
@@ -321,7 +322,7 @@ func ScatterAddAlongAxis(out, idx, updates Buf, axis int) error {
 	if err := alongAxisShapes(op, out, idx, idx.Shape, axis); err != nil {
 		return err
 	}
-	if !equalShape(updates.Shape, idx.Shape) || updates.DType != out.DType {
+	if !slices.Equal(updates.Shape, idx.Shape) || updates.DType != out.DType {
 		return array.Errorf(op, "updates %v %v do not match indices %v and out dtype %v", updates.Shape, updates.DType, idx.Shape, out.DType)
 	}
 	switch idx.DType {

@@ -515,49 +515,9 @@ func packA[T float32 | float64](dst []T, a mat[T], rows, kc, mr int, fast panelP
 
 // packB packs kc×cols of b into panels of nr columns: panel q holds, for
 // each step kk, b[kk, q·nr+j] for j < nr, with zeros past the last column.
+// That is packA of b's transpose, a view with its strides swapped.
 func packB[T float32 | float64](dst []T, b mat[T], kc, cols, nr int, fast panelPackers[T]) {
-	for q := 0; q*nr < cols; q++ {
-		d := dst[q*nr*kc : (q+1)*nr*kc]
-		w := min(nr, cols-q*nr)
-		o := b.off + q*nr*b.cs
-		if w == nr && fastPanel(d, b.data, o, b.cs, b.rs, nr, kc, fast) {
-			continue
-		}
-		if b.cs == 1 {
-			for kk := 0; kk < kc; kk++ {
-				s := d[kk*nr : (kk+1)*nr]
-				copy(s, b.data[o+kk*b.rs:o+kk*b.rs+w])
-				clear(s[w:])
-			}
-			continue
-		}
-		j := 0
-		if b.rs == 1 {
-			// Columns are contiguous: interleave four at a time.
-			for ; j+4 <= w; j += 4 {
-				base := o + j*b.cs
-				c0 := b.data[base : base+kc]
-				c1 := b.data[base+b.cs : base+b.cs+kc]
-				c2 := b.data[base+2*b.cs : base+2*b.cs+kc]
-				c3 := b.data[base+3*b.cs : base+3*b.cs+kc]
-				for kk, v := range c0 {
-					q := d[kk*nr+j : kk*nr+j+4 : kk*nr+j+4]
-					q[0], q[1], q[2], q[3] = v, c1[kk], c2[kk], c3[kk]
-				}
-			}
-		}
-		for ; j < w; j++ {
-			base := o + j*b.cs
-			for kk := 0; kk < kc; kk++ {
-				d[kk*nr+j] = b.data[base+kk*b.rs]
-			}
-		}
-		for j := w; j < nr; j++ {
-			for kk := 0; kk < kc; kk++ {
-				d[kk*nr+j] = 0
-			}
-		}
-	}
+	packA(dst, mat[T]{data: b.data, off: b.off, rs: b.cs, cs: b.rs}, cols, kc, nr, fast)
 }
 
 // fastPanel packs a whole panel p wide with the CPU's routines when the

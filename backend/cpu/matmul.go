@@ -1,6 +1,8 @@
 package cpu
 
 import (
+	"slices"
+
 	"github.com/fathom-go/fathom/array"
 )
 
@@ -19,7 +21,7 @@ func MatMul(out, a, b Buf) error {
 	}
 	m, n, k := out.Shape[nd-2], out.Shape[nd-1], a.Shape[nd-1]
 	if a.Shape[nd-2] != m || b.Shape[nd-2] != k || b.Shape[nd-1] != n ||
-		!equalShape(a.Shape[:nd-2], out.Shape[:nd-2]) || !equalShape(b.Shape[:nd-2], out.Shape[:nd-2]) {
+		!slices.Equal(a.Shape[:nd-2], out.Shape[:nd-2]) || !slices.Equal(b.Shape[:nd-2], out.Shape[:nd-2]) {
 		return array.Errorf("cpu.MatMul", "shapes %v @ %v do not give %v", a.Shape, b.Shape, out.Shape)
 	}
 	if a.DType != out.DType || b.DType != out.DType {

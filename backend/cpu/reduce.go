@@ -87,7 +87,7 @@ func Reduce(op ReduceOp, out, in Buf, axes []int) error {
 			kept = append(kept, d)
 		}
 	}
-	if !equalShape(kept, out.Shape) {
+	if !slices.Equal(kept, out.Shape) {
 		return array.Errorf(name, "output shape %v for input %v reduced over %v, want %v", out.Shape, in.Shape, axes, kept)
 	}
 	p := newRedPlan(in, out, axes)
@@ -959,7 +959,7 @@ func checkAxisBufs(name string, out, in Buf, axis int, dropAxis bool) error {
 	if dropAxis {
 		want = slices.Delete(slices.Clone(in.Shape), axis, axis+1)
 	}
-	if !equalShape(want, out.Shape) {
+	if !slices.Equal(want, out.Shape) {
 		return array.Errorf(name, "output shape %v for input %v along axis %d, want %v", out.Shape, in.Shape, axis, want)
 	}
 	return nil

@@ -116,38 +116,31 @@ func scalarTileFuncs[T float32 | float64](k binKernel[T, T]) (vs, sv func(dst, a
 	return vs, sv
 }
 
-// MulAddTileFuncs returns kernels of dst[i] = a[i]*b[i] + c[i] over
-// contiguous float32 or float64 runs, or nils: vvv with b a run, vsv with
-// b a scalar's bytes. The product is rounded before the sum, as Mul then
-// Add round it, so fusing the two in the interpreter (one pass over the
-// tile instead of two) does not change a result.
-func MulAddTileFuncs(dt array.DType) (vvv, vsv func(dst, a, b, c []byte)) {
-	switch dt {
-	case array.Float32:
-		return mulAddTileFuncs[float32](vecMulAdd, vecMulAddS)
-	case array.Float64:
-		return mulAddTileFuncs[float64](mulAdd[float64], mulAddScalar[float64])
+// ProductTileFuncs returns kernels of dst[i] = (a[i]*b[i]) op c[i] over
+// contiguous float32 or float64 runs, for op Add or Mul, or nils: vvv with
+// b a run, vsv with b a scalar's bytes. The product is rounded first, as
+// Mul then op round it, so fusing the two in the interpreter (one pass
+// over the tile instead of two) does not change a result.
+func ProductTileFuncs(op BinaryOp, dt array.DType) (vvv, vsv func(dst, a, b, c []byte)) {
+	switch {
+	case op == Add && dt == array.Float32:
+		return productTileFuncs[float32](vecMulAdd, vecMulAddS)
+	case op == Add && dt == array.Float64:
+		return productTileFuncs[float64](mulAdd[float64], mulAddScalar[float64])
+	case op == Mul && dt == array.Float32:
+		return productTileFuncs[float32](vecMulMul, vecMulMulS)
+	case op == Mul && dt == array.Float64:
+		return productTileFuncs[float64](mulMul[float64], mulMulScalar[float64])
 	}
 	return nil, nil
 }
 
-func mulAddTileFuncs[T float32 | float64](vvv func(d, a, b, c []T), vsv func(d, a []T, b T, c []T)) (func(dst, a, b, c []byte), func(dst, a, b, c []byte)) {
+func productTileFuncs[T float32 | float64](vvv func(d, a, b, c []T), vsv func(d, a []T, b T, c []T)) (func(dst, a, b, c []byte), func(dst, a, b, c []byte)) {
 	return func(d, a, b, c []byte) { vvv(asSlice[T](d), asSlice[T](a), asSlice[T](b), asSlice[T](c)) },
 		func(d, a, b, c []byte) { vsv(asSlice[T](d), asSlice[T](a), asSlice[T](b)[0], asSlice[T](c)) }
 }
 
-// MulMulTileFuncs returns kernels of dst[i] = (a[i]*b[i]) * c[i], like
-// MulAddTileFuncs: each product is rounded, as two Muls round them.
-func MulMulTileFuncs(dt array.DType) (vvv, vsv func(dst, a, b, c []byte)) {
-	switch dt {
-	case array.Float32:
-		return mulAddTileFuncs[float32](vecMulMul, vecMulMulS)
-	case array.Float64:
-		return mulAddTileFuncs[float64](mulMul[float64], mulMulScalar[float64])
-	}
-	return nil, nil
-}
-
+// mulMul and mulMulScalar are the pure-Go products of three; see mulAdd.
 func mulMul[T float32 | float64](d, a, b, c []T) {
 	a, b, c = a[:len(d)], b[:len(d)], c[:len(d)]
 	for i := range d {

@@ -162,9 +162,8 @@ func TestTileFuncs(t *testing.T) {
 		for _, tr := range []struct {
 			name   string
 			second BinaryOp
-			funcs  func(array.DType) (vvv, vsv func(dst, a, b, c []byte))
-		}{{"mulAdd", Add, MulAddTileFuncs}, {"mulMul", Mul, MulMulTileFuncs}} {
-			vvv, vsv := tr.funcs(dt)
+		}{{"mulAdd", Add}, {"mulMul", Mul}} {
+			vvv, vsv := ProductTileFuncs(tr.second, dt)
 			prod := Contiguous(make([]byte, n*dt.Size()), dt, []int{n})
 			want := Contiguous(make([]byte, n*dt.Size()), dt, []int{n})
 			if err := Binary(Mul, prod, buf(x), buf(y)); err != nil {

@@ -3,6 +3,7 @@ package cpu
 import (
 	"math"
 	"math/cmplx"
+	"slices"
 	"strconv"
 
 	"github.com/fathom-go/fathom/array"
@@ -111,7 +112,7 @@ func UnaryResult(op UnaryOp, dt array.DType) (array.DType, bool) {
 // and Cos run the vector kernels of vecmath.go (a few ulps); the other
 // float32 transcendental functions compute in float64.
 func Unary(op UnaryOp, out, x Buf) error {
-	if !equalShape(out.Shape, x.Shape) {
+	if !slices.Equal(out.Shape, x.Shape) {
 		return array.Errorf("cpu.Unary", "%v: shapes %v and %v differ", op, out.Shape, x.Shape)
 	}
 	want, ok := UnaryResult(op, x.DType)

@@ -215,7 +215,7 @@ func withVec[T ewReal](op BinaryOp, k binKernel[T, T]) binKernel[T, T] {
 }
 
 // vecMulAdd, vecMulAddS, vecMulMul and vecMulMulS are the float32
-// kernels of tile.go's MulAddTileFuncs and MulMulTileFuncs: the vector
+// kernels of tile.go's ProductTileFuncs: the vector
 // kernels over the whole vectors and the Go loops over the rest, or the Go
 // loops alone without kernels.
 var (

@@ -1,13 +1,17 @@
 package cpu
 
-import "github.com/fathom-go/fathom/array"
+import (
+	"slices"
+
+	"github.com/fathom-go/fathom/array"
+)
 
 // Where computes out = x where cond is true, y elsewhere. cond is Bool, x
 // and y have out's dtype, and all three have out's shape (broadcast
 // operands have zero strides; any may be strided). The selection only
 // moves bits, so it runs on the element size alone.
 func Where(out, cond, x, y Buf) error {
-	if !equalShape(out.Shape, cond.Shape) || !equalShape(out.Shape, x.Shape) || !equalShape(out.Shape, y.Shape) {
+	if !slices.Equal(out.Shape, cond.Shape) || !slices.Equal(out.Shape, x.Shape) || !slices.Equal(out.Shape, y.Shape) {
 		return array.Errorf("cpu.Where", "shapes %v, %v, %v and %v differ", out.Shape, cond.Shape, x.Shape, y.Shape)
 	}
 	if cond.DType != array.Bool {

@@ -2,6 +2,7 @@ package metal
 
 import (
 	"math"
+	"slices"
 
 	"github.com/fathom-go/fathom/array"
 )
@@ -137,7 +138,7 @@ func checkViews(op string, names []string, views ...View) error {
 		}
 	}
 	for i, v := range views[1:] {
-		if !equalShape(v.Shape, views[0].Shape) {
+		if !slices.Equal(v.Shape, views[0].Shape) {
 			return array.Errorf(op, "%s has shape %v, the output %v", names[i+1], v.Shape, views[0].Shape)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -310,7 +311,7 @@ func FusedLaunch(p Program, outs []View, ins []View) ([]Launch, error) {
 		if v.DType != regs[p.Outputs[k]] {
 			return nil, array.Errorf(op, "output %d has dtype %v, the program %v", k, v.DType, regs[p.Outputs[k]])
 		}
-		if !equalShape(v.Shape, shape) {
+		if !slices.Equal(v.Shape, shape) {
 			return nil, array.Errorf(op, "output %d has shape %v, output 0 %v", k, v.Shape, shape)
 		}
 		views = append(views, v)

@@ -2,6 +2,7 @@ package metal
 
 import (
 	"encoding/binary"
+	"slices"
 
 	"github.com/fathom-go/fathom/array"
 )
@@ -64,7 +65,7 @@ func Take(out, a, idx View, axis int) ([]Launch, *IndexCheck, error) {
 	}
 	ni := len(idx.Shape)
 	want := append(append(append([]int{}, a.Shape[:axis]...), idx.Shape...), a.Shape[axis+1:]...)
-	if !equalShape(out.Shape, want) || out.DType != a.DType {
+	if !slices.Equal(out.Shape, want) || out.DType != a.DType {
 		return nil, nil, array.Errorf(op, "out %v %v does not match a %v %v with indices %v along axis %d", out.Shape, out.DType, a.Shape, a.DType, idx.Shape, axis)
 	}
 	nd := len(want)
@@ -111,7 +112,7 @@ func checkGatherViews(op string, out, a, idx View) error {
 // alongAxisShapes checks the shapes shared by the along-axis kernels: idx
 // has shape, and a matches it on every axis but axis.
 func alongAxisShapes(op string, a, idx View, shape []int, axis int) error {
-	if axis < 0 || axis >= len(a.Shape) || len(a.Shape) != len(shape) || !equalShape(idx.Shape, shape) {
+	if axis < 0 || axis >= len(a.Shape) || len(a.Shape) != len(shape) || !slices.Equal(idx.Shape, shape) {
 		return array.Errorf(op, "shapes %v (array) and %v (indices) do not fit axis %d", a.Shape, idx.Shape, axis)
 	}
 	for d := range shape {
@@ -173,7 +174,7 @@ func PutAlongAxis(out, a, idx, values View, axis int) ([]Launch, *IndexCheck, er
 	if err := alongAxisShapes(op, a, idx, idx.Shape, axis); err != nil {
 		return nil, nil, err
 	}
-	if !equalShape(values.Shape, idx.Shape) || values.DType != a.DType || out.DType != a.DType || !equalShape(out.Shape, a.Shape) {
+	if !slices.Equal(values.Shape, idx.Shape) || values.DType != a.DType || out.DType != a.DType || !slices.Equal(out.Shape, a.Shape) {
 		return nil, nil, array.Errorf(op, "out %v %v, a %v %v and values %v %v do not match indices %v",
 			out.Shape, out.DType, a.Shape, a.DType, values.Shape, values.DType, idx.Shape)
 	}
@@ -205,7 +206,7 @@ func ScatterAddAlongAxis(out, idx, updates View, axis int) ([]Launch, *IndexChec
 	if err := alongAxisShapes(op, out, idx, idx.Shape, axis); err != nil {
 		return nil, nil, err
 	}
-	if !equalShape(updates.Shape, idx.Shape) || updates.DType != out.DType {
+	if !slices.Equal(updates.Shape, idx.Shape) || updates.DType != out.DType {
 		return nil, nil, array.Errorf(op, "updates %v %v do not match indices %v and out dtype %v", updates.Shape, updates.DType, idx.Shape, out.DType)
 	}
 	if out.DType == array.Bool || out.DType == array.Complex64 {

@@ -1,6 +1,8 @@
 package metal
 
 import (
+	"slices"
+
 	"github.com/fathom-go/fathom/array"
 )
 
@@ -34,7 +36,7 @@ func MatMul(out, a, b View) ([]Launch, error) {
 	}
 	m, n, k := out.Shape[nd-2], out.Shape[nd-1], a.Shape[nd-1]
 	if a.Shape[nd-2] != m || b.Shape[nd-2] != k || b.Shape[nd-1] != n ||
-		!equalShape(a.Shape[:nd-2], out.Shape[:nd-2]) || !equalShape(b.Shape[:nd-2], out.Shape[:nd-2]) {
+		!slices.Equal(a.Shape[:nd-2], out.Shape[:nd-2]) || !slices.Equal(b.Shape[:nd-2], out.Shape[:nd-2]) {
 		return nil, array.Errorf(name, "shapes %v @ %v do not give %v", a.Shape, b.Shape, out.Shape)
 	}
 	if a.DType != out.DType || b.DType != out.DType {

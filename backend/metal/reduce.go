@@ -212,7 +212,7 @@ func Reduce(op string, out, in View, axes []int) ([]Launch, error) {
 			keptShape, keptIn = append(keptShape, d), append(keptIn, in.Strides[i])
 		}
 	}
-	if !equalShape(keptShape, out.Shape) {
+	if !slices.Equal(keptShape, out.Shape) {
 		return nil, array.Errorf(name, "output shape %v for input %v reduced over %v, want %v", out.Shape, in.Shape, axes, keptShape)
 	}
 	outs, n := out.Size(), 1
@@ -350,7 +350,7 @@ func checkLineViews(name string, out, in View, axis int, reduced bool) error {
 	if reduced {
 		want = without(in.Shape, axis)
 	}
-	if !equalShape(out.Shape, want) {
+	if !slices.Equal(out.Shape, want) {
 		return array.Errorf(name, "output shape %v for input %v along axis %d, want %v", out.Shape, in.Shape, axis, want)
 	}
 	return nil

@@ -224,15 +224,3 @@ func packParams(p []int64) []byte {
 	}
 	return b
 }
-
-func equalShape(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}

@@ -168,7 +168,7 @@ func timeGo(f func(), minMS float64) float64 {
 // instructions, not by memory.
 func triad(minMS float64) float64 {
 	const n = 16 << 20
-	_, mulAdd := cpu.MulAddTileFuncs(array.Float32)
+	_, mulAdd := cpu.ProductTileFuncs(cpu.Add, array.Float32)
 	a, b, c := make([]byte, 4*n), f32Bytes(randF32(n, 1)), f32Bytes(randF32(n, 2))
 	copy(a, b) // touch a's pages before timing
 	s := f32Bytes([]float32{3})

@@ -359,32 +359,18 @@ func (s *isa) sra(a operand.Op, n uint8) reg.Register {
 	return r
 }
 
-func (s *isa) and(a, b operand.Op) reg.Register {
-	r := s.vec()
-	if s.wide {
-		s.c.VPANDD(b, a, r)
-	} else {
-		s.c.VPAND(b, a, r)
-	}
-	return r
-}
+func (s *isa) and(a, b operand.Op) reg.Register { return s.bitwise(s.c.VPANDD, s.c.VPAND, a, b) }
+func (s *isa) or(a, b operand.Op) reg.Register  { return s.bitwise(s.c.VPORD, s.c.VPOR, a, b) }
+func (s *isa) xor(a, b operand.Op) reg.Register { return s.bitwise(s.c.VPXORD, s.c.VPXOR, a, b) }
 
-func (s *isa) or(a, b operand.Op) reg.Register {
+// bitwise emits a bitwise operation of a and b: its EVEX form under
+// AVX-512 (which reaches every register), its VEX form under AVX2.
+func (s *isa) bitwise(evex func(...operand.Op), vex func(b, a, r operand.Op), a, b operand.Op) reg.Register {
 	r := s.vec()
 	if s.wide {
-		s.c.VPORD(b, a, r)
+		evex(b, a, r)
 	} else {
-		s.c.VPOR(b, a, r)
-	}
-	return r
-}
-
-func (s *isa) xor(a, b operand.Op) reg.Register {
-	r := s.vec()
-	if s.wide {
-		s.c.VPXORD(b, a, r)
-	} else {
-		s.c.VPXOR(b, a, r)
+		vex(b, a, r)
 	}
 	return r
 }
