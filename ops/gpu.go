@@ -184,11 +184,9 @@ func (p *SliceScatterPrim) evalGPU(s array.Stream, in, out []*array.Array) error
 		return fillThenCopy(o, 0, in[0], func(o metal.View) metal.View {
 			sub := o
 			sub.Shape = in[0].Shape()
-			sub.Strides = make([]int, len(o.Strides))
-			for i, st := range o.Strides {
-				sub.Offset += p.Start[i] * st
-				sub.Strides[i] = st * p.Step[i]
-			}
+			off, strides := p.selected(o.Strides)
+			sub.Offset += off
+			sub.Strides = strides
 			return sub
 		})
 	})

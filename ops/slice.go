@@ -171,16 +171,25 @@ func (p *SliceScatterPrim) evalCPU(in, out []*array.Array) error {
 		// An empty selection's start may lie past the end of the output.
 		return nil
 	}
-	// The selected positions are the output seen through the slice's
-	// view: strides scaled by the steps, offset to the starts.
 	sub := o
 	sub.Shape = in[0].Shape()
-	sub.Strides = make([]int, len(o.Strides))
-	for i, st := range o.Strides {
-		sub.Offset += p.Start[i] * st
-		sub.Strides[i] = st * p.Step[i]
-	}
+	off, strides := p.selected(o.Strides)
+	sub.Offset += off
+	sub.Strides = strides
 	return cpu.Copy(sub, bufOf(in[0]))
+}
+
+// selected returns where, in a view of the output with strides st, the
+// slice's positions lie: the output seen through the slice's view, with
+// strides scaled by the steps and the offset moved to the starts. The CPU
+// and GPU scatters both copy the input there.
+func (p *SliceScatterPrim) selected(st []int) (off int, strides []int) {
+	strides = make([]int, len(st))
+	for i, s := range st {
+		off += p.Start[i] * s
+		strides[i] = s * p.Step[i]
+	}
+	return off, strides
 }
 func (p *SliceScatterPrim) Equivalent(o array.Primitive) bool {
 	q, ok := o.(*SliceScatterPrim)
