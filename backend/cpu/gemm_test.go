@@ -133,6 +133,20 @@ func eachKernel(t *testing.T, f func(t *testing.T)) {
 	}
 }
 
+// eachPacking runs f with Ã packed by each worker for itself and with it
+// packed once and shared, whatever its size.
+func eachPacking(t *testing.T, f func(t *testing.T)) {
+	old := sharedPackBytes
+	defer func() { sharedPackBytes = old }()
+	for _, sh := range []struct {
+		name  string
+		bytes int
+	}{{"own Ã", 1 << 62}, {"shared Ã", 0}} {
+		sharedPackBytes = sh.bytes
+		t.Run(sh.name, f)
+	}
+}
+
 func TestGemmShapes(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	row := layoutByName("row")
@@ -193,15 +207,17 @@ func TestGemmBlocking(t *testing.T) {
 	parallelFlops = 0
 	r := rand.New(rand.NewPCG(7, 8))
 	eachKernel(t, func(t *testing.T) {
-		for _, s := range [][3]int{{90, 70, 130}, {67, 150, 45}, {200, 7, 70}, {5, 200, 66}, {1, 1, 500}} {
-			m, n, k := s[0], s[1], s[2]
-			for _, l := range []string{"row", "col", "strided"} {
-				la, lb := layoutByName(l), layoutByName("padded col")
-				name := fmt.Sprintf("%d×%d×%d, %s", m, n, k, l)
-				runGemm(t, "float32 "+name, m, n, k, newMat[float32](r, m, k, la), newMat[float32](r, k, n, lb), true)
-				runGemm(t, "float64 "+name, m, n, k, newMat[float64](r, m, k, la), newMat[float64](r, k, n, lb), true)
+		eachPacking(t, func(t *testing.T) {
+			for _, s := range [][3]int{{90, 70, 130}, {67, 150, 45}, {200, 7, 70}, {5, 200, 66}, {1, 1, 500}} {
+				m, n, k := s[0], s[1], s[2]
+				for _, l := range []string{"row", "col", "strided"} {
+					la, lb := layoutByName(l), layoutByName("padded col")
+					name := fmt.Sprintf("%d×%d×%d, %s", m, n, k, l)
+					runGemm(t, "float32 "+name, m, n, k, newMat[float32](r, m, k, la), newMat[float32](r, k, n, lb), true)
+					runGemm(t, "float64 "+name, m, n, k, newMat[float64](r, m, k, la), newMat[float64](r, k, n, lb), true)
+				}
 			}
-		}
+		})
 	})
 }
 
@@ -394,17 +410,19 @@ func TestGemmWorkers(t *testing.T) {
 	r := rand.New(rand.NewPCG(17, 18))
 	shapes := [][3]int{{1, 1, 1}, {37, 45, 1}, {130, 70, 2}, {61, 95, 700}, {500, 5, 40}, {3, 300, 50}, {97, 33, 129}, {200, 200, 64}}
 	eachKernel(t, func(t *testing.T) {
-		for _, s := range shapes {
-			m, n, k := s[0], s[1], s[2]
-			for _, l := range []string{"row", "col", "strided"} {
-				la, lb := layoutByName(l), layoutByName("row")
-				name := fmt.Sprintf("%d×%d×%d, a %s", m, n, k, l)
-				runGemm(t, "float32 "+name, m, n, k, newMat[float32](r, m, k, la), newMat[float32](r, k, n, lb), true)
-				runGemm(t, "float64 "+name, m, n, k, newMat[float64](r, m, k, la), newMat[float64](r, k, n, lb), true)
+		eachPacking(t, func(t *testing.T) {
+			for _, s := range shapes {
+				m, n, k := s[0], s[1], s[2]
+				for _, l := range []string{"row", "col", "strided"} {
+					la, lb := layoutByName(l), layoutByName("row")
+					name := fmt.Sprintf("%d×%d×%d, a %s", m, n, k, l)
+					runGemm(t, "float32 "+name, m, n, k, newMat[float32](r, m, k, la), newMat[float32](r, k, n, lb), true)
+					runGemm(t, "float64 "+name, m, n, k, newMat[float64](r, m, k, la), newMat[float64](r, k, n, lb), true)
+				}
 			}
-		}
-		testHalf(t, "float16 200×40×30", r, 200, 40, 30, layoutByName("row"), array.NewF16, array.F16.Float32)
-		testHalf(t, "bfloat16 40×200×30", r, 40, 200, 30, layoutByName("col"), array.NewBF16, array.BF16.Float32)
+			testHalf(t, "float16 200×40×30", r, 200, 40, 30, layoutByName("row"), array.NewF16, array.F16.Float32)
+			testHalf(t, "bfloat16 40×200×30", r, 40, 200, 30, layoutByName("col"), array.NewBF16, array.BF16.Float32)
+		})
 	})
 }
 
