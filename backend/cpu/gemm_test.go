@@ -505,3 +505,34 @@ func TestSpans(t *testing.T) {
 		t.Fatalf("worker 1 of 2 took %v, want %v", order, want)
 	}
 }
+
+// TestBufPool checks that packing buffers come back after a garbage
+// collection (a sync.Pool would have dropped them) and that the pool
+// keeps no more than poolBytes.
+func TestBufPool(t *testing.T) {
+	var p bufPool[float64]
+	b := p.get(1000)
+	if len(*b) < 1000 || uintptr(unsafe.Pointer(&(*b)[0]))%cacheLine != 0 {
+		t.Fatalf("get(1000): %d elements at %p, want at least 1000, %d-byte aligned", len(*b), &(*b)[0], cacheLine)
+	}
+	p.put(b)
+	runtime.GC()
+	runtime.GC()
+	if got := p.get(1000); got != b {
+		t.Fatalf("after two collections, get(1000) = %p, want the buffer put back, %p", got, b)
+	}
+	const n = 8 << 20 / 8 // 8 MiB
+	var bufs []*[]float64
+	for range poolBytes/(8<<20) + 3 {
+		bufs = append(bufs, p.get(n))
+	}
+	for _, b := range bufs {
+		p.put(b)
+	}
+	if p.held > poolBytes {
+		t.Fatalf("pool holds %d bytes, want at most %d", p.held, poolBytes)
+	}
+	if c, _ := bufClass(n); len(p.classes[c]) != poolBytes/(8<<20) {
+		t.Fatalf("pool kept %d buffers of 8 MiB, want %d", len(p.classes[c]), poolBytes/(8<<20))
+	}
+}
