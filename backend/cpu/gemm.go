@@ -279,10 +279,11 @@ func gemmPacked[T float32 | float64](m, n, k int, pk packers[T], c []T, ldc int,
 
 // sharedPackBytes is the size of Ã from which the workers pack it
 // together rather than each packing all of it (when each item spans all
-// rows). Packing a panel that the other core then reads costs a cache
-// line's move between cores, which below this size costs more than the
-// packing saved: at 512³, sharing took 4% longer (float32), at 1024³ it
-// took 2% (float32) and 5% (float64) less.
+// rows). A panel that one core packs and the other reads costs a cache
+// line's move between cores, and the wait for the last piece; at 256³
+// that cost more than the packing saved, at 512³ float64 (2 MiB) the two
+// came out even, and at 1024³ sharing took 2.4% (float32) and 6%
+// (float64) less time.
 var sharedPackBytes = 2 << 20
 
 // packChunksPerWorker is how many pieces a shared Ã is packed in per
