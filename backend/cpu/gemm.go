@@ -697,20 +697,26 @@ func goKernel[T float32 | float64]() microKernel[T] {
 // about 2.2 µs per 4 KiB page on the target machines, more than packing
 // the page does. Buffers are kept by size class (powers of two split in
 // four) so that small requests do not take, and then drop, big buffers.
-// It is not a sync.Pool, which empties over two garbage collections: the
-// array package forces collections to get its own buffers back, as often
-// as every product of 1024² float64 matrices, which then packed into
-// fresh memory each time. It keeps at most poolBytes; a buffer returned
-// past that is left to the collector.
+// Big buffers are not kept in a sync.Pool, which empties over two
+// garbage collections: the array package forces collections to get its
+// own buffers back, as often as every product of 1024² float64 matrices,
+// which then packed into fresh memory each time. They go to a free list
+// that keeps at most poolBytes; a buffer returned past that is left to
+// the collector. Small ones, which products too short to notice a lock
+// ask for from many goroutines at once, stay in sync.Pools.
 type bufPool[T any] struct {
+	small   [64 * 4]sync.Pool
 	mu      sync.Mutex
 	classes [64 * 4][]*[]T
 	held    int // bytes in classes
 }
 
-// poolBytes bounds what each pool keeps: four L3-sized Ã (the most one
-// product packs at once) and their B̃.
+// poolBytes bounds what each pool's free list keeps: four L3-sized Ã
+// (the most one product packs at once) and their B̃.
 const poolBytes = 160 << 20
+
+// listFrom is the size in bytes from which buffers go to the free list.
+const listFrom = 1 << 20
 
 var (
 	pool32 bufPool[float32]
@@ -745,16 +751,22 @@ func (p *bufPool[T]) get(n int) *[]T {
 	class, size := bufClass(n)
 	var z T
 	es := int(unsafe.Sizeof(z))
-	p.mu.Lock()
-	if free := p.classes[class]; len(free) > 0 {
-		b := free[len(free)-1]
-		free[len(free)-1] = nil
-		p.classes[class] = free[:len(free)-1]
-		p.held -= size * es
+	if size*es < listFrom {
+		if b, ok := p.small[class].Get().(*[]T); ok {
+			return b
+		}
+	} else {
+		p.mu.Lock()
+		if free := p.classes[class]; len(free) > 0 {
+			b := free[len(free)-1]
+			free[len(free)-1] = nil
+			p.classes[class] = free[:len(free)-1]
+			p.held -= size * es
+			p.mu.Unlock()
+			return b
+		}
 		p.mu.Unlock()
-		return b
 	}
-	p.mu.Unlock()
 	s := make([]T, size+cacheLine/es)
 	skip := int(-uintptr(unsafe.Pointer(&s[0])) % cacheLine / uintptr(es))
 	s = s[skip : skip+size : skip+size]
@@ -765,6 +777,10 @@ func (p *bufPool[T]) put(b *[]T) {
 	class, size := bufClass(len(*b))
 	var z T
 	bytes := size * int(unsafe.Sizeof(z))
+	if bytes < listFrom {
+		p.small[class].Put(b)
+		return
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.held+bytes > poolBytes {

@@ -506,22 +506,22 @@ func TestSpans(t *testing.T) {
 	}
 }
 
-// TestBufPool checks that packing buffers come back after a garbage
+// TestBufPool checks that big packing buffers come back after a garbage
 // collection (a sync.Pool would have dropped them) and that the pool
-// keeps no more than poolBytes.
+// keeps no more than poolBytes of them.
 func TestBufPool(t *testing.T) {
 	var p bufPool[float64]
-	b := p.get(1000)
-	if len(*b) < 1000 || uintptr(unsafe.Pointer(&(*b)[0]))%cacheLine != 0 {
-		t.Fatalf("get(1000): %d elements at %p, want at least 1000, %d-byte aligned", len(*b), &(*b)[0], cacheLine)
+	const n = 8 << 20 / 8 // 8 MiB
+	b := p.get(n)
+	if len(*b) < n || uintptr(unsafe.Pointer(&(*b)[0]))%cacheLine != 0 {
+		t.Fatalf("get(%d): %d elements at %p, want at least %d, %d-byte aligned", n, len(*b), &(*b)[0], n, cacheLine)
 	}
 	p.put(b)
 	runtime.GC()
 	runtime.GC()
-	if got := p.get(1000); got != b {
-		t.Fatalf("after two collections, get(1000) = %p, want the buffer put back, %p", got, b)
+	if got := p.get(n); got != b {
+		t.Fatalf("after two collections, get(%d) = %p, want the buffer put back, %p", n, got, b)
 	}
-	const n = 8 << 20 / 8 // 8 MiB
 	var bufs []*[]float64
 	for range poolBytes/(8<<20) + 3 {
 		bufs = append(bufs, p.get(n))
@@ -534,5 +534,9 @@ func TestBufPool(t *testing.T) {
 	}
 	if c, _ := bufClass(n); len(p.classes[c]) != poolBytes/(8<<20) {
 		t.Fatalf("pool kept %d buffers of 8 MiB, want %d", len(p.classes[c]), poolBytes/(8<<20))
+	}
+	small := p.get(1000)
+	if len(*small) < 1000 || uintptr(unsafe.Pointer(&(*small)[0]))%cacheLine != 0 {
+		t.Fatalf("get(1000): %d elements at %p, want at least 1000, %d-byte aligned", len(*small), &(*small)[0], cacheLine)
 	}
 }
