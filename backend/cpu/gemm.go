@@ -711,8 +711,8 @@ type bufPool[T any] struct {
 	held    int // bytes in classes
 }
 
-// poolBytes bounds what each pool's free list keeps: four L3-sized Ã
-// (the most one product packs at once) and their B̃.
+// poolBytes bounds what each pool's free list keeps: five L3-sized Ã,
+// the most one product packs at once.
 const poolBytes = 160 << 20
 
 // listFrom is the size in bytes from which buffers go to the free list.
