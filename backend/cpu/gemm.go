@@ -702,8 +702,8 @@ func goKernel[T float32 | float64]() microKernel[T] {
 // own buffers back, as often as every product of 1024² float64 matrices,
 // which then packed into fresh memory each time. They go to a free list
 // that keeps at most poolBytes; a buffer returned past that is left to
-// the collector. Small ones, which products too short to notice a lock
-// ask for from many goroutines at once, stay in sync.Pools.
+// the collector. Smaller ones stay in sync.Pools (see listFrom), which
+// also take no lock when many goroutines run small products at once.
 type bufPool[T any] struct {
 	small   [64 * 4]sync.Pool
 	mu      sync.Mutex
@@ -715,8 +715,12 @@ type bufPool[T any] struct {
 // the most one product packs at once.
 const poolBytes = 160 << 20
 
-// listFrom is the size in bytes from which buffers go to the free list.
-const listFrom = 1 << 20
+// listFrom is the size in bytes from which buffers go to the free list:
+// that of a shared Ã (sharedPackBytes). The smaller Ã and B̃ that each
+// worker packs for itself stay in a per-P sync.Pool, which tends to hand
+// a worker back the buffer whose lines are still in its core's cache
+// (sgemm 512³, whose 1 MiB Ã went to the list at first, ran 4% faster).
+const listFrom = 2 << 20
 
 var (
 	pool32 bufPool[float32]
