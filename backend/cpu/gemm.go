@@ -711,9 +711,10 @@ type bufPool[T any] struct {
 	held    int // bytes in classes
 }
 
-// poolBytes bounds what each pool's free list keeps: five L3-sized Ã,
-// the most one product packs at once.
-const poolBytes = 160 << 20
+// poolBytes bounds what each pool's free list keeps: two Ã of the
+// largest size blockingFor packs at once (the L3's size, here 32 MiB),
+// for two products at a time.
+const poolBytes = 64 << 20
 
 // listFrom is the size in bytes from which buffers go to the free list:
 // that of a shared Ã (sharedPackBytes). The smaller Ã and B̃ that each
