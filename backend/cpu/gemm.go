@@ -711,9 +711,9 @@ type bufPool[T any] struct {
 	held    int // bytes in classes
 }
 
-// poolBytes bounds what each pool's free list keeps: two Ã of the
-// largest size blockingFor packs at once (the L3's size, here 32 MiB),
-// for two products at a time.
+// poolBytes bounds what each pool's free list keeps. blockingFor packs
+// at most about the L3's size of Ã at once (32 MiB here, 40 MiB with its
+// size class), so the list keeps the Ã of one or two products.
 const poolBytes = 64 << 20
 
 // listFrom is the size in bytes from which buffers go to the free list:
