@@ -222,7 +222,8 @@ func TestGemmBlocking(t *testing.T) {
 }
 
 // TestGemmConcurrent runs products from several goroutines at once: one
-// gets the helper team, the others start goroutines of their own.
+// gets the helper team, the others start goroutines of their own; each
+// packs its own Ã or shares one among its workers.
 func TestGemmConcurrent(t *testing.T) {
 	oldPar := parallelFlops
 	defer func() { parallelFlops = oldPar }()
@@ -236,20 +237,23 @@ func TestGemmConcurrent(t *testing.T) {
 	for i := range callers {
 		as[i], bs[i], cs[i] = newMat[float32](r, m, k, row), newMat[float32](r, k, n, row), nanSlice[float32](m*n)
 	}
-	done := make(chan int)
-	for i := range callers {
-		go func() {
-			for range 20 {
-				gemm(m, n, k, as[i], bs[i], cs[i], n, true)
-			}
-			done <- i
-		}()
-	}
-	for range callers {
-		i := <-done
-		want, bound := naiveGemm(m, n, k, as[i], bs[i], f64[float32])
-		checkGemm(t, fmt.Sprintf("caller %d", i), m, n, k, cs[i], n, want, bound)
-	}
+	eachPacking(t, func(t *testing.T) {
+		done := make(chan int)
+		for i := range callers {
+			cs[i] = nanSlice[float32](m * n)
+			go func() {
+				for range 20 {
+					gemm(m, n, k, as[i], bs[i], cs[i], n, true)
+				}
+				done <- i
+			}()
+		}
+		for range callers {
+			i := <-done
+			want, bound := naiveGemm(m, n, k, as[i], bs[i], f64[float32])
+			checkGemm(t, fmt.Sprintf("caller %d", i), m, n, k, cs[i], n, want, bound)
+		}
+	})
 }
 
 func TestGemmEmpty(t *testing.T) {
