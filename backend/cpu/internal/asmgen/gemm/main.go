@@ -102,18 +102,7 @@ func (kc kernel) gen() {
 			if i > 0 && i%4 == 0 {
 				LEAQ(Mem{Base: p, Index: ldc, Scale: 4}, p)
 			}
-			var m Mem
-			switch i % 4 {
-			case 0:
-				m = Mem{Base: p}
-			case 1:
-				m = Mem{Base: p, Index: ldc, Scale: 1}
-			case 2:
-				m = Mem{Base: p, Index: ldc, Scale: 2}
-			case 3:
-				m = Mem{Base: p, Index: ldc3, Scale: 1}
-			}
-			f(i, m)
+			f(i, quadRow(p, ldc, ldc3, i%4))
 		}
 	}
 
@@ -330,17 +319,7 @@ func (pk packer) genTrans() {
 	row := GP64()
 	// rowMem addresses row 4g+j of the group at row (row steps four rows
 	// a group).
-	rowMem := func(j int) Mem {
-		switch j {
-		case 1:
-			return Mem{Base: row, Index: ld, Scale: 1}
-		case 2:
-			return Mem{Base: row, Index: ld, Scale: 2}
-		case 3:
-			return Mem{Base: row, Index: ld3, Scale: 1}
-		}
-		return Mem{Base: row}
-	}
+	rowMem := func(j int) Mem { return quadRow(row, ld, ld3, j) }
 	groups := func(f func(g int)) {
 		MOVQ(src, row)
 		for g := 0; g < pk.p/4; g++ {
@@ -445,6 +424,21 @@ func (pk packer) genTrans() {
 	Label(name + "_done")
 	VZEROUPPER()
 	RET()
+}
+
+// quadRow addresses row j (0 to 3) of four rows ld bytes apart from
+// base, with ld3 holding 3·ld: x86 addressing scales an index by 1, 2, 4
+// or 8, so four rows take one base register and two strides.
+func quadRow(base, ld, ld3 Register, j int) Mem {
+	switch j {
+	case 1:
+		return Mem{Base: base, Index: ld, Scale: 1}
+	case 2:
+		return Mem{Base: base, Index: ld, Scale: 2}
+	case 3:
+		return Mem{Base: base, Index: ld3, Scale: 1}
+	}
+	return Mem{Base: base}
 }
 
 func log2(n int) int {
