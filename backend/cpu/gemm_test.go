@@ -133,6 +133,14 @@ func eachKernel(t *testing.T, f func(t *testing.T)) {
 	}
 }
 
+// runBoth runs runGemm on float32 and then float64 operands of the same
+// shape and layouts, drawn from r.
+func runBoth(t *testing.T, r *rand.Rand, name string, m, n, k int, la, lb layout, parallel bool) {
+	t.Helper()
+	runGemm(t, "float32 "+name, m, n, k, newMat[float32](r, m, k, la), newMat[float32](r, k, n, lb), parallel)
+	runGemm(t, "float64 "+name, m, n, k, newMat[float64](r, m, k, la), newMat[float64](r, k, n, lb), parallel)
+}
+
 // eachPacking runs f with Ã packed by each worker for itself and with it
 // packed once and shared, whatever its size.
 func eachPacking(t *testing.T, f func(t *testing.T)) {
@@ -158,8 +166,7 @@ func TestGemmShapes(t *testing.T) {
 		}
 		for _, s := range shapes {
 			name := fmt.Sprintf("%d×%d×%d", s.m, s.n, s.k)
-			runGemm(t, "float32 "+name, s.m, s.n, s.k, newMat[float32](r, s.m, s.k, row), newMat[float32](r, s.k, s.n, row), false)
-			runGemm(t, "float64 "+name, s.m, s.n, s.k, newMat[float64](r, s.m, s.k, row), newMat[float64](r, s.k, s.n, row), false)
+			runBoth(t, r, name, s.m, s.n, s.k, row, row, false)
 		}
 	})
 }
@@ -172,8 +179,7 @@ func TestGemmLayouts(t *testing.T) {
 			for _, lb := range layouts {
 				for _, par := range []bool{false, true} {
 					name := fmt.Sprintf("a %s, b %s, parallel %v", la.name, lb.name, par)
-					runGemm(t, "float32 "+name, m, n, k, newMat[float32](r, m, k, la), newMat[float32](r, k, n, lb), par)
-					runGemm(t, "float64 "+name, m, n, k, newMat[float64](r, m, k, la), newMat[float64](r, k, n, lb), par)
+					runBoth(t, r, name, m, n, k, la, lb, par)
 				}
 			}
 		}
@@ -190,8 +196,7 @@ func TestGemmRandom(t *testing.T) {
 			m, n, k := dims[r.IntN(len(dims))], dims[r.IntN(len(dims))], dims[r.IntN(len(dims))]
 			la, lb := layouts[r.IntN(len(layouts))], layouts[r.IntN(len(layouts))]
 			name := fmt.Sprintf("%d×%d×%d, a %s, b %s", m, n, k, la.name, lb.name)
-			runGemm(t, "float32 "+name, m, n, k, newMat[float32](r, m, k, la), newMat[float32](r, k, n, lb), true)
-			runGemm(t, "float64 "+name, m, n, k, newMat[float64](r, m, k, la), newMat[float64](r, k, n, lb), true)
+			runBoth(t, r, name, m, n, k, la, lb, true)
 		}
 	})
 }
@@ -213,8 +218,7 @@ func TestGemmBlocking(t *testing.T) {
 				for _, l := range []string{"row", "col", "strided"} {
 					la, lb := layoutByName(l), layoutByName("padded col")
 					name := fmt.Sprintf("%d×%d×%d, %s", m, n, k, l)
-					runGemm(t, "float32 "+name, m, n, k, newMat[float32](r, m, k, la), newMat[float32](r, k, n, lb), true)
-					runGemm(t, "float64 "+name, m, n, k, newMat[float64](r, m, k, la), newMat[float64](r, k, n, lb), true)
+					runBoth(t, r, name, m, n, k, la, lb, true)
 				}
 			}
 		})
@@ -420,8 +424,7 @@ func TestGemmWorkers(t *testing.T) {
 				for _, l := range []string{"row", "col", "strided"} {
 					la, lb := layoutByName(l), layoutByName("row")
 					name := fmt.Sprintf("%d×%d×%d, a %s", m, n, k, l)
-					runGemm(t, "float32 "+name, m, n, k, newMat[float32](r, m, k, la), newMat[float32](r, k, n, lb), true)
-					runGemm(t, "float64 "+name, m, n, k, newMat[float64](r, m, k, la), newMat[float64](r, k, n, lb), true)
+					runBoth(t, r, name, m, n, k, la, lb, true)
 				}
 			}
 			testHalf(t, "float16 200×40×30", r, 200, 40, 30, layoutByName("row"), array.NewF16, array.F16.Float32)
