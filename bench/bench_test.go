@@ -2,15 +2,13 @@ package bench
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"testing"
-	"unsafe"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
 
 	"github.com/fathom-go/fathom/array"
-	"github.com/fathom-go/fathom/backend/cpu"
+	"github.com/fathom-go/fathom/internal/workload"
 	"github.com/fathom-go/fathom/ops"
 )
 
@@ -21,24 +19,6 @@ var sizes = []struct {
 	rows, cols int
 }{{"1M", 1024, 1024}, {"16M", 4096, 4096}}
 
-func randF32(n int, seed uint64) []float32 {
-	r := rand.New(rand.NewPCG(seed, 1))
-	out := make([]float32, n)
-	for i := range out {
-		out[i] = r.Float32()*2 - 1
-	}
-	return out
-}
-
-func randF64(n int, seed uint64) []float64 {
-	r := rand.New(rand.NewPCG(seed, 2))
-	out := make([]float64, n)
-	for i := range out {
-		out[i] = r.Float64()*2 - 1
-	}
-	return out
-}
-
 func mustEval(b *testing.B, a *array.Array) {
 	if err := a.Eval(); err != nil {
 		b.Fatal(err)
@@ -48,9 +28,9 @@ func mustEval(b *testing.B, a *array.Array) {
 func BenchmarkAdd(b *testing.B) {
 	for _, s := range sizes {
 		n := s.rows * s.cols
-		x := array.FromSlice(randF32(n, 1), s.rows, s.cols)
-		y := array.FromSlice(randF32(n, 2), s.rows, s.cols)
-		row := array.FromSlice(randF32(s.cols, 3), s.cols)
+		x := array.FromSlice(workload.RandF32(n, 1), s.rows, s.cols)
+		y := array.FromSlice(workload.RandF32(n, 2), s.rows, s.cols)
+		row := array.FromSlice(workload.RandF32(s.cols, 3), s.cols)
 		b.Run("contiguous/"+s.name, func(b *testing.B) {
 			b.SetBytes(int64(3 * 4 * n))
 			for b.Loop() {
@@ -69,7 +49,7 @@ func BenchmarkAdd(b *testing.B) {
 func BenchmarkExp(b *testing.B) {
 	for _, s := range sizes {
 		n := s.rows * s.cols
-		x := array.FromSlice(randF32(n, 1), n)
+		x := array.FromSlice(workload.RandF32(n, 1), n)
 		b.Run(s.name, func(b *testing.B) {
 			b.SetBytes(int64(2 * 4 * n))
 			for b.Loop() {
@@ -82,7 +62,7 @@ func BenchmarkExp(b *testing.B) {
 func BenchmarkSum(b *testing.B) {
 	for _, s := range sizes {
 		n := s.rows * s.cols
-		x := array.FromSlice(randF32(n, 1), s.rows, s.cols)
+		x := array.FromSlice(workload.RandF32(n, 1), s.rows, s.cols)
 		for _, c := range []struct {
 			name string
 			axes []int
@@ -103,16 +83,16 @@ func flops(b *testing.B, n int) {
 
 func BenchmarkMatMul(b *testing.B) {
 	for _, n := range []int{256, 512, 1024, 2048} {
-		x := array.FromSlice(randF32(n*n, 1), n, n)
-		y := array.FromSlice(randF32(n*n, 2), n, n)
+		x := array.FromSlice(workload.RandF32(n*n, 1), n, n)
+		y := array.FromSlice(workload.RandF32(n*n, 2), n, n)
 		b.Run(fmt.Sprintf("float32/%d", n), func(b *testing.B) {
 			for b.Loop() {
 				mustEval(b, ops.MatMul(x, y))
 			}
 			flops(b, n)
 		})
-		xd := array.FromSlice(randF64(n*n, 1), n, n)
-		yd := array.FromSlice(randF64(n*n, 2), n, n)
+		xd := array.FromSlice(workload.RandF64(n*n, 1), n, n)
+		yd := array.FromSlice(workload.RandF64(n*n, 2), n, n)
 		b.Run(fmt.Sprintf("float64/%d", n), func(b *testing.B) {
 			for b.Loop() {
 				mustEval(b, ops.MatMul(xd, yd))
@@ -127,7 +107,7 @@ func BenchmarkMatMul(b *testing.B) {
 func BenchmarkGonumSgemm(b *testing.B) {
 	for _, n := range []int{256, 512, 1024} {
 		g := func(seed uint64) blas32.General {
-			return blas32.General{Rows: n, Cols: n, Stride: n, Data: randF32(n*n, seed)}
+			return blas32.General{Rows: n, Cols: n, Stride: n, Data: workload.RandF32(n*n, seed)}
 		}
 		x, y, z := g(1), g(2), g(3)
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
@@ -141,7 +121,7 @@ func BenchmarkGonumSgemm(b *testing.B) {
 
 func BenchmarkSoftmax(b *testing.B) {
 	const n = 4096
-	x := array.FromSlice(randF32(n*n, 1), n, n)
+	x := array.FromSlice(workload.RandF32(n*n, 1), n, n)
 	b.Run("rows/4096x4096", func(b *testing.B) {
 		b.SetBytes(2 * 4 * n * n)
 		for b.Loop() {
@@ -155,7 +135,7 @@ func BenchmarkSoftmax(b *testing.B) {
 // itself is negligible. It reports the cost per op.
 func BenchmarkGraphOverhead(b *testing.B) {
 	const chain = 100
-	x := array.FromSlice(randF32(16, 1), 16)
+	x := array.FromSlice(workload.RandF32(16, 1), 16)
 	for b.Loop() {
 		y := x
 		for i := 0; i < chain; i++ {
@@ -167,22 +147,13 @@ func BenchmarkGraphOverhead(b *testing.B) {
 }
 
 // BenchmarkTriad is the bandwidth probe: STREAM's triad a = b + 3c over
-// 16M float32 with the fused interpreter's vector multiply-add, split
-// across cores, counting 12 bytes an element as STREAM does. The
+// 16M float32 (workload.Triad), which bench/compare runs too. The
 // memory-bound benchmarks above are judged against its GB/s.
 func BenchmarkTriad(b *testing.B) {
 	const n = 16 << 20
-	_, mulAdd := cpu.ProductTileFuncs(cpu.Add, array.Float32)
-	bytes := func(x []float32) []byte {
-		return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(x))), 4*len(x))
-	}
-	x, y, z := bytes(make([]float32, n)), bytes(randF32(n, 1)), bytes(randF32(n, 2))
-	copy(x, y) // touch x's pages before timing
-	s := bytes([]float32{3})
-	b.SetBytes(12 * n)
+	t := workload.NewTriad(n)
+	b.SetBytes(workload.TriadBytes(n))
 	for b.Loop() {
-		cpu.ParallelFor(n, 1<<16, func(lo, hi int) {
-			mulAdd(x[4*lo:4*hi], z[4*lo:4*hi], s, y[4*lo:4*hi])
-		})
+		t.Run()
 	}
 }

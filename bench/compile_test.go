@@ -1,32 +1,24 @@
 package bench
 
 import (
-	"math"
 	"testing"
 
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/compile"
+	"github.com/fathom-go/fathom/internal/workload"
 	"github.com/fathom-go/fathom/ops"
 )
 
-// gelu is the tanh approximation of GELU, as PyTorch's F.gelu(approximate="tanh"):
-// 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
-func gelu(in ...*array.Array) []*array.Array {
-	x := in[0]
-	inner := ops.MulScalar(ops.Add(x, ops.MulScalar(ops.Mul(ops.Square(x), x), 0.044715)), math.Sqrt(2/math.Pi))
-	return []*array.Array{ops.Mul(ops.MulScalar(x, 0.5), ops.AddScalar(ops.Tanh(inner), 1))}
-}
-
 func BenchmarkGELU(b *testing.B) {
 	const n = 16 << 20
-	x := array.FromSlice(randF32(n, 1), n)
+	x := array.FromSlice(workload.RandF32(n, 1), n)
 	b.Run("uncompiled/16M", func(b *testing.B) {
 		b.SetBytes(2 * 4 * n)
 		for b.Loop() {
-			mustEval(b, gelu(x)[0])
+			mustEval(b, workload.GELU(x)[0])
 		}
 	})
-	f := compile.Compile(gelu)
+	f := compile.Compile(workload.GELU)
 	defer f.Release()
 	b.Run("compiled/16M", func(b *testing.B) {
 		b.SetBytes(2 * 4 * n)
@@ -47,7 +39,7 @@ func BenchmarkCompiledCallSmall(b *testing.B) {
 		return []*array.Array{y}
 	})
 	defer f.Release()
-	x, w := array.FromSlice(randF32(16, 1), 16), array.FromSlice(randF32(16, 2), 16)
+	x, w := array.FromSlice(workload.RandF32(16, 1), 16), array.FromSlice(workload.RandF32(16, 2), 16)
 	mustEval(b, f.Call(x, w)[0])
 	for b.Loop() {
 		mustEval(b, f.Call(x, w)[0])
@@ -58,7 +50,7 @@ func BenchmarkCompiledCallSmall(b *testing.B) {
 // elementwise graph: each iteration compiles a new function, so every call
 // traces.
 func BenchmarkTraceAndFuse1000(b *testing.B) {
-	x := array.FromSlice(randF32(16, 1), 16)
+	x := array.FromSlice(workload.RandF32(16, 1), 16)
 	g := func(in ...*array.Array) []*array.Array {
 		y := in[0]
 		for i := 0; i < 500; i++ {

@@ -8,6 +8,7 @@ import (
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/backend/metal"
 	"github.com/fathom-go/fathom/compile"
+	"github.com/fathom-go/fathom/internal/workload"
 	"github.com/fathom-go/fathom/ops"
 )
 
@@ -46,7 +47,7 @@ func gpuArray[T array.Elem](b *testing.B, data []T, shape ...int) *array.Array {
 
 func randF16(n int, seed uint64) []array.F16 {
 	out := make([]array.F16, n)
-	for i, v := range randF32(n, seed) {
+	for i, v := range workload.RandF32(n, seed) {
 		out[i] = array.NewF16(v)
 	}
 	return out
@@ -58,14 +59,14 @@ func BenchmarkGPUGELU(b *testing.B) {
 	onGPU(b)
 	shape := []int{32, 1000, 4096}
 	n := 32 * 1000 * 4096
-	x := gpuArray(b, randF32(n, 1), shape...)
+	x := gpuArray(b, workload.RandF32(n, 1), shape...)
 	b.Run("uncompiled", func(b *testing.B) {
 		b.SetBytes(2 * 4 * int64(n))
 		for b.Loop() {
-			mustEval(b, gelu(x)[0])
+			mustEval(b, workload.GELU(x)[0])
 		}
 	})
-	f := compile.Compile(gelu)
+	f := compile.Compile(workload.GELU)
 	defer f.Release()
 	b.Run("compiled", func(b *testing.B) {
 		b.SetBytes(2 * 4 * int64(n))
@@ -83,7 +84,7 @@ func BenchmarkGPUMatMul(b *testing.B) {
 		for _, dt := range []array.DType{array.Float32, array.Float16} {
 			var x, y *array.Array
 			if dt == array.Float32 {
-				x, y = gpuArray(b, randF32(n*n, 1), n, n), gpuArray(b, randF32(n*n, 2), n, n)
+				x, y = gpuArray(b, workload.RandF32(n*n, 1), n, n), gpuArray(b, workload.RandF32(n*n, 2), n, n)
 			} else {
 				x, y = gpuArray(b, randF16(n*n, 1), n, n), gpuArray(b, randF16(n*n, 2), n, n)
 			}
@@ -103,7 +104,7 @@ func BenchmarkGPUMatMul(b *testing.B) {
 func BenchmarkGPUReduce(b *testing.B) {
 	onGPU(b)
 	const rows, cols = 4096, 4096
-	x := gpuArray(b, randF32(rows*cols, 1), rows, cols)
+	x := gpuArray(b, workload.RandF32(rows*cols, 1), rows, cols)
 	for _, c := range []struct {
 		name string
 		axes []int
@@ -131,7 +132,7 @@ func BenchmarkGPUSoftmax(b *testing.B) {
 	for _, dt := range []array.DType{array.Float32, array.Float16} {
 		var x *array.Array
 		if dt == array.Float32 {
-			x = gpuArray(b, randF32(rows*cols, 1), rows, cols)
+			x = gpuArray(b, workload.RandF32(rows*cols, 1), rows, cols)
 		} else {
 			x = gpuArray(b, randF16(rows*cols, 1), rows, cols)
 		}

@@ -22,7 +22,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"regexp"
@@ -30,13 +29,11 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unsafe"
 
 	"github.com/fathom-go/fathom/array"
-	"github.com/fathom-go/fathom/backend/cpu"
 	"github.com/fathom-go/fathom/compile"
-	"github.com/fathom-go/fathom/graph"
 	"github.com/fathom-go/fathom/internal/mlp"
+	"github.com/fathom-go/fathom/internal/workload"
 	"github.com/fathom-go/fathom/ops"
 )
 
@@ -45,20 +42,13 @@ var workloadsPy string
 
 const python = "/usr/bin/python3"
 
-type workload struct {
+// task is one row of the comparison: how to set up fathom's side of it,
+// and the bytes it moves or the flops it computes.
+type task struct {
 	name  string
 	bytes float64 // bytes moved, for memory-bound workloads
 	flops float64 // for matmul and the MLP step
 	setup func() func()
-}
-
-func randF32(n int, seed uint64) []float32 {
-	r := rand.New(rand.NewPCG(seed, 1))
-	v := make([]float32, n)
-	for i := range v {
-		v[i] = r.Float32()*2 - 1
-	}
-	return v
 }
 
 func eval(a *array.Array) {
@@ -67,23 +57,17 @@ func eval(a *array.Array) {
 	}
 }
 
-func gelu(in ...*array.Array) []*array.Array {
-	x := in[0]
-	inner := ops.MulScalar(ops.Add(x, ops.MulScalar(ops.Mul(ops.Square(x), x), 0.044715)), math.Sqrt(2/math.Pi))
-	return []*array.Array{ops.Mul(ops.MulScalar(x, 0.5), ops.AddScalar(ops.Tanh(inner), 1))}
-}
-
-func workloads() []workload {
-	var ws []workload
+func workloads() []task {
+	var ws []task
 	for _, n := range []int{256, 512, 1024, 2048} {
 		for _, dt := range []array.DType{array.Float32, array.Float64} {
 			name := "sgemm"
 			if dt == array.Float64 {
 				name = "dgemm"
 			}
-			ws = append(ws, workload{name: fmt.Sprintf("%s/%d", name, n), flops: 2 * math.Pow(float64(n), 3), setup: func() func() {
-				a := ops.AsType(array.FromSlice(randF32(n*n, 1), n, n), dt)
-				b := ops.AsType(array.FromSlice(randF32(n*n, 2), n, n), dt)
+			ws = append(ws, task{name: fmt.Sprintf("%s/%d", name, n), flops: 2 * math.Pow(float64(n), 3), setup: func() func() {
+				a := ops.AsType(array.FromSlice(workload.RandF32(n*n, 1), n, n), dt)
+				b := ops.AsType(array.FromSlice(workload.RandF32(n*n, 2), n, n), dt)
 				eval(a)
 				eval(b)
 				return func() { eval(ops.MatMul(a, b)) }
@@ -96,13 +80,13 @@ func workloads() []workload {
 	}{{"1M", 1024, 1024}, {"16M", 4096, 4096}} {
 		n := float64(size.r * size.c)
 		mk := func() (x, y, z, flat *array.Array) {
-			x = array.FromSlice(randF32(size.r*size.c, 1), size.r, size.c)
-			y = array.FromSlice(randF32(size.r*size.c, 2), size.r, size.c)
-			z = array.FromSlice(randF32(size.r*size.c, 3), size.r, size.c)
+			x = array.FromSlice(workload.RandF32(size.r*size.c, 1), size.r, size.c)
+			y = array.FromSlice(workload.RandF32(size.r*size.c, 2), size.r, size.c)
+			z = array.FromSlice(workload.RandF32(size.r*size.c, 3), size.r, size.c)
 			return x, y, z, ops.Reshape(x, -1)
 		}
 		add := func(kind string, bytes float64, f func(x, y, z, flat *array.Array) func()) {
-			ws = append(ws, workload{name: kind + "/" + size.name, bytes: bytes, setup: func() func() { return f(mk()) }})
+			ws = append(ws, task{name: kind + "/" + size.name, bytes: bytes, setup: func() func() { return f(mk()) }})
 		}
 		add("a*b+c", 16*n, func(x, y, z, _ *array.Array) func() {
 			return func() { eval(ops.Add(ops.Mul(x, y), z)) }
@@ -113,9 +97,9 @@ func workloads() []workload {
 		}{{"exp", ops.Exp}, {"tanh", ops.Tanh}, {"sigmoid", ops.Sigmoid}} {
 			add(u.name, 8*n, func(_, _, _, flat *array.Array) func() { return func() { eval(u.f(flat)) } })
 		}
-		add("gelu", 8*n, func(_, _, _, flat *array.Array) func() { return func() { eval(gelu(flat)[0]) } })
+		add("gelu", 8*n, func(_, _, _, flat *array.Array) func() { return func() { eval(workload.GELU(flat)[0]) } })
 		add("gelu-compiled", 8*n, func(_, _, _, flat *array.Array) func() {
-			f := compile.Compile(gelu)
+			f := compile.Compile(workload.GELU)
 			return func() { eval(f.Call(flat)[0]) }
 		})
 		add("sum", 4*n, func(x, _, _, _ *array.Array) func() { return func() { eval(ops.Sum(x)) } })
@@ -123,8 +107,8 @@ func workloads() []workload {
 		add("argmax", 4*n, func(_, _, _, flat *array.Array) func() { return func() { eval(ops.ArgMax(flat, 0)) } })
 		add("softmax", 8*n, func(x, _, _, _ *array.Array) func() { return func() { eval(ops.Softmax(x, -1)) } })
 	}
-	ws = append(ws, workload{name: "mlp-step/256", flops: mlp.StepFlops, setup: func() func() {
-		step := compile.Compile(mlpStep)
+	ws = append(ws, task{name: "mlp-step/256", flops: mlp.StepFlops, setup: func() func() {
+		step := compile.Compile(mlp.Step)
 		args := mlp.Args()
 		return func() {
 			if err := array.Eval(step.Call(args...)...); err != nil {
@@ -133,15 +117,6 @@ func workloads() []workload {
 		}
 	}})
 	return ws
-}
-
-// mlpStep is one step of training the benchmarks' network (package mlp):
-// its loss and the gradients with respect to the four parameters.
-// workloads.py writes the same in numpy by hand and in PyTorch with
-// autograd.
-func mlpStep(in ...*array.Array) []*array.Array {
-	loss, grads := graph.ValueAndGrad(mlp.Loss, 0, 1, 2, 3)(in...)
-	return append(grads, loss)
 }
 
 // timeGo returns the mean time of f over enough runs to take minMS, after
@@ -161,28 +136,13 @@ func timeGo(f func(), minMS float64) float64 {
 	}
 }
 
-// triad measures memory bandwidth as STREAM's triad does, a = b + s*c over
-// 16M float32 split across cores, counting 12 bytes an element (the
-// machine reads b and c and writes a). It runs the vector multiply-add of
-// the fused interpreter, since a scalar Go loop is bound by its
-// instructions, not by memory.
+// triad measures memory bandwidth with STREAM's triad over 16M float32
+// (see workload.Triad), in GB/s.
 func triad(minMS float64) float64 {
 	const n = 16 << 20
-	_, mulAdd := cpu.ProductTileFuncs(cpu.Add, array.Float32)
-	a, b, c := make([]byte, 4*n), f32Bytes(randF32(n, 1)), f32Bytes(randF32(n, 2))
-	copy(a, b) // touch a's pages before timing
-	s := f32Bytes([]float32{3})
-	ms := timeGo(func() {
-		cpu.ParallelFor(n, 1<<16, func(lo, hi int) {
-			mulAdd(a[4*lo:4*hi], c[4*lo:4*hi], s, b[4*lo:4*hi])
-		})
-	}, minMS)
-	return 12 * n / (ms / 1e3) / 1e9
-}
-
-// f32Bytes returns x's bytes, as the CPU kernels take them.
-func f32Bytes(x []float32) []byte {
-	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(x))), 4*len(x))
+	t := workload.NewTriad(n)
+	ms := timeGo(t.Run, minMS)
+	return float64(workload.TriadBytes(n)) / (ms / 1e3) / 1e9
 }
 
 type pyEngine struct {

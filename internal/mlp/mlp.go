@@ -5,9 +5,9 @@
 package mlp
 
 import (
-	"math/rand/v2"
-
 	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/graph"
+	"github.com/fathom-go/fathom/internal/workload"
 	"github.com/fathom-go/fathom/ops"
 )
 
@@ -36,14 +36,20 @@ func Loss(in ...*array.Array) *array.Array {
 	return ops.Neg(ops.Mean(ops.Sum(ops.Mul(labels, ops.LogSoftmax(logits, -1)), -1)))
 }
 
+// Step is one training step: the gradients of Loss with respect to the
+// four parameters, then the loss, for compile.Compile to trace.
+func Step(in ...*array.Array) []*array.Array {
+	loss, grads := graph.ValueAndGrad(Loss, 0, 1, 2, 3)(in...)
+	return append(grads, loss)
+}
+
 // Args returns float32 parameters, scaled so that the activations stay of
 // order 1, and a batch with one-hot labels: Loss's arguments.
 func Args() []*array.Array {
 	uniform := func(n int, seed uint64, s float32) []float32 {
-		r := rand.New(rand.NewPCG(seed, 1))
-		v := make([]float32, n)
+		v := workload.RandF32(n, seed)
 		for i := range v {
-			v[i] = (r.Float32()*2 - 1) * s
+			v[i] *= s
 		}
 		return v
 	}

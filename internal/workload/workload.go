@@ -1,0 +1,80 @@
+// Package workload holds what fathom's two kinds of speed measurement
+// share, so that they time the same thing: the go test benchmarks in
+// bench and the side-by-side comparison in bench/compare. It has the
+// benchmarks' inputs, the tanh-GELU they compile and the STREAM-triad
+// bandwidth probe that memory-bound results are read against.
+package workload
+
+import (
+	"math"
+	"math/rand/v2"
+	"unsafe"
+
+	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/backend/cpu"
+	"github.com/fathom-go/fathom/ops"
+)
+
+// RandF32 returns n values uniform in [-1, 1), the same for the same seed.
+func RandF32(n int, seed uint64) []float32 {
+	r := rand.New(rand.NewPCG(seed, 1))
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = r.Float32()*2 - 1
+	}
+	return v
+}
+
+// RandF64 is RandF32 for float64.
+func RandF64(n int, seed uint64) []float64 {
+	r := rand.New(rand.NewPCG(seed, 2))
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = r.Float64()*2 - 1
+	}
+	return v
+}
+
+// GELU is the tanh approximation of GELU, as PyTorch's
+// F.gelu(approximate="tanh"): 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x³))).
+func GELU(in ...*array.Array) []*array.Array {
+	x := in[0]
+	inner := ops.MulScalar(ops.Add(x, ops.MulScalar(ops.Mul(ops.Square(x), x), 0.044715)), math.Sqrt(2/math.Pi))
+	return []*array.Array{ops.Mul(ops.MulScalar(x, 0.5), ops.AddScalar(ops.Tanh(inner), 1))}
+}
+
+// Triad is STREAM's triad a = b + 3c over n float32, split across cores.
+// It runs the fused interpreter's vector multiply-add, since a scalar Go
+// loop is bound by its instructions, not by memory. A run moves
+// TriadBytes(n) bytes, counting as STREAM does.
+type Triad struct {
+	a, b, c, s []byte
+	mulAdd     func(dst, a, b, c []byte)
+}
+
+// NewTriad allocates the triad's arrays and touches them, so that a run
+// measures bandwidth rather than fresh pages.
+func NewTriad(n int) *Triad {
+	_, mulAdd := cpu.ProductTileFuncs(cpu.Add, array.Float32)
+	t := &Triad{a: make([]byte, 4*n), b: f32Bytes(RandF32(n, 1)), c: f32Bytes(RandF32(n, 2)), s: f32Bytes([]float32{3}), mulAdd: mulAdd}
+	copy(t.a, t.b)
+	return t
+}
+
+// TriadBytes is the memory a triad over n elements moves: it reads b and
+// c and writes a.
+func TriadBytes(n int) int64 { return 12 * int64(n) }
+
+// Run computes a = b + 3c once.
+func (t *Triad) Run() {
+	cpu.ParallelFor(len(t.a)/4, 1<<16, func(lo, hi int) {
+		t.mulAdd(t.a[4*lo:4*hi], t.c[4*lo:4*hi], t.s, t.b[4*lo:4*hi])
+	})
+}
+
+// A returns the result, a.
+func (t *Triad) A() []float32 { return unsafe.Slice((*float32)(unsafe.Pointer(&t.a[0])), len(t.a)/4) }
+
+func f32Bytes(x []float32) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(x))), 4*len(x))
+}
