@@ -184,7 +184,7 @@ func (p *SliceScatterPrim) evalGPU(s array.Stream, in, out []*array.Array) error
 		return fillThenCopy(o, 0, in[0], func(o metal.View) metal.View {
 			sub := o
 			sub.Shape = in[0].Shape()
-			off, strides := p.selected(o.Strides)
+			off, strides := sliceView(p.Start, p.Step, o.Strides)
 			sub.Offset += off
 			sub.Strides = strides
 			return sub

@@ -99,14 +99,8 @@ func (p *SlicePrim) Eval(s array.Stream, in, out []*array.Array) error {
 		out[0].SetData(in[0].Storage(), array.RowMajorStrides(out[0].Shape()), in[0].Offset())
 		return nil
 	}
-	st := in[0].Strides()
-	ns := make([]int, len(st))
-	off := in[0].Offset()
-	for i := range st {
-		off += p.Start[i] * st[i]
-		ns[i] = st[i] * p.Step[i]
-	}
-	out[0].SetData(in[0].Storage(), ns, off)
+	off, ns := sliceView(p.Start, p.Step, in[0].Strides())
+	out[0].SetData(in[0].Storage(), ns, in[0].Offset()+off)
 	return nil
 }
 func (p *SlicePrim) Equivalent(o array.Primitive) bool {
@@ -173,21 +167,21 @@ func (p *SliceScatterPrim) evalCPU(in, out []*array.Array) error {
 	}
 	sub := o
 	sub.Shape = in[0].Shape()
-	off, strides := p.selected(o.Strides)
+	off, strides := sliceView(p.Start, p.Step, o.Strides)
 	sub.Offset += off
 	sub.Strides = strides
 	return cpu.Copy(sub, bufOf(in[0]))
 }
 
-// selected returns where, in a view of the output with strides st, the
-// slice's positions lie: the output seen through the slice's view, with
-// strides scaled by the steps and the offset moved to the starts. The CPU
-// and GPU scatters both copy the input there.
-func (p *SliceScatterPrim) selected(st []int) (off int, strides []int) {
+// sliceView returns where a slice with these starts and steps lies in an
+// array with strides st: the offset of its first element and its
+// strides. Slice is that view of its input; the CPU and GPU slice
+// scatters copy their input into that view of the output.
+func sliceView(start, step, st []int) (off int, strides []int) {
 	strides = make([]int, len(st))
 	for i, s := range st {
-		off += p.Start[i] * s
-		strides[i] = s * p.Step[i]
+		off += start[i] * s
+		strides[i] = s * step[i]
 	}
 	return off, strides
 }
