@@ -50,10 +50,11 @@ type Compiled struct {
 	desc string
 	hash uint64
 
-	steps     []tileStep // one per instruction, resolved once for the CPU
-	nslots    int
-	slotBytes int       // one scratch tile's bytes: tileElems of the widest dtype
-	arenas    sync.Pool // *[]byte scratch tiles, reused across calls
+	steps        []tileStep // one per instruction, resolved once for the CPU
+	nslots       int
+	slotBytes    int       // one scratch tile's bytes: tileElems of the widest dtype
+	outTileBytes int       // the same for an output tile, when results are streamed
+	arenas       sync.Pool // *[]byte scratch tiles, reused across calls
 
 	metalOnce sync.Once
 	metal     metal.Program
@@ -134,19 +135,19 @@ func newCompiled(inDTypes []array.DType, instrs []Instr, outputs []int) *Compile
 	}
 	c.fuseProducts(outOf)
 	slot := c.slots(outOf)
-	widest := 1
+	widest, widestOut := 1, 1
 	for k := range c.steps {
 		st := &c.steps[k]
 		if o, ok := outOf[len(inDTypes)+k]; ok {
 			st.out = o
-			widest = max(widest, st.size)
+			widestOut = max(widestOut, st.size)
 		} else if s, ok := slot[len(inDTypes)+k]; ok {
 			st.slot = s
 			c.nslots = max(c.nslots, s+1)
 			widest = max(widest, st.size)
 		}
 	}
-	c.slotBytes = tileElems * widest
+	c.slotBytes, c.outTileBytes = tileElems*widest, tileElems*widestOut
 	return c
 }
 
@@ -173,7 +174,7 @@ func (c *Compiled) fuseProducts(outOf map[int]int) {
 		k := r - nIn
 		in, st := c.Instrs[k], &c.steps[k]
 		switch {
-		case st.skip || st.fused != nil:
+		case st.fused != nil:
 			return 0, 0, false
 		case in.Kind == KindBinary && cpu.BinaryOp(in.Op) == cpu.Mul && st.binary != nil:
 			return in.Args[0], in.Args[1], true
@@ -193,7 +194,7 @@ func (c *Compiled) fuseProducts(outOf map[int]int) {
 			p, q = q, p // addition and multiplication commute exactly
 			a, b, ok = product(p)
 		}
-		if !ok || p == q || c.Instrs[p-nIn].DType != in.DType {
+		if !ok {
 			continue
 		}
 		if st.fused, st.fusedS = cpu.ProductTileFuncs(cpu.BinaryOp(in.Op), in.DType); st.fused == nil {
@@ -335,16 +336,19 @@ func (c *Compiled) evalCPU(in, out []*array.Array) error {
 	inBufs := make([]cpu.Buf, nIn)
 	walkers := make([]*cpu.Walker, nIn)
 	direct := make([]bool, nIn) // row-major and unbroadcast: tiles are slices of it
-	scalar := make([]bool, nIn) // one element: tiles repeat it with stride 0
+	sc := make([][]byte, nIn)   // the element of a one-element input
 	for i, x := range in {
 		b := cpu.Buf{Data: x.Storage().Bytes(), DType: x.DType(), Shape: x.Shape(), Strides: x.Strides(), Offset: x.Offset()}
 		inBufs[i] = broadcastBuf(b, shape)
 		direct[i] = slices.Equal(x.Shape(), shape) && x.RowMajor()
-		scalar[i] = x.Size() == 1
-		if !direct[i] && !scalar[i] {
+		if x.Size() == 1 {
+			sz := x.DType().Size()
+			sc[i] = b.Data[b.Offset*sz : (b.Offset+1)*sz]
+		} else if !direct[i] {
 			walkers[i] = cpu.NewWalker(inBufs[i].Shape, inBufs[i].Strides)
 		}
 	}
+	calls, tiled := c.plan(sc)
 	outData := make([][]byte, len(out))
 	outBytes := 0
 	for i, o := range out {
@@ -358,7 +362,7 @@ func (c *Compiled) evalCPU(in, out []*array.Array) error {
 	var mu sync.Mutex
 	var firstErr error
 	cpu.ParallelFor(ntiles, max(1, cpu.Grain/tileElems), func(tlo, thi int) {
-		if err := c.runTiles(tlo, thi, n, inBufs, walkers, direct, scalar, outData, stream); err != nil {
+		if err := c.runTiles(tlo, thi, n, inBufs, walkers, direct, sc, tiled, calls, outData, stream); err != nil {
 			mu.Lock()
 			if firstErr == nil {
 				firstErr = err
@@ -369,17 +373,102 @@ func (c *Compiled) evalCPU(in, out []*array.Array) error {
 	return firstErr
 }
 
-// runTiles runs the program over tiles [tlo, thi) of an n-element result.
-func (c *Compiled) runTiles(tlo, thi, n int, inBufs []cpu.Buf, walkers []*cpu.Walker, direct, scalar []bool, outData [][]byte, stream bool) error {
+// callKind is how a step runs in one call, once the call's scalar inputs
+// are known.
+type callKind uint8
+
+const (
+	callSkip    callKind = iota // a product done by its reader
+	callUnary                   // unary(d, a)
+	callBinary                  // binary(d, a, b)
+	callVS                      // vs(d, a, scalar b), or sv with the operands swapped
+	callSV                      // sv(d, a, scalar b): b came first
+	callFused                   // fused(d, a, b, c)
+	callFusedS                  // fusedS(d, a, scalar b, c)
+	callGeneric                 // cpu.Unary, Binary, Where or Copy on tiles
+)
+
+// call is one step of the program for one call: its kind and the
+// registers of its operands.
+type call struct {
+	kind    callKind
+	a, b, c int
+}
+
+// plan resolves each step for a call whose one-element inputs are those
+// with sc[i] set: which kernel runs and in what operand order, so the
+// tile loop makes no decisions. tiled reports the one-element inputs that
+// some step still reads as a whole tile.
+func (c *Compiled) plan(sc [][]byte) (calls []call, tiled []bool) {
+	nIn := len(c.InDTypes)
+	isScalar := func(r int) bool { return r < nIn && sc[r] != nil }
+	calls = make([]call, len(c.steps))
+	for k := range c.steps {
+		st, args := &c.steps[k], c.Instrs[k].Args
+		cl := &calls[k]
+		switch {
+		case st.skip:
+			cl.kind = callSkip
+		case st.unary != nil:
+			*cl = call{kind: callUnary, a: args[0]}
+		case st.fused != nil:
+			a, b, third := st.fargs[0], st.fargs[1], st.fargs[2]
+			if isScalar(a) {
+				a, b = b, a // multiplication commutes exactly
+			}
+			*cl = call{kind: callFused, a: a, b: b, c: third}
+			if isScalar(b) && !isScalar(a) {
+				cl.kind = callFusedS
+			}
+		case st.binary != nil:
+			a, b := args[0], args[1]
+			*cl = call{kind: callBinary, a: a, b: b}
+			switch {
+			case isScalar(b) && !isScalar(a) && st.vs != nil:
+				cl.kind = callVS
+			case isScalar(a) && !isScalar(b) && st.sv != nil:
+				*cl = call{kind: callSV, a: b, b: a}
+			}
+		default:
+			cl.kind = callGeneric
+		}
+	}
+	tiled = make([]bool, nIn)
+	for k, cl := range calls {
+		var tiles []int // the registers the step reads as tiles
+		switch cl.kind {
+		case callUnary, callVS, callSV:
+			tiles = []int{cl.a}
+		case callBinary:
+			tiles = []int{cl.a, cl.b}
+		case callFused:
+			tiles = []int{cl.a, cl.b, cl.c}
+		case callFusedS:
+			tiles = []int{cl.a, cl.c}
+		case callGeneric:
+			tiles = c.Instrs[k].Args
+		}
+		for _, r := range tiles {
+			if isScalar(r) {
+				tiled[r] = true
+			}
+		}
+	}
+	return calls, tiled
+}
+
+// runTiles runs the program over tiles [tlo, thi) of an n-element result,
+// each step as calls says.
+func (c *Compiled) runTiles(tlo, thi, n int, inBufs []cpu.Buf, walkers []*cpu.Walker, direct []bool, sc [][]byte, tiled []bool, calls []call, outData [][]byte, stream bool) error {
 	nIn := len(c.InDTypes)
 	tileLen := min(tileElems, n)
 	inBytes := tileLen * 8
 	// scratch tiles, then one per output when results are streamed, then
 	// the gathered and scalar inputs
-	outSlots := c.nslots
-	inBase := c.nslots * c.slotBytes
+	outBase := c.nslots * c.slotBytes
+	inBase := outBase
 	if stream {
-		inBase += len(outData) * c.slotBytes
+		inBase += len(outData) * c.outTileBytes
 	}
 	need := inBase + nIn*inBytes
 	ap, _ := c.arenas.Get().(*[]byte)
@@ -394,24 +483,15 @@ func (c *Compiled) runTiles(tlo, thi, n int, inBufs []cpu.Buf, walkers []*cpu.Wa
 	tile := []int{tileLen}
 	unit := []int{1}
 	for i := range nIn {
-		if scalar[i] {
-			// filled once per chunk: the vector kernels then see two
-			// contiguous operands
+		if tiled[i] {
+			// filled once per chunk, for the steps that have no kernel
+			// taking it as a scalar
 			dt := c.InDTypes[i]
 			b := inBufs[i]
 			src := cpu.Buf{Data: b.Data, DType: dt, Shape: tile, Strides: []int{0}, Offset: b.Offset}
 			if err := cpu.Copy(cpu.Contiguous(inTile(i)[:tileLen*dt.Size()], dt, tile), src); err != nil {
 				return err
 			}
-		}
-	}
-	isScalar := func(r int) bool { return r < nIn && scalar[r] }
-	sc := make([][]byte, nIn) // each scalar input's bytes
-	for i := range nIn {
-		if scalar[i] {
-			b := inBufs[i]
-			sz := c.InDTypes[i].Size()
-			sc[i] = b.Data[b.Offset*sz : (b.Offset+1)*sz]
 		}
 	}
 	buf := func(r int, data []byte) cpu.Buf {
@@ -430,8 +510,10 @@ func (c *Compiled) runTiles(tlo, thi, n int, inBufs []cpu.Buf, walkers []*cpu.Wa
 		for i := range nIn {
 			sz := c.InDTypes[i].Size()
 			switch {
-			case scalar[i]:
-				regs[i] = inTile(i)[:m*sz]
+			case sc[i] != nil:
+				if tiled[i] {
+					regs[i] = inTile(i)[:m*sz]
+				}
 			case direct[i]:
 				b := inBufs[i]
 				regs[i] = b.Data[(b.Offset+lo)*sz : (b.Offset+lo+m)*sz]
@@ -449,48 +531,37 @@ func (c *Compiled) runTiles(tlo, thi, n int, inBufs []cpu.Buf, walkers []*cpu.Wa
 				}
 			}
 		}
-		for k := range c.steps {
-			st := &c.steps[k]
-			if st.skip {
+		for k, cl := range calls {
+			if cl.kind == callSkip {
 				continue
 			}
+			st := &c.steps[k]
 			var d []byte
 			switch {
 			case st.out >= 0 && stream:
-				d = arena[(outSlots+st.out)*c.slotBytes:][:m*st.size]
+				d = arena[outBase+st.out*c.outTileBytes:][:m*st.size]
 			case st.out >= 0:
 				d = outData[st.out][lo*st.size : (lo+m)*st.size]
 			default:
 				d = arena[st.slot*c.slotBytes:][:m*st.size]
 			}
 			regs[nIn+k] = d
-			args := c.Instrs[k].Args
 			var err error
-			switch {
-			case st.unary != nil:
-				st.unary(d, regs[args[0]])
-			case st.fused != nil:
-				a, b, third := st.fargs[0], st.fargs[1], st.fargs[2]
-				if isScalar(a) {
-					a, b = b, a // multiplication commutes exactly
-				}
-				if isScalar(b) && !isScalar(a) {
-					st.fusedS(d, regs[a], sc[b], regs[third])
-				} else {
-					st.fused(d, regs[a], regs[b], regs[third])
-				}
-			case st.binary != nil:
-				a, b := args[0], args[1]
-				switch {
-				case isScalar(b) && !isScalar(a) && st.vs != nil:
-					st.vs(d, regs[a], sc[b])
-				case isScalar(a) && !isScalar(b) && st.sv != nil:
-					st.sv(d, regs[b], sc[a])
-				default:
-					st.binary(d, regs[a], regs[b])
-				}
+			switch cl.kind {
+			case callUnary:
+				st.unary(d, regs[cl.a])
+			case callBinary:
+				st.binary(d, regs[cl.a], regs[cl.b])
+			case callVS:
+				st.vs(d, regs[cl.a], sc[cl.b])
+			case callSV:
+				st.sv(d, regs[cl.a], sc[cl.b])
+			case callFused:
+				st.fused(d, regs[cl.a], regs[cl.b], regs[cl.c])
+			case callFusedS:
+				st.fusedS(d, regs[cl.a], sc[cl.b], regs[cl.c])
 			default:
-				dst := buf(nIn+k, d)
+				dst, args := buf(nIn+k, d), c.Instrs[k].Args
 				switch ins := c.Instrs[k]; ins.Kind {
 				case KindUnary:
 					err = cpu.Unary(cpu.UnaryOp(ins.Op), dst, buf(args[0], regs[args[0]]))
