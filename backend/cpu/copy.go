@@ -87,7 +87,7 @@ type numeric interface {
 }
 
 func convertCopy(w *Walker, out, in Buf) {
-	if f := directConversion(in.DType, out.DType); f != nil {
+	if f := ConvertTileFunc(in.DType, out.DType); f != nil {
 		o, s := out.Data, in.Data
 		osz, isz := out.DType.Size(), in.DType.Size()
 		st := w.InnerStrides()

@@ -71,9 +71,7 @@ func UnaryTileFunc(op UnaryOp, dt array.DType) func(dst, src []byte) {
 // Div, Maximum, Minimum) over contiguous float32 or float64 runs, or nil;
 // see UnaryTileFunc.
 func BinaryTileFunc(op BinaryOp, dt array.DType) func(dst, a, b []byte) {
-	switch op {
-	case Add, Sub, Mul, Div, Maximum, Minimum:
-	default:
+	if !isArith(op) {
 		return nil
 	}
 	switch dt {
@@ -87,6 +85,16 @@ func BinaryTileFunc(op BinaryOp, dt array.DType) func(dst, a, b []byte) {
 	return nil
 }
 
+// isArith reports whether op is one of the arithmetic ops of the tile
+// functions.
+func isArith(op BinaryOp) bool {
+	switch op {
+	case Add, Sub, Mul, Div, Maximum, Minimum:
+		return true
+	}
+	return false
+}
+
 // asSlice views b as a slice of T.
 func asSlice[T any](b []byte) []T {
 	return Elems[T](Buf{Data: b})
@@ -98,7 +106,7 @@ func asSlice[T any](b []byte) []T {
 // the scalar's bytes. The fused interpreter uses them for constants, which
 // would otherwise take a whole tile of L1 each and a load per element.
 func BinaryScalarTileFuncs(op BinaryOp, dt array.DType) (vs, sv func(dst, a, s []byte)) {
-	if BinaryTileFunc(op, dt) == nil {
+	if !isArith(op) {
 		return nil, nil
 	}
 	switch dt {
@@ -206,10 +214,6 @@ func StoreStream(dst, src []byte) {
 // and back), which would otherwise go through float64 one element at a
 // time.
 func ConvertTileFunc(from, to array.DType) func(dst, src []byte) {
-	return directConversion(from, to)
-}
-
-func directConversion(from, to array.DType) func(dst, src []byte) {
 	switch to {
 	case array.Float32:
 		return directTo[float32](from)

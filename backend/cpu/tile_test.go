@@ -32,7 +32,11 @@ func TestVecScalar(t *testing.T) {
 		if impl == nil {
 			continue
 		}
-		for op, l := range vecScalarLoops(impl) {
+		for i, l := range vecArithLoops(impl) {
+			if l.vv == nil {
+				continue
+			}
+			op := BinaryOp(i)
 			g := goBinaryKernel(op)
 			for _, s := range tileSpecials {
 				for n := range 70 {
@@ -80,15 +84,9 @@ func TestTripleKernels(t *testing.T) {
 	}
 	mul := goBinaryKernel(Mul)
 	for _, tc := range []struct {
-		name    string
-		second  BinaryOp
-		kernels func(*vecImpl) (tripleKernel, tripleKernelS)
-		vvv     func(d, a, b, c []float32)
-		vsv     func(d, a []float32, b float32, c []float32)
-	}{
-		{"mulAdd", Add, mulAddKernels, mulAdd[float32], mulAddScalar[float32]},
-		{"mulMul", Mul, mulMulKernels, mulMul[float32], mulMulScalar[float32]},
-	} {
+		name   string
+		second BinaryOp
+	}{{"mulAdd", Add}, {"mulMul", Mul}} {
 		second := goBinaryKernel(tc.second)
 		want := make([]float32, len(a))
 		mul.vv(want, a, b)
@@ -98,7 +96,7 @@ func TestTripleKernels(t *testing.T) {
 		}
 		names, impls := vecImplsUnderTest()
 		for k, impl := range impls {
-			vvv, vsv := tripleLoops(impl, tc.kernels, tc.vvv, tc.vsv)
+			vvv, vsv := tripleLoops(impl, tc.second)
 			for n := range 70 {
 				for _, lo := range []int{0, 1, 3, 7, 150, len(a) - 70} {
 					got := make([]float32, n)
@@ -127,7 +125,9 @@ func TestTripleKernels(t *testing.T) {
 }
 
 // TestTileFuncs checks the byte-level tile functions the fused interpreter
-// calls against Binary on the same operands, for both float dtypes.
+// calls against Binary on the same operands, for both float dtypes. The
+// scalar kernels are checked against Binary on a run filled with the
+// scalar, which takes the two-run kernels, not the scalar ones under test.
 func TestTileFuncs(t *testing.T) {
 	const n = 37
 	for _, dt := range []array.DType{array.Float32, array.Float64} {
@@ -137,19 +137,25 @@ func TestTileFuncs(t *testing.T) {
 		}
 		buf := func(v []float64) Buf { return Contiguous(toBytes(v, dt), dt, []int{len(v)}) }
 		s := toBytes([]float64{-1.5}, dt)
+		filled := make([]float64, n)
+		for i := range filled {
+			filled[i] = -1.5
+		}
 		for _, op := range []BinaryOp{Add, Sub, Mul, Div, Maximum, Minimum} {
 			vs, sv := BinaryScalarTileFuncs(op, dt)
+			if vs == nil || sv == nil {
+				t.Fatalf("%v %v has no scalar tile functions", dt, op)
+			}
 			for _, right := range []bool{true, false} {
 				got := make([]byte, n*dt.Size())
 				want := Contiguous(make([]byte, n*dt.Size()), dt, []int{n})
-				sb := Buf{Data: s, DType: dt, Shape: []int{n}, Strides: []int{0}}
 				var err error
 				if right {
 					vs(got, buf(x).Data, s)
-					err = Binary(op, want, buf(x), sb)
+					err = Binary(op, want, buf(x), buf(filled))
 				} else {
 					sv(got, buf(x).Data, s)
-					err = Binary(op, want, sb, buf(x))
+					err = Binary(op, want, buf(filled), buf(x))
 				}
 				if err != nil {
 					t.Fatal(err)
@@ -177,7 +183,7 @@ func TestTileFuncs(t *testing.T) {
 			if string(got) != string(want.Data) {
 				t.Errorf("%v %s: %v, want %v", dt, tr.name, fromBytes(got, dt), fromBytes(want.Data, dt))
 			}
-			if err := Binary(Mul, prod, buf(x), Buf{Data: s, DType: dt, Shape: []int{n}, Strides: []int{0}}); err != nil {
+			if err := Binary(Mul, prod, buf(x), buf(filled)); err != nil {
 				t.Fatal(err)
 			}
 			if err := Binary(tr.second, want, prod, buf(z)); err != nil {

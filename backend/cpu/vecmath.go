@@ -56,7 +56,8 @@ type vecImpl struct {
 	width   int
 	kernels [numVecOps]vecKernel
 	binary  map[BinaryOp]vecBinKernel
-	reduce  map[ReduceOp]vecRedKernel
+	reduce  map[ReduceOp]vecRedKernel // Max and Min, for vecReduce
+	sumRed  vecRedKernel              // for vecSum
 
 	argMax, argMin         func(x []float32) (n int, best float32, at int)
 	argMax64, argMin64     func(x []float64) (n int, best float64, at int)
@@ -120,25 +121,55 @@ var vecUnary = map[UnaryOp]func(dst, src []float32){
 	Sigmoid: sigmoidF32, Erf: erfF32, Sin: sinF32, Cos: cosF32,
 }
 
-// vecBinary holds, for the float32 binary operations with a vector kernel
-// on this machine, a contiguous loop to run in place of binary.go's: the
-// kernel over the whole vectors, binary.go's loop over the rest. It is
-// empty without kernels. On one core of the project's machines the
-// kernels beat the Go loops 3x (Add, Mul) to 8x (Div) on operands in L1
-// or L2, 1.8-4.7x at 1M elements and 1.2-1.6x at 16M (BenchmarkVecBinary).
+// vecArith holds, indexed by op, binKernel's loops of the float32
+// binary operations with vector kernels on this machine, to run in place
+// of binary.go's: the kernel over the whole vectors, binary.go's loop
+// over the rest. The loops of the other ops, and of all without kernels,
+// are nil. On one core of the project's machines the vv loops beat
+// the Go loops 3x (Add, Mul) to 8x (Div) on operands in L1 or L2,
+// 1.8-4.7x at 1M elements and 1.2-1.6x at 16M (BenchmarkVecBinary).
+var vecArith = vecArithLoops(vecBest)
+
+// vecBinary holds the vv loops of vecArith by op, for the callers that
+// take only those. It is empty without kernels.
 var vecBinary = vecBinaryLoops(vecBest)
 
-func vecBinaryLoops(impl *vecImpl) map[BinaryOp]func(d, a, b []float32) {
-	loops := map[BinaryOp]func(d, a, b []float32){}
+func vecArithLoops(impl *vecImpl) (loops [numBinaryOps]binKernel[float32, float32]) {
 	if impl == nil {
 		return loops
 	}
-	for op, k := range impl.binary {
-		tail := goBinaryLoop(op)
-		loops[op] = func(d, a, b []float32) {
-			a, b = a[:len(d)], b[:len(d)]
-			n := k(d, a, b)
-			tail(d[n:], a[n:], b[n:])
+	for op, k := range map[BinaryOp][2]func(dst, a []float32, b float32) int{
+		Add: {impl.addVS, impl.addVS}, Sub: {impl.subVS, impl.subSV}, Mul: {impl.mulVS, impl.mulVS},
+		Div: {impl.divVS, impl.divSV}, Maximum: {impl.maxVS, impl.maxSV}, Minimum: {impl.minVS, impl.minSV},
+	} {
+		g := goBinaryKernel(op)
+		vv, vs, sv := impl.binary[op], k[0], k[1]
+		loops[op] = binKernel[float32, float32]{
+			vv: func(d, a, b []float32) {
+				a, b = a[:len(d)], b[:len(d)]
+				n := vv(d, a, b)
+				g.vv(d[n:], a[n:], b[n:])
+			},
+			vs: func(d, a []float32, b float32) {
+				a = a[:len(d)]
+				n := vs(d, a, b)
+				g.vs(d[n:], a[n:], b)
+			},
+			sv: func(d []float32, a float32, b []float32) {
+				b = b[:len(d)]
+				n := sv(d, b, a)
+				g.sv(d[n:], a, b[n:])
+			},
+		}
+	}
+	return loops
+}
+
+func vecBinaryLoops(impl *vecImpl) map[BinaryOp]func(d, a, b []float32) {
+	loops := map[BinaryOp]func(d, a, b []float32){}
+	for op, k := range vecArithLoops(impl) {
+		if k.vv != nil {
+			loops[BinaryOp(op)] = k.vv
 		}
 	}
 	return loops
@@ -165,51 +196,13 @@ func goBinaryKernel(op BinaryOp) binKernel[float32, float32] {
 	}
 }
 
-// vecBinaryScalar holds, for the float32 binary operations with vector
-// kernels on this machine, loops with a scalar operand (binKernel's vs and
-// sv; vv unset) built as vecBinary's are. It is empty without kernels.
-var vecBinaryScalar = vecScalarLoops(vecBest)
-
-func vecScalarLoops(impl *vecImpl) map[BinaryOp]binKernel[float32, float32] {
-	loops := map[BinaryOp]binKernel[float32, float32]{}
-	if impl == nil {
-		return loops
-	}
-	for op, k := range map[BinaryOp][2]func(dst, a []float32, b float32) int{
-		Add: {impl.addVS, impl.addVS}, Sub: {impl.subVS, impl.subSV}, Mul: {impl.mulVS, impl.mulVS},
-		Div: {impl.divVS, impl.divSV}, Maximum: {impl.maxVS, impl.maxSV}, Minimum: {impl.minVS, impl.minSV},
-	} {
-		g := goBinaryKernel(op)
-		vs, sv := k[0], k[1]
-		loops[op] = binKernel[float32, float32]{
-			vs: func(d, a []float32, b float32) {
-				a = a[:len(d)]
-				n := vs(d, a, b)
-				g.vs(d[n:], a[n:], b)
-			},
-			sv: func(d []float32, a float32, b []float32) {
-				b = b[:len(d)]
-				n := sv(d, b, a)
-				g.sv(d[n:], a, b[n:])
-			},
-		}
-	}
-	return loops
-}
-
-// withVec returns k with its loops replaced by the vector kernels of op,
-// when T is float32 and this machine has them.
+// withVec returns vecArith's loops of op in place of k's when T is
+// float32 and this machine has them. It runs on every arithmetic Binary
+// call, hence the single index and assertion; the pointer keeps the
+// assertion from copying the struct into an interface.
 func withVec[T ewReal](op BinaryOp, k binKernel[T, T]) binKernel[T, T] {
-	if vv, ok := any(vecBinary[op]).(func(d, a, b []T)); ok && vv != nil {
-		k.vv = vv
-	}
-	if l, ok := vecBinaryScalar[op]; ok {
-		if vs, ok := any(l.vs).(func(d, a []T, b T)); ok {
-			k.vs = vs
-		}
-		if sv, ok := any(l.sv).(func(d []T, a T, b []T)); ok {
-			k.sv = sv
-		}
+	if v, ok := any(&vecArith[op]).(*binKernel[T, T]); ok && v.vv != nil {
+		return *v
 	}
 	return k
 }
@@ -219,8 +212,8 @@ func withVec[T ewReal](op BinaryOp, k binKernel[T, T]) binKernel[T, T] {
 // kernels over the whole vectors and the Go loops over the rest, or the Go
 // loops alone without kernels.
 var (
-	vecMulAdd, vecMulAddS = tripleLoops(vecBest, mulAddKernels, mulAdd[float32], mulAddScalar[float32])
-	vecMulMul, vecMulMulS = tripleLoops(vecBest, mulMulKernels, mulMul[float32], mulMulScalar[float32])
+	vecMulAdd, vecMulAddS = tripleLoops(vecBest, Add)
+	vecMulMul, vecMulMulS = tripleLoops(vecBest, Mul)
 )
 
 type (
@@ -228,14 +221,20 @@ type (
 	tripleKernelS func(dst, a []float32, b float32, c []float32) int
 )
 
-func mulAddKernels(impl *vecImpl) (tripleKernel, tripleKernelS) { return impl.mulAdd, impl.mulAddS }
-func mulMulKernels(impl *vecImpl) (tripleKernel, tripleKernelS) { return impl.mulMul, impl.mulMulS }
-
-func tripleLoops(impl *vecImpl, kernels func(*vecImpl) (tripleKernel, tripleKernelS), vvv func(d, a, b, c []float32), vsv func(d, a []float32, b float32, c []float32)) (func(d, a, b, c []float32), func(d, a []float32, b float32, c []float32)) {
+// tripleLoops returns impl's multiply-adds (second Add) or products of
+// three (second Mul).
+func tripleLoops(impl *vecImpl, second BinaryOp) (func(d, a, b, c []float32), func(d, a []float32, b float32, c []float32)) {
+	vvv, vsv := mulAdd[float32], mulAddScalar[float32]
+	if second == Mul {
+		vvv, vsv = mulMul[float32], mulMulScalar[float32]
+	}
 	if impl == nil {
 		return vvv, vsv
 	}
-	kv, ks := kernels(impl)
+	kv, ks := impl.mulAdd, impl.mulAddS
+	if second == Mul {
+		kv, ks = impl.mulMul, impl.mulMulS
+	}
 	return func(d, a, b, c []float32) {
 			a, b, c = a[:len(d)], b[:len(d)], c[:len(d)]
 			n := kv(d, a, b, c)
@@ -257,11 +256,10 @@ var vecSum = vecSumFunc(vecBest)
 const sumLeaf = 2048
 
 func vecSumFunc(impl *vecImpl) func(x []float32) float32 {
-	k := impl.reduceOf(ReduceSum)
-	if k == nil {
+	if impl == nil {
 		return nil
 	}
-	w := impl.width
+	k, w := impl.sumRed, impl.width
 	// lanes is the kernel's accumulator for every leaf: the kernel is
 	// called through a func value, so a lanes array declared per leaf
 	// would escape to the heap once per 2048 elements (20% of a 16M sum)
@@ -286,14 +284,6 @@ func vecSumFunc(impl *vecImpl) func(x []float32) float32 {
 	}
 }
 
-// reduceOf returns impl's kernel of op, or nil.
-func (impl *vecImpl) reduceOf(op ReduceOp) vecRedKernel {
-	if impl == nil {
-		return nil
-	}
-	return impl.reduce[op]
-}
-
 // vecReduce holds, for the float32 reductions with a vector kernel on
 // this machine (Max and Min), a run to use in place of reduce.go's: the
 // kernel over the whole vectors, then reduce.go's run over its lanes and
@@ -306,9 +296,6 @@ func vecReduceRuns(impl *vecImpl) map[ReduceOp]func(acc float32, x []float32) fl
 		return runs
 	}
 	for op, k := range impl.reduce {
-		if op == ReduceSum {
-			continue // vecSum
-		}
 		tail := maxRun[float32]
 		if op == ReduceMin {
 			tail = minRun[float32]

@@ -31,8 +31,8 @@ func asmImpls() []vecImpl {
 		}, reduce: map[ReduceOp]vecRedKernel{
 			ReduceMax: maxRedAVX512,
 			ReduceMin: minRedAVX512,
-			ReduceSum: sumRedAVX512,
 		},
+			sumRed:     sumRedAVX512,
 			argMax:     argMaxAVX512,
 			argMin:     argMinAVX512,
 			argMax64:   argMax64AVX512,
@@ -81,8 +81,8 @@ func asmImpls() []vecImpl {
 		}, reduce: map[ReduceOp]vecRedKernel{
 			ReduceMax: maxRedAVX2,
 			ReduceMin: minRedAVX2,
-			ReduceSum: sumRedAVX2,
 		},
+			sumRed:     sumRedAVX2,
 			argMax:     argMaxAVX2,
 			argMin:     argMinAVX2,
 			argMax64:   argMax64AVX2,

@@ -697,18 +697,9 @@ func (s *isa) kernel(f fn, hoist []string) {
 	c.MOVQ(n, rest)
 	c.SUBQ(i, rest)
 	m := s.tailMask(rest)
-	x = s.vec()
-	if s.wide {
-		c.VMOVUPS_Z(in, m, x)
-	} else {
-		c.VMASKMOVPS(in, m, x)
-	}
+	x = s.maskedLoad(in, m)
 	bail(x)
-	if s.wide {
-		c.VMOVUPS(f.core(s, x), m, out)
-	} else {
-		c.VMASKMOVPS(f.core(s, x), m, out)
-	}
+	s.maskedStore(f.core(s, x), m, out)
 	c.MOVQ(n, i)
 	c.Label("done")
 	c.Store(i, c.ReturnIndex(0))
@@ -742,6 +733,27 @@ func (s *isa) tailMask(rest reg.Register) reg.Register {
 	m := s.vec()
 	s.c.VMOVUPS(operand.Mem{Base: base, Index: off, Scale: 4}, m)
 	return m
+}
+
+// maskedLoad returns the lanes of m under mask (from tailMask), zeros in
+// the others.
+func (s *isa) maskedLoad(m operand.Mem, mask reg.Register) reg.Register {
+	r := s.vec()
+	if s.wide {
+		s.c.VMOVUPS_Z(m, mask, r)
+	} else {
+		s.c.VMASKMOVPS(m, mask, r)
+	}
+	return r
+}
+
+// maskedStore stores the lanes of v under mask (from tailMask) to m.
+func (s *isa) maskedStore(v, mask reg.Register, m operand.Mem) {
+	if s.wide {
+		s.c.VMOVUPS(v, mask, m)
+	} else {
+		s.c.VMASKMOVPS(v, mask, m)
+	}
 }
 
 // hoistConsts loads the constants keyed in hoist into registers, where
@@ -783,21 +795,10 @@ func emitHoisted(ctx *build.Context, spec isa, name string, gen func(s *isa, hoi
 	log.Fatalf("%s%s: no register allocation", name, spec.name)
 }
 
-// emitLine adds the kernel f for spec to ctx.
+// emitLine adds the kernel f for spec to ctx. A build that ignores its
+// hoist list comes out of emitHoisted's first trial as it is.
 func emitLine(ctx *build.Context, spec isa, f lineFn) {
-	if f.hoist {
-		emitHoisted(ctx, spec, f.name, func(s *isa, hoist []string) { f.build(s, f.name, hoist) })
-		return
-	}
-	trial := spec
-	trial.c, trial.memory = build.NewContext(), map[string]operand.Mem{}
-	f.build(&trial, f.name, nil)
-	if !allocates(trial) {
-		log.Fatalf("%s%s: no register allocation", f.name, spec.name)
-	}
-	out := spec
-	out.c, out.memory = ctx, map[string]operand.Mem{}
-	f.build(&out, f.name, nil)
+	emitHoisted(ctx, spec, f.name, func(s *isa, hoist []string) { f.build(s, f.name, hoist) })
 }
 
 // allocates reports whether the function built in s.c compiles: whether
@@ -863,7 +864,7 @@ func emitBinary(ctx *build.Context, spec isa, f binFn) {
 // redFn is one generated float32 reduction.
 type redFn struct {
 	name string // kernel name prefix: maxRed gives maxRedAVX2 and maxRedAVX512
-	op   string // its ReduceOp
+	op   string // its ReduceOp in vecImpl.reduce, or "" for a vecImpl field named name
 	doc  string // what it does to acc, with the lane count twice for %d
 	step func(s *isa, acc, x reg.Register)
 }
@@ -873,7 +874,7 @@ var redFns = []redFn{
 	{"minRed", "ReduceMin", "sets each of the first %d lanes of acc to the smaller of it and the elements of x's whole %d-lane vectors in that lane, or to a NaN among them", func(s *isa, acc, x reg.Register) { s.redStep(false, acc, x) }},
 	// Each lane adds a quarter of the elements in order; reduce.go's
 	// pairwise sum keeps the runs it hands over short (see vecSumFunc).
-	{"sumRed", "ReduceSum", "adds to each of the first %d lanes of acc the elements of x's whole %d-lane vectors in that lane, four vectors to an accumulator", func(s *isa, acc, x reg.Register) { s.c.VADDPS(x, acc, acc) }},
+	{"sumRed", "", "adds to each of the first %d lanes of acc the elements of x's whole %d-lane vectors in that lane, four vectors to an accumulator", func(s *isa, acc, x reg.Register) { s.c.VADDPS(x, acc, acc) }},
 }
 
 // redStep sets acc to the larger (smaller) of acc and x lane by lane,
@@ -1053,9 +1054,16 @@ func goFile(command string) []byte {
 		}
 		fmt.Fprintf(&b, "\t\t}, reduce: map[ReduceOp]vecRedKernel{\n")
 		for _, f := range redFns {
-			fmt.Fprintf(&b, "\t\t\t%s: %s%s,\n", f.op, f.name, s.name)
+			if f.op != "" {
+				fmt.Fprintf(&b, "\t\t\t%s: %s%s,\n", f.op, f.name, s.name)
+			}
 		}
 		fmt.Fprintf(&b, "\t\t},\n")
+		for _, f := range redFns {
+			if f.op == "" {
+				fmt.Fprintf(&b, "\t\t\t%s: %s%s,\n", f.name, f.name, s.name)
+			}
+		}
 		for _, f := range slices.Concat(lineFns, tileFns, memFns) {
 			fmt.Fprintf(&b, "\t\t\t%s: %s%s,\n", f.name, f.name, s.name)
 		}
@@ -1103,22 +1111,18 @@ const (
 )
 
 // maskAnd and maskOr combine masks.
-func (s *isa) maskAnd(a, b reg.Register) reg.Register {
-	if s.wide {
-		k := s.c.K()
-		s.c.KANDW(b, a, k)
-		return k
-	}
-	return s.and(a, b)
-}
+func (s *isa) maskAnd(a, b reg.Register) reg.Register { return s.maskOp(s.c.KANDW, s.and, a, b) }
+func (s *isa) maskOr(a, b reg.Register) reg.Register  { return s.maskOp(s.c.KORW, s.or, a, b) }
 
-func (s *isa) maskOr(a, b reg.Register) reg.Register {
+// maskOp combines masks with kop under AVX-512, whose masks are K
+// registers, else with the vector operation vop.
+func (s *isa) maskOp(kop func(b, a, k operand.Op), vop func(a, b operand.Op) reg.Register, a, b reg.Register) reg.Register {
 	if s.wide {
 		k := s.c.K()
-		s.c.KORW(b, a, k)
+		kop(b, a, k)
 		return k
 	}
-	return s.or(a, b)
+	return vop(a, b)
 }
 
 // gti returns the mask of the integer lanes where a > b.
@@ -1437,13 +1441,7 @@ func (s *isa) argRowsKernel(name string, max bool) {
 			if !masked {
 				return s.copy(m)
 			}
-			r := s.vec()
-			if s.wide {
-				c.VMOVUPS_Z(m, tail, r)
-			} else {
-				c.VMASKMOVPS(m, tail, r)
-			}
-			return r
+			return s.maskedLoad(m, tail)
 		}
 		b, i := load(bm), load(im)
 		for k := range n {
@@ -1455,13 +1453,10 @@ func (s *isa) argRowsKernel(name string, max bool) {
 			v reg.Register
 			m operand.Mem
 		}{{b, bm}, {i, im}} {
-			switch {
-			case !masked:
+			if masked {
+				s.maskedStore(st.v, tail, st.m)
+			} else {
 				c.VMOVUPS(st.v, st.m)
-			case s.wide:
-				c.VMOVUPS(st.v, tail, st.m)
-			default:
-				c.VMASKMOVPS(st.v, tail, st.m)
 			}
 		}
 	}
@@ -1627,23 +1622,16 @@ func (s *isa) expKernel(name string, store bool, hoist []string) {
 	c.MOVQ(n, rest)
 	c.SUBQ(i, rest)
 	k := s.tailMask(rest)
-	x := s.vec()
-	var e reg.Register
+	e := s.expCore(s.sub(s.maskedLoad(at(ps, 0), k), m))
+	if store {
+		s.maskedStore(s.mul(e, scale), k, at(pd, 0))
+	}
+	// the masked-off lanes of e hold exp(-m), not zeros
 	if s.wide {
-		c.VMOVUPS_Z(at(ps, 0), k, x)
-		e = s.expCore(s.sub(x, m))
-		if store {
-			c.VMOVUPS(s.mul(e, scale), k, at(pd, 0))
-		}
 		z := s.vec()
 		c.VMOVUPS_Z(e, k, z)
 		e = z
 	} else {
-		c.VMASKMOVPS(at(ps, 0), k, x)
-		e = s.expCore(s.sub(x, m))
-		if store {
-			c.VMASKMOVPS(s.mul(e, scale), k, at(pd, 0))
-		}
 		e = s.and(e, k)
 	}
 	s.sumWide(lo, hi, e)
@@ -1699,14 +1687,7 @@ func (s *isa) affineKernel(name string) {
 	c.MOVQ(n, rest)
 	c.SUBQ(i, rest)
 	k := s.tailMask(rest)
-	x := s.vec()
-	if s.wide {
-		c.VMOVUPS_Z(at(ps, 0), k, x)
-		c.VMOVUPS(f(x), k, at(pd, 0))
-	} else {
-		c.VMASKMOVPS(at(ps, 0), k, x)
-		c.VMASKMOVPS(f(x), k, at(pd, 0))
-	}
+	s.maskedStore(f(s.maskedLoad(at(ps, 0), k)), k, at(pd, 0))
 	c.Label("done")
 	c.VZEROUPPER()
 	c.RET()
@@ -1719,37 +1700,36 @@ type lineFn struct {
 	name  string // kernel name prefix, also its vecImpl field
 	sig   string // Go signature, without func
 	doc   string // what it does, for its declaration
-	hoist bool   // whether emitHoisted should search hoists for it
 	build func(s *isa, name string, hoist []string)
 }
 
 var lineFns = []lineFn{
 	{"argMax", "(x []float32) (n int, best float32, at int)",
-		"is ArgMax over the whole vectors of x up to the first with a NaN (see argKernel)", false,
+		"is ArgMax over the whole vectors of x up to the first with a NaN (see argKernel)",
 		func(s *isa, name string, _ []string) { s.argSets(name, true) }},
 	{"argMin", "(x []float32) (n int, best float32, at int)",
-		"is ArgMin over the whole vectors of x up to the first with a NaN (see argKernel)", false,
+		"is ArgMin over the whole vectors of x up to the first with a NaN (see argKernel)",
 		func(s *isa, name string, _ []string) { s.argSets(name, false) }},
 	{"argMax64", "(x []float64) (n int, best float64, at int)",
-		"is ArgMax over the whole vectors of x up to the first with a NaN (see argKernel)", false,
+		"is ArgMax over the whole vectors of x up to the first with a NaN (see argKernel)",
 		func(s *isa, name string, _ []string) { s.f64 = true; s.argSets(name, true) }},
 	{"argMin64", "(x []float64) (n int, best float64, at int)",
-		"is ArgMin over the whole vectors of x up to the first with a NaN (see argKernel)", false,
+		"is ArgMin over the whole vectors of x up to the first with a NaN (see argKernel)",
 		func(s *isa, name string, _ []string) { s.f64 = true; s.argSets(name, false) }},
 	{"argMaxRows", "(best []float32, idx []int32, x []float32, stride, rows, t0 int)",
-		"folds rows rows of x into the running ArgMax of len(best) lines (see argRowsKernel)", false,
+		"folds rows rows of x into the running ArgMax of len(best) lines (see argRowsKernel)",
 		func(s *isa, name string, _ []string) { s.argRowsKernel(name, true) }},
 	{"argMinRows", "(best []float32, idx []int32, x []float32, stride, rows, t0 int)",
-		"folds rows rows of x into the running ArgMin of len(best) lines (see argRowsKernel)", false,
+		"folds rows rows of x into the running ArgMin of len(best) lines (see argRowsKernel)",
 		func(s *isa, name string, _ []string) { s.argRowsKernel(name, false) }},
 	{"expScale", "(dst, src []float32, m, c float32) float64",
-		"sets dst[i] = exp(src[i]-m)*c and returns the sum of the exp(src[i]-m) (see expKernel)", true,
+		"sets dst[i] = exp(src[i]-m)*c and returns the sum of the exp(src[i]-m) (see expKernel)",
 		func(s *isa, name string, hoist []string) { s.expKernel(name, true, hoist) }},
 	{"expSum", "(src []float32, m float32) float64",
-		"returns the sum of the exp(src[i]-m) (see expKernel)", true,
+		"returns the sum of the exp(src[i]-m) (see expKernel)",
 		func(s *isa, name string, hoist []string) { s.expKernel(name, false, hoist) }},
 	{"affine", "(dst, src []float32, a, c, b float32)",
-		"sets dst[i] = ((src[i]-a)*c)-b, rounding each operation", false,
+		"sets dst[i] = ((src[i]-a)*c)-b, rounding each operation",
 		func(s *isa, name string, _ []string) { s.affineKernel(name) }},
 }
 

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/mmcloughlin/avo/attr"
@@ -14,7 +16,7 @@ import (
 // they match Mul then Add, or Mul then Mul) but pass over the tile once.
 
 // tileFns are emitted like lineFns: each is a vecImpl field.
-var tileFns = []lineFn{
+var tileFns = slices.Concat([]lineFn{
 	scalarFn("addVS", "a[i] + b", "add", false),
 	scalarFn("subVS", "a[i] - b", "sub", false),
 	scalarFn("subSV", "b - a[i]", "sub", true),
@@ -25,26 +27,25 @@ var tileFns = []lineFn{
 	scalarFn("maxSV", "the larger of b and a[i], or the NaN among them", "max", true),
 	scalarFn("minVS", "the smaller of a[i] and b, or the NaN among them", "min", false),
 	scalarFn("minSV", "the smaller of b and a[i], or the NaN among them", "min", true),
-	{"mulAdd", "(dst, a, b, c []float32) int",
-		"sets dst[i] to a[i]*b[i] + c[i], rounding the product, for the whole vectors of dst and returns the number of elements written", false,
-		func(s *isa, name string, _ []string) {
-			s.tileKernel(name, "abc", func(s *isa, v []reg.Register) reg.Register { return s.add(s.mul(v[0], v[1]), v[2]) })
-		}},
-	{"mulAddS", "(dst, a []float32, b float32, c []float32) int",
-		"sets dst[i] to a[i]*b + c[i], rounding the product, for the whole vectors of dst and returns the number of elements written", false,
-		func(s *isa, name string, _ []string) {
-			s.tileKernel(name, "aBc", func(s *isa, v []reg.Register) reg.Register { return s.add(s.mul(v[0], v[1]), v[2]) })
-		}},
-	{"mulMul", "(dst, a, b, c []float32) int",
-		"sets dst[i] to (a[i]*b[i]) * c[i], rounding each product, for the whole vectors of dst and returns the number of elements written", false,
-		func(s *isa, name string, _ []string) {
-			s.tileKernel(name, "abc", func(s *isa, v []reg.Register) reg.Register { return s.mul(s.mul(v[0], v[1]), v[2]) })
-		}},
-	{"mulMulS", "(dst, a []float32, b float32, c []float32) int",
-		"sets dst[i] to (a[i]*b) * c[i], rounding each product, for the whole vectors of dst and returns the number of elements written", false,
-		func(s *isa, name string, _ []string) {
-			s.tileKernel(name, "aBc", func(s *isa, v []reg.Register) reg.Register { return s.mul(s.mul(v[0], v[1]), v[2]) })
-		}},
+},
+	tripleFns("mulAdd", "a[i]*%s + c[i], rounding the product,", (*isa).add),
+	tripleFns("mulMul", "(a[i]*%s) * c[i], rounding each product,", (*isa).mul),
+)
+
+// tripleFns are the kernels of dst[i] = second(a[i]*b[i], c[i]) and, with
+// an S after name, of the same with the scalar b. doc has %s where b's
+// element goes.
+func tripleFns(name, doc string, second func(s *isa, a, b operand.Op) reg.Register) []lineFn {
+	core := func(s *isa, v []reg.Register) reg.Register { return second(s, s.mul(v[0], v[1]), v[2]) }
+	fn := func(suffix, b, operands, sig string) lineFn {
+		return lineFn{name + suffix, sig,
+			"sets dst[i] to " + fmt.Sprintf(doc, b) + " for the whole vectors of dst and returns the number of elements written",
+			func(s *isa, name string, _ []string) { s.tileKernel(name, operands, core) }}
+	}
+	return []lineFn{
+		fn("", "b[i]", "abc", "(dst, a, b, c []float32) int"),
+		fn("S", "b", "aBc", "(dst, a []float32, b float32, c []float32) int"),
+	}
 }
 
 // scalarFn is the kernel of binFns' op with the scalar b as its second
@@ -57,7 +58,7 @@ func scalarFn(name, doc, op string, swap bool) lineFn {
 		}
 	}
 	return lineFn{name, "(dst, a []float32, b float32) int",
-		"sets dst[i] to " + doc + " for the whole vectors of dst and returns the number of elements written", false,
+		"sets dst[i] to " + doc + " for the whole vectors of dst and returns the number of elements written",
 		func(s *isa, name string, _ []string) {
 			s.tileKernel(name, "aB", func(s *isa, v []reg.Register) reg.Register {
 				if swap {
@@ -143,10 +144,10 @@ func (s *isa) tileKernel(name, operands string, core func(s *isa, v []reg.Regist
 // overwriting it.
 var memFns = []lineFn{
 	{"prefetch", "(p []byte)",
-		"asks for the cache lines of p to be brought into L2, without waiting for them", false,
+		"asks for the cache lines of p to be brought into L2, without waiting for them",
 		func(s *isa, name string, _ []string) { s.prefetchKernel(name) }},
 	{"copyNT", "(dst, src []float32) int",
-		"copies the whole vectors of src to dst, which must be 64-byte aligned, with non-temporal stores, and returns the number of elements copied", false,
+		"copies the whole vectors of src to dst, which must be 64-byte aligned, with non-temporal stores, and returns the number of elements copied",
 		func(s *isa, name string, _ []string) { s.copyNTKernel(name) }},
 }
 
