@@ -72,20 +72,17 @@ func ArgReduce(op ArgOp, out, in Buf, axis int) error {
 	return nil
 }
 
-// argPart is the length of the parts a long line is cut into, so that few
-// lines still spread over the cores. Parts are joined exactly, in order,
-// so results do not depend on how many cores there are.
-const argPart = 1 << 16
-
 // argRun finds the best of every line: neighbouring lines together when
-// they interleave in memory, a few long lines in parts, or one line at a
-// time.
+// they interleave in memory, a few long lines in parts of redPart
+// elements (so that few lines still spread over the cores; parts are
+// joined exactly, in order, so results do not depend on how many cores
+// there are), or one line at a time.
 func argRun[A redOrdered](l *redLines, io redIO[A], o []int32, isMax bool) {
-	scan := argScanFunc[A]()
+	scan := argScanFunc[A](vecBest)
 	switch {
 	case l.columnar(8):
 		argColumns(l, io, o, isMax)
-	case l.count < redFewTasks && l.n >= 2*argPart:
+	case l.count < redFewTasks && l.n >= 2*redPart:
 		argSplit(l, io, o, isMax, scan)
 	default:
 		l.each(func() func(inOff, outOff int) {
@@ -112,19 +109,19 @@ type argBest[A redOrdered] struct {
 // argSplit scans each of a few long lines in parts, in parallel, and
 // joins the parts in order.
 func argSplit[A redOrdered](l *redLines, io redIO[A], o []int32, isMax bool, scan func([]A, bool) (A, int, bool)) {
-	parts := (l.n + argPart - 1) / argPart
+	parts := (l.n + redPart - 1) / redPart
 	res := make([]argBest[A], l.count*parts)
-	ParallelFor(len(res), 1, func(lo, hi int) {
-		var buf []A
-		if io.load != nil || l.sIn != 1 {
-			buf = make([]A, argPart)
+	bufs := newRedScratch(func() []A {
+		if io.load == nil && l.sIn == 1 {
+			return nil
 		}
-		for t := lo; t < hi; t++ {
-			line, start := t/parts, t%parts*argPart
-			inOff, _ := redOffsets(l.shape, l.kin, l.kout, line)
-			v, at, nan := scan(io.read(l.inOff+inOff+start*l.sIn, min(argPart, l.n-start), l.sIn, buf), isMax)
-			res[t] = argBest[A]{v, start + at, nan}
-		}
+		return make([]A, redPart)
+	})
+	l.eachPart(parts, func(t, in, _, n int) {
+		buf := bufs.get()
+		defer bufs.put(buf)
+		v, at, nan := scan(io.read(in, n, l.sIn, buf), isMax)
+		res[t] = argBest[A]{v, t%parts*redPart + at, nan}
 	})
 	for line := range l.count {
 		b := res[line*parts]
@@ -146,7 +143,7 @@ func argSplit[A redOrdered](l *redLines, io redIO[A], o []int32, isMax bool, sca
 // panels, their rows are cut into parts too, joined in order at the end.
 // The parts depend on the shape only, and joining is exact.
 func argColumns[A redOrdered](l *redLines, io redIO[A], o []int32, isMax bool) {
-	cp := l.colPlan()
+	cp := l.colPlan(true)
 	kIn, kOut, tw, cols, parts, rowsPer := cp.kIn, cp.kOut, cp.tw, cp.cols, cp.parts, cp.rowsPer
 	var partV []A
 	var partI []int32
@@ -158,7 +155,11 @@ func argColumns[A redOrdered](l *redLines, io redIO[A], o []int32, isMax bool) {
 		vec = nil
 	}
 	ParallelFor(cols*parts, max(1, Grain/(rowsPer*tw)), func(lo, hi int) {
-		best, idx, buf := make([]A, tw), make([]int32, tw), make([]A, tw)
+		best, idx := make([]A, tw), make([]int32, tw)
+		var buf []A
+		if io.load != nil || kIn != 1 {
+			buf = make([]A, tw)
+		}
 		for t := lo; t < hi; t++ {
 			p := l.panel(cp, t)
 			b, ix := best[:p.w], idx[:p.w]
@@ -206,27 +207,48 @@ func argColumns[A redOrdered](l *redLines, io redIO[A], o []int32, isMax bool) {
 func argRow[A redOrdered](best []A, idx []int32, row []A, rowIdx []int32, t int32, isMax bool) {
 	row = row[:len(best)]
 	idx = idx[:len(best)]
-	for i, v := range row {
-		b := best[i]
-		if (isMax && v > b) || (!isMax && v < b) || (v != v && b == b) {
-			best[i], idx[i] = v, t
-			if rowIdx != nil {
-				idx[i] = rowIdx[i]
+	set := func(i int, v A) {
+		best[i], idx[i] = v, t
+		if rowIdx != nil {
+			idx[i] = rowIdx[i]
+		}
+	}
+	if isMax {
+		for i, v := range row {
+			if b := best[i]; v > b || (v != v && b == b) {
+				set(i, v)
 			}
+		}
+		return
+	}
+	for i, v := range row {
+		if b := best[i]; v < b || (v != v && b == b) {
+			set(i, v)
 		}
 	}
 }
 
-// argScanFunc returns the scan of lines of As: with the vector kernels
-// for float32 and float64, else argScanGo.
-func argScanFunc[A redOrdered]() func([]A, bool) (A, int, bool) {
-	if f, ok := any(argScanF32).(func([]A, bool) (A, int, bool)); ok {
-		return f
+// argScanFunc returns the scan of lines of As: argScanGo, with impl's
+// kernels when A is float32 or float64 and impl is not nil.
+func argScanFunc[A redOrdered](impl *vecImpl) func([]A, bool) (A, int, bool) {
+	if impl == nil {
+		return argScanGo[A]
 	}
-	if f, ok := any(argScanF64).(func([]A, bool) (A, int, bool)); ok {
-		return f
+	kMax, kMin, lanes := any(impl.argMax), any(impl.argMin), impl.width
+	if _, ok := any(A(0)).(float64); ok {
+		kMax, kMin, lanes = impl.argMax64, impl.argMin64, impl.width/2
 	}
-	return argScanGo[A]
+	vMax, ok := kMax.(func([]A) (int, A, int))
+	if !ok {
+		return argScanGo[A]
+	}
+	vMin := kMin.(func([]A) (int, A, int))
+	return func(x []A, isMax bool) (A, int, bool) {
+		if isMax {
+			return argScanWith(vMax, lanes, x, true)
+		}
+		return argScanWith(vMin, lanes, x, false)
+	}
 }
 
 // argScanGo returns the largest (isMax) or smallest element of x and its
@@ -257,34 +279,9 @@ func argScanGo[A redOrdered](x []A, isMax bool) (A, int, bool) {
 	return best, at, false
 }
 
-func argScanF32(x []float32, isMax bool) (float32, int, bool) { return argScanVec(vecBest, x, isMax) }
-func argScanF64(x []float64, isMax bool) (float64, int, bool) { return argScanVec64(vecBest, x, isMax) }
-
-// argScanVec is argScanGo for float32 with impl's kernel, argScanVec64
-// for float64.
-func argScanVec(impl *vecImpl, x []float32, isMax bool) (float32, int, bool) {
-	if impl == nil {
-		return argScanGo(x, isMax)
-	}
-	if isMax {
-		return argScanWith(impl.argMax, impl.width, x, true)
-	}
-	return argScanWith(impl.argMin, impl.width, x, false)
-}
-
-func argScanVec64(impl *vecImpl, x []float64, isMax bool) (float64, int, bool) {
-	if impl == nil {
-		return argScanGo(x, isMax)
-	}
-	if isMax {
-		return argScanWith(impl.argMax64, impl.width/2, x, true)
-	}
-	return argScanWith(impl.argMin64, impl.width/2, x, false)
-}
-
 // argScanWith is argScanGo with the kernel k, of lanes lanes, over the
 // whole vectors of lines of a few vectors and more.
-func argScanWith[T float32 | float64](k func([]T) (int, T, int), lanes int, x []T, isMax bool) (T, int, bool) {
+func argScanWith[A redOrdered](k func([]A) (int, A, int), lanes int, x []A, isMax bool) (A, int, bool) {
 	if len(x) < 4*lanes || len(x) > math.MaxInt32 {
 		return argScanGo(x, isMax)
 	}

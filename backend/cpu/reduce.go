@@ -3,6 +3,7 @@ package cpu
 import (
 	"cmp"
 	"math"
+	"runtime"
 	"slices"
 	"strconv"
 
@@ -392,8 +393,10 @@ func redRows[A any](p *redPlan, k *redKernel[A]) {
 	// into parts computed in parallel and joined in order.
 	parts := (p.n + redPart - 1) / redPart
 	partial := make([]A, p.outs*parts)
+	bufs := newRedScratch(newBuf)
 	ParallelFor(len(partial), 1, func(lo, hi int) {
-		buf := newBuf()
+		buf := bufs.get()
+		defer bufs.put(buf)
 		for t := lo; t < hi; t++ {
 			o, q := t/parts, t%parts
 			inOff, _ := redOffsets(p.ks, p.kin, p.kout, o)
@@ -868,12 +871,12 @@ func (l *redLines) columnar(minW int) bool {
 	return k >= 0 && l.n > 1 && l.shape[k] >= minW && redAbs(l.kin[k]) < redAbs(l.sIn)
 }
 
-// colPlan cuts a reduction of neighbouring lines (columnar) into tasks:
-// panels of up to redTile lines, read a row across them at a time, and,
-// when there are fewer panels than redFewTasks, parts of rowsPer rows
-// each, at least redPart elements, to share out. It depends on the shape
-// only, so joining the parts in order gives the same result on any number
-// of cores.
+// colPlan cuts work on neighbouring lines (columnar) into tasks: panels
+// of up to redTile lines, read a row across them at a time, and, when
+// rows may be split and there are fewer panels than redFewTasks, parts of
+// rowsPer rows each, at least redPart elements, to share out. It depends
+// on the shape only, so joining the parts in order gives the same result
+// on any number of cores.
 type colPlan struct {
 	w, kIn, kOut   int // lines in a row of panels, and their strides
 	tw, tiles      int // panel width, panels a row
@@ -881,14 +884,14 @@ type colPlan struct {
 	parts, rowsPer int
 }
 
-func (l *redLines) colPlan() colPlan {
+func (l *redLines) colPlan(splitRows bool) colPlan {
 	last := len(l.shape) - 1
 	c := colPlan{w: l.shape[last], kIn: l.kin[last], kOut: l.kout[last]}
 	c.tw = min(c.w, redTile)
 	c.tiles = (c.w + c.tw - 1) / c.tw
 	c.cols = l.count / c.w * c.tiles
 	parts := 1
-	if c.cols < redFewTasks {
+	if splitRows && c.cols < redFewTasks {
 		parts = max(1, min((redFewTasks+c.cols-1)/c.cols, l.n*c.tw/redPart))
 	}
 	c.rowsPer = (l.n + parts - 1) / parts
@@ -897,11 +900,10 @@ func (l *redLines) colPlan() colPlan {
 }
 
 // panel is task t of a colPlan: the offsets of its first line in the
-// input and the output, that line's index in its row, the panel's width,
-// and its rows.
+// input and the output, the panel's width, and its rows.
 type panel struct {
-	in, out, c0, w int
-	r0, r1         int
+	in, out, w int
+	r0, r1     int
 }
 
 func (l *redLines) panel(c colPlan, t int) panel {
@@ -909,7 +911,7 @@ func (l *redLines) panel(c colPlan, t int) panel {
 	last := len(l.shape) - 1
 	inBase, outBase := redOffsets(l.shape[:last], l.kin, l.kout, col/c.tiles)
 	c0 := col % c.tiles * c.tw
-	return panel{l.inOff + inBase + c0*c.kIn, l.outOff + outBase + c0*c.kOut, c0, min(c.tw, c.w-c0), q * c.rowsPer, min(l.n, (q+1)*c.rowsPer)}
+	return panel{l.inOff + inBase + c0*c.kIn, l.outOff + outBase + c0*c.kOut, min(c.tw, c.w-c0), q * c.rowsPer, min(l.n, (q+1)*c.rowsPer)}
 }
 
 // each calls a body for every line, in parallel. newBody is called once per
@@ -927,22 +929,46 @@ func (l *redLines) each(newBody func() func(inOff, outOff int)) {
 	})
 }
 
-// panels calls a body for every panel of up to tile neighbouring lines
-// along the innermost other axis, in parallel; the body gets the panel's
-// first line's offsets, its width and the strides between its lines.
-func (l *redLines) panels(tile int, newBody func() func(inOff, outOff, w, kIn, kOut int)) {
-	last := len(l.shape) - 1
-	w, kIn, kOut := l.shape[last], l.kin[last], l.kout[last]
-	tw := min(w, tile)
-	tiles := (w + tw - 1) / tw
-	ParallelFor(l.count/w*tiles, max(1, Grain/max(l.n*tw, 1)), func(lo, hi int) {
-		body := newBody()
+// eachPart calls body, in parallel, for every part of every line when
+// each line is cut into parts of redPart elements, parts of them: t
+// numbers the part among all (line*parts plus its place in the line), in
+// and out are the offsets of its first element, n its length.
+func (l *redLines) eachPart(parts int, body func(t, in, out, n int)) {
+	ParallelFor(l.count*parts, 1, func(lo, hi int) {
 		for t := lo; t < hi; t++ {
-			a, b := redOffsets(l.shape[:last], l.kin, l.kout, t/tiles)
-			c0 := t % tiles * tw
-			body(l.inOff+a+c0*kIn, l.outOff+b+c0*kOut, min(tw, w-c0), kIn, kOut)
+			start := t % parts * redPart
+			in, out := redOffsets(l.shape, l.kin, l.kout, t/parts)
+			body(t, l.inOff+in+start*l.sIn, l.outOff+out+start*l.sOut, min(redPart, l.n-start))
 		}
 	})
+}
+
+// redScratch hands scratch space to the bodies of a ParallelFor and takes
+// it back, so that a worker makes at most one however many chunks it
+// runs.
+type redScratch[T any] struct {
+	free  chan T
+	alloc func() T
+}
+
+func newRedScratch[T any](alloc func() T) *redScratch[T] {
+	return &redScratch[T]{free: make(chan T, runtime.GOMAXPROCS(0)), alloc: alloc}
+}
+
+func (s *redScratch[T]) get() T {
+	select {
+	case b := <-s.free:
+		return b
+	default:
+		return s.alloc()
+	}
+}
+
+func (s *redScratch[T]) put(b T) {
+	select {
+	case s.free <- b:
+	default:
+	}
 }
 
 // checkAxisBufs validates the common arguments of the kernels that work

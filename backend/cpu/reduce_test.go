@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
-	"unsafe"
 
 	"github.com/fathom-go/fathom/array"
 )
@@ -456,7 +455,7 @@ func TestReduceSumAccuracy(t *testing.T) {
 	for i := range x {
 		x[i] = 0.1
 	}
-	in := Contiguous(unsafe.Slice((*byte)(unsafe.Pointer(&x[0])), 4*n), array.Float32, []int{n})
+	in := viewOf(x, array.Float32, []int{n}, nil, 0)
 	for _, shape := range [][]int{{n}, {n / 8, 8}} {
 		in.Shape, in.Strides = shape, array.RowMajorStrides(shape)
 		out := rdOut(array.Float32, shape[1:])
@@ -529,7 +528,7 @@ func TestReduceIntegersWrap(t *testing.T) {
 
 func TestReduceComplex(t *testing.T) {
 	x := []complex64{1 + 2i, 3 - 1i, -2 + 0.5i, 0.5 + 1i}
-	in := Contiguous(unsafe.Slice((*byte)(unsafe.Pointer(&x[0])), 8*len(x)), array.Complex64, []int{2, 2})
+	in := viewOf(x, array.Complex64, []int{2, 2}, nil, 0)
 	for _, c := range []struct {
 		op   ReduceOp
 		axes []int
@@ -636,13 +635,7 @@ func TestArgReduce(t *testing.T) {
 				name := fmt.Sprintf("%v %v %v axis %d %s", op, dt, shape, axis, layout)
 				var want []float64
 				rdNaiveLines(shape, axis, a.vals, func(line []float64, _ []int) {
-					best := 0
-					for i, v := range line {
-						if (op == ArgMax && v > line[best]) || (op == ArgMin && v < line[best]) {
-							best = i
-						}
-					}
-					want = append(want, float64(best))
+					want = append(want, float64(argNaive(line, op == ArgMax)))
 				})
 				kept := slices.Delete(slices.Clone(shape), axis, axis+1)
 				out := rdOut(array.Int32, kept)
@@ -991,7 +984,7 @@ func rdBenchSum(b *testing.B, shape []int, axes []int) {
 	for i := range x {
 		x[i] = float32(i%1000) / 1000
 	}
-	in := Contiguous(unsafe.Slice((*byte)(unsafe.Pointer(&x[0])), 4*n), array.Float32, shape)
+	in := viewOf(x, array.Float32, shape, nil, 0)
 	out := rdOut(array.Float32, rdKept(shape, axes))
 	b.SetBytes(int64(4 * n))
 	for b.Loop() {
@@ -1005,19 +998,3 @@ func BenchmarkReduceSumAll16M(b *testing.B)   { rdBenchSum(b, []int{1 << 24}, []
 func BenchmarkReduceSumRows4K(b *testing.B)   { rdBenchSum(b, []int{4096, 4096}, []int{1}) }
 func BenchmarkReduceSumCols4K(b *testing.B)   { rdBenchSum(b, []int{4096, 4096}, []int{0}) }
 func BenchmarkReduceSumThinCols(b *testing.B) { rdBenchSum(b, []int{1 << 20, 8}, []int{0}) }
-
-func BenchmarkSoftmaxRows4K(b *testing.B) {
-	const n = 4096
-	x := make([]float32, n*n)
-	for i := range x {
-		x[i] = float32(i%977) / 100
-	}
-	in := Contiguous(unsafe.Slice((*byte)(unsafe.Pointer(&x[0])), 4*n*n), array.Float32, []int{n, n})
-	out := Contiguous(make([]byte, 4*n*n), array.Float32, []int{n, n})
-	b.SetBytes(4 * n * n)
-	for b.Loop() {
-		if err := Softmax(out, in, 1); err != nil {
-			b.Fatal(err)
-		}
-	}
-}

@@ -122,22 +122,24 @@ func scanDirect[A any](l *redLines, k *scanKernel[A], out, in Buf, reverse, incl
 
 func scanRun[A any](l *redLines, k *scanKernel[A], reverse, inclusive bool) {
 	if l.columnar(8) {
-		l.panels(redTile, func() func(inOff, outOff, w, kIn, kOut int) {
-			acc, xb, ob := make([]A, redTile), make([]A, redTile), make([]A, redTile)
-			return func(inOff, outOff, w, kIn, kOut int) {
-				a := acc[:w]
+		cp := l.colPlan(false)
+		ParallelFor(cp.cols, max(1, Grain/(l.n*cp.tw)), func(lo, hi int) {
+			acc, xb, ob := make([]A, cp.tw), make([]A, cp.tw), make([]A, cp.tw)
+			for t := lo; t < hi; t++ {
+				p := l.panel(cp, t)
+				a := acc[:p.w]
 				for i := range a {
 					a[i] = k.ident
 				}
 				for s := range l.n {
-					t := s
+					r := s
 					if reverse {
-						t = l.n - 1 - s
+						r = l.n - 1 - s
 					}
-					x := k.io.read(inOff+t*l.sIn, w, kIn, xb)
-					o := k.io.target(outOff+t*l.sOut, w, kOut, ob)
+					x := k.io.read(p.in+r*l.sIn, p.w, cp.kIn, xb)
+					o := k.io.target(p.out+r*l.sOut, p.w, cp.kOut, ob)
 					k.step(a, o, x, inclusive)
-					k.io.write(outOff+t*l.sOut, kOut, o)
+					k.io.write(p.out+r*l.sOut, cp.kOut, o)
 				}
 			}
 		})

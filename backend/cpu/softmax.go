@@ -97,12 +97,9 @@ type smOps[C smFloat] struct {
 	add, mul, sub func(o, a, b []C)
 }
 
-// The tuning constants of the softmax family. They depend on nothing
-// but the shape, so results do not depend on the number of cores.
-const (
-	smPart  = 1 << 16 // elements of a long line computed as one part
-	smBlock = 8       // rows of a panel summed in C before joining the float64 total
-)
+// smBlock is how many rows of a panel are summed in C before joining the
+// float64 totals.
+const smBlock = 8
 
 // smRun runs one kind over every line: neighbouring lines together when
 // they interleave in memory (smColumns), a few long lines in parts
@@ -113,7 +110,7 @@ func smRun[C smFloat](kind smKind, l *redLines, io redIO[C], ops *smOps[C]) {
 	switch {
 	case l.columnar(8):
 		smColumns(kind, l, io, ops)
-	case l.count < redFewTasks && l.n >= 2*smPart && io.load == nil && io.store == nil && l.sIn == 1 && (kind == smLogSumExp || l.sOut == 1):
+	case l.count < redFewTasks && l.n >= 2*redPart && io.load == nil && io.store == nil && l.sIn == 1 && (kind == smLogSumExp || l.sOut == 1):
 		smSplit(kind, l, io, ops)
 	default:
 		l.each(func() func(inOff, outOff int) {
@@ -149,29 +146,15 @@ func smRun[C smFloat](kind smKind, l *redLines, io redIO[C], ops *smOps[C]) {
 }
 
 // smSplit runs one kind over a few long contiguous lines, each cut into
-// parts of smPart elements that are computed in parallel, pass by pass;
+// parts of redPart elements that are computed in parallel, pass by pass;
 // the parts' maxima and sums are joined in order. Softmax takes the
 // exponentials a second time in its last pass rather than storing them in
 // the second, which saves writing and reading back a line too long for
 // the caches.
 func smSplit[C smFloat](kind smKind, l *redLines, io redIO[C], ops *smOps[C]) {
-	parts := (l.n + smPart - 1) / smPart
-	tasks := l.count * parts
-	pm, ps := make([]C, tasks), make([]float64, tasks)
-	part := func(t int) (x []C, outOff int) {
-		line, start := t/parts, t%parts*smPart
-		in, out := redOffsets(l.shape, l.kin, l.kout, line)
-		in += l.inOff + start
-		return io.x[in : in+min(smPart, l.n-start)], l.outOff + out + start
-	}
-	each := func(f func(t int)) {
-		ParallelFor(tasks, 1, func(lo, hi int) {
-			for t := lo; t < hi; t++ {
-				f(t)
-			}
-		})
-	}
-	each(func(t int) { x, _ := part(t); pm[t] = ops.max(x) })
+	parts := (l.n + redPart - 1) / redPart
+	pm, ps := make([]C, l.count*parts), make([]float64, l.count*parts)
+	l.eachPart(parts, func(t, in, _, n int) { pm[t] = ops.max(io.x[in : in+n]) })
 	m, ls := make([]C, l.count), make([]float64, l.count)
 	for line := range m {
 		m[line] = ops.max(pm[line*parts : (line+1)*parts])
@@ -179,13 +162,12 @@ func smSplit[C smFloat](kind smKind, l *redLines, io redIO[C], ops *smOps[C]) {
 			m[line] = smShift(m[line])
 		}
 	}
-	each(func(t int) { x, _ := part(t); ps[t] = ops.expScale(nil, x, m[t/parts], 1) })
+	l.eachPart(parts, func(t, in, _, n int) { ps[t] = ops.expScale(nil, io.x[in:in+n], m[t/parts], 1) })
 	for line := range ls {
 		s := 0.0
 		for _, v := range ps[line*parts : (line+1)*parts] {
 			s += v
 		}
-		ls[line] = s
 		if kind == smSoftmax {
 			ls[line] = 1 / s
 		} else {
@@ -199,9 +181,8 @@ func smSplit[C smFloat](kind smKind, l *redLines, io redIO[C], ops *smOps[C]) {
 		}
 		return
 	}
-	each(func(t int) {
-		x, out := part(t)
-		o := io.o[out : out+len(x)]
+	l.eachPart(parts, func(t, in, out, n int) {
+		x, o := io.x[in:in+n], io.o[out:out+n]
 		if kind == smSoftmax {
 			ops.expScale(o, x, m[t/parts], C(ls[t/parts]))
 		} else {
@@ -219,25 +200,27 @@ func smSplit[C smFloat](kind smKind, l *redLines, io redIO[C], ops *smOps[C]) {
 // joined to float64 totals: at most eight roundings of a float32 per
 // term, a relative error below 2^-21 however long the lines.
 func smColumns[C smFloat](kind smKind, l *redLines, io redIO[C], ops *smOps[C]) {
-	cp := l.colPlan()
+	cp := l.colPlan(true)
 	kIn, kOut, tw, cols, parts, rowsPer := cp.kIn, cp.kOut, cp.tw, cp.cols, cp.parts, cp.rowsPer
 	tasks := cols * parts
 	// pm holds each task's maxima, then in each column's first task the
 	// line maxima (shifted); ps each task's sums; f what the last pass
 	// applies: 1/sum or log(sum).
 	pm, ps, f := make([]C, tasks*tw), make([]float64, tasks*tw), make([]C, cols*tw)
-	at := func(t int) panel { return l.panel(cp, t) }
+	scratch := newRedScratch(func() []C { return make([]C, 3*tw) })
 	pass := func(body func(t int, p panel, xb, e, blk []C)) {
 		ParallelFor(tasks, max(1, Grain/(rowsPer*tw)), func(lo, hi int) {
-			xb, e, blk := make([]C, tw), make([]C, tw), make([]C, tw)
+			b := scratch.get()
+			defer scratch.put(b)
 			for t := lo; t < hi; t++ {
-				p := at(t)
-				body(t, p, xb[:p.w], e[:p.w], blk[:p.w])
+				p := l.panel(cp, t)
+				body(t, p, b[:p.w], b[tw:][:p.w], b[2*tw:][:p.w])
 			}
 		})
 	}
 	row := func(p panel, r int, xb []C) []C { return io.read(p.in+r*l.sIn, p.w, kIn, xb) }
-	lineMax := func(t int) []C { return pm[t/parts*parts*tw:][:at(t).w] }
+	// lineMax is the line maxima of task t's panel, w wide.
+	lineMax := func(t, w int) []C { return pm[t/parts*parts*tw:][:w] }
 	pass(func(t int, p panel, xb, _, _ []C) {
 		m := pm[t*tw:][:p.w]
 		for i := range m {
@@ -248,7 +231,7 @@ func smColumns[C smFloat](kind smKind, l *redLines, io redIO[C], ops *smOps[C]) 
 		}
 	})
 	for c := range cols {
-		m := lineMax(c * parts)
+		m := lineMax(c*parts, l.panel(cp, c*parts).w)
 		for q := 1; q < parts; q++ {
 			ops.maxEach(m, pm[(c*parts+q)*tw:][:len(m)])
 		}
@@ -259,7 +242,7 @@ func smColumns[C smFloat](kind smKind, l *redLines, io redIO[C], ops *smOps[C]) 
 		}
 	}
 	pass(func(t int, p panel, xb, e, blk []C) {
-		m, s := lineMax(t), ps[t*tw:][:p.w]
+		m, s := lineMax(t, p.w), ps[t*tw:][:p.w]
 		clear(blk)
 		for r := p.r0; r < p.r1; r++ {
 			ops.expEach(e, row(p, r, xb), m)
@@ -273,8 +256,8 @@ func smColumns[C smFloat](kind smKind, l *redLines, io redIO[C], ops *smOps[C]) 
 		}
 	})
 	for c := range cols {
-		p := at(c * parts)
-		s, m, fc := ps[c*parts*tw:][:p.w], lineMax(c*parts), f[c*tw:][:p.w]
+		p := l.panel(cp, c*parts)
+		s, m, fc := ps[c*parts*tw:][:p.w], lineMax(c*parts, p.w), f[c*tw:][:p.w]
 		for q := 1; q < parts; q++ {
 			for i, v := range ps[(c*parts+q)*tw:][:p.w] {
 				s[i] += v
@@ -300,7 +283,7 @@ func smColumns[C smFloat](kind smKind, l *redLines, io redIO[C], ops *smOps[C]) 
 		return
 	}
 	pass(func(t int, p panel, xb, ob, _ []C) {
-		m, fc := lineMax(t), f[t/parts*tw:][:p.w]
+		m, fc := lineMax(t, p.w), f[t/parts*tw:][:p.w]
 		for r := p.r0; r < p.r1; r++ {
 			x := row(p, r, xb)
 			o := io.target(p.out+r*l.sOut, p.w, kOut, ob)
@@ -341,26 +324,28 @@ func smShift[C smFloat](m C) C {
 // smFloat32 and smFloat64 are the loops for float32 and float64.
 var (
 	smFloat32 = smOps32(vecBest)
-	smFloat64 = &smOps[float64]{
-		max: smMax[float64], expScale: expScale64, affine: affineGo[float64],
-		maxEach: maxEachGo[float64], expEach: expEach64,
-		add: addKernel[float64]().vv, mul: mulKernel[float64]().vv, sub: subKernel[float64]().vv,
-	}
+	smFloat64 = smGo(expScale64, expEach64)
 )
+
+// smGo returns the Go loops, with the exponential loops given.
+func smGo[C smFloat](expScale func(o, x []C, m, c C) float64, expEach func(o, x, m []C)) *smOps[C] {
+	return &smOps[C]{
+		max: smMax[C], expScale: expScale, affine: affineGo[C],
+		maxEach: maxEachGo[C], expEach: expEach,
+		add: addKernel[C]().vv, mul: mulKernel[C]().vv, sub: subKernel[C]().vv,
+	}
+}
 
 // smOps32 returns the float32 loops with impl's kernels, or in Go
 // without (impl nil).
 func smOps32(impl *vecImpl) *smOps[float32] {
-	ops := &smOps[float32]{
-		max: smMax[float32], expScale: expScale32, affine: affineGo[float32],
-		maxEach: maxEachGo[float32], expEach: expEach32,
-		add: addKernel[float32]().vv, mul: mulKernel[float32]().vv, sub: subKernel[float32]().vv,
-	}
+	ops := smGo(expScale32, expEach32)
 	if impl == nil {
 		return ops
 	}
 	bin := vecBinaryLoops(impl)
 	vmax := vecReduceRuns(impl)[ReduceMax]
+	maximum, sub := bin[Maximum], bin[Sub]
 	ops.max = func(x []float32) float32 { return vmax(float32(math.Inf(-1)), x) }
 	ops.expScale = func(o, x []float32, m, c float32) float64 {
 		if o == nil {
@@ -369,12 +354,12 @@ func smOps32(impl *vecImpl) *smOps[float32] {
 		return impl.expScale(o[:len(x)], x, m, c)
 	}
 	ops.affine = func(o, x []float32, a, c, b float32) { impl.affine(o, x[:len(o)], a, c, b) }
-	ops.maxEach = func(m, x []float32) { bin[Maximum](m, m, x) }
+	ops.maxEach = func(m, x []float32) { maximum(m, m, x) }
 	ops.expEach = func(o, x, m []float32) {
-		bin[Sub](o, x, m)
+		sub(o, x, m)
 		vecApply(impl, vecExp, o, o)
 	}
-	ops.add, ops.mul, ops.sub = bin[Add], bin[Mul], bin[Sub]
+	ops.add, ops.mul, ops.sub = bin[Add], bin[Mul], sub
 	return ops
 }
 
