@@ -690,13 +690,7 @@ func (s *isa) kernel(f fn, hoist []string) {
 	c.VMOVUPS(f.core(s, x), out)
 	c.ADDQ(operand.U32(s.width), i)
 	c.JMP(operand.LabelRef("loop"))
-	c.Label("tail")
-	c.CMPQ(i, n)
-	c.JAE(operand.LabelRef("done"))
-	rest := c.GP64()
-	c.MOVQ(n, rest)
-	c.SUBQ(i, rest)
-	m := s.tailMask(rest)
+	m := s.tail(i, n)
 	x = s.maskedLoad(in, m)
 	bail(x)
 	s.maskedStore(f.core(s, x), m, out)
@@ -711,6 +705,20 @@ func (s *isa) kernel(f fn, hoist []string) {
 // width): read from a table of 16-bit masks (their low halves) with
 // AVX-512; with AVX2, eight lanes of a table of eight -1s then eight 0s,
 // starting at 8-rest.
+// tail emits the label "tail" of a loop over i up to n, which jumps to
+// "done" when i has reached n and otherwise returns the mask of the n-i
+// elements left.
+func (s *isa) tail(i, n reg.Register) reg.Register {
+	c := s.c
+	c.Label("tail")
+	c.CMPQ(i, n)
+	c.JAE(operand.LabelRef("done"))
+	rest := c.GP64()
+	c.MOVQ(n, rest)
+	c.SUBQ(i, rest)
+	return s.tailMask(rest)
+}
+
 func (s *isa) tailMask(rest reg.Register) reg.Register {
 	var tab [16]uint32
 	base := s.c.GP64()
@@ -1615,13 +1623,7 @@ func (s *isa) expKernel(name string, store bool, hoist []string) {
 	s.sumWide(lo, hi, one(s.copy(at(ps, 0)), 0))
 	c.ADDQ(operand.U32(s.width), i)
 	c.JMP(operand.LabelRef("loop1"))
-	c.Label("tail")
-	c.CMPQ(i, n)
-	c.JAE(operand.LabelRef("done"))
-	rest := c.GP64()
-	c.MOVQ(n, rest)
-	c.SUBQ(i, rest)
-	k := s.tailMask(rest)
+	k := s.tail(i, n)
 	e := s.expCore(s.sub(s.maskedLoad(at(ps, 0), k), m))
 	if store {
 		s.maskedStore(s.mul(e, scale), k, at(pd, 0))
@@ -1680,13 +1682,7 @@ func (s *isa) affineKernel(name string) {
 	c.VMOVUPS(f(s.copy(at(ps, 0))), at(pd, 0))
 	c.ADDQ(operand.U32(s.width), i)
 	c.JMP(operand.LabelRef("loop1"))
-	c.Label("tail")
-	c.CMPQ(i, n)
-	c.JAE(operand.LabelRef("done"))
-	rest := c.GP64()
-	c.MOVQ(n, rest)
-	c.SUBQ(i, rest)
-	k := s.tailMask(rest)
+	k := s.tail(i, n)
 	s.maskedStore(f(s.maskedLoad(at(ps, 0), k)), k, at(pd, 0))
 	c.Label("done")
 	c.VZEROUPPER()
