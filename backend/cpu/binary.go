@@ -427,7 +427,17 @@ func minKernel[T ewReal]() binKernel[T, T] {
 	}
 }
 
+// compareKernel returns the kernel of a comparison for a real type:
+// vecCompare's loops for float32 where this machine has them.
 func compareKernel[T ewReal](op BinaryOp) binKernel[T, bool] {
+	if v, ok := any(&vecCompare[op]).(*binKernel[T, bool]); ok && v.vv != nil {
+		return *v
+	}
+	return goCompareKernel[T](op)
+}
+
+// goCompareKernel returns the Go loop of a comparison.
+func goCompareKernel[T ewReal](op BinaryOp) binKernel[T, bool] {
 	var vv func(d []bool, a, b []T)
 	switch op {
 	case Equal:

@@ -226,6 +226,10 @@ func ConvertTileFunc(from, to array.DType) func(dst, src []byte) {
 func directTo[D float32 | float64](from array.DType) func(dst, src []byte) {
 	switch from {
 	case array.Bool, array.Uint8: // Go stores a bool as the byte 0 or 1
+		var z D
+		if _, ok := any(z).(float32); ok && vecBest != nil {
+			return u8ToF32
+		}
 		return convertSlice[uint8, D]
 	case array.Int32:
 		return convertSlice[int32, D]
@@ -237,6 +241,14 @@ func directTo[D float32 | float64](from array.DType) func(dst, src []byte) {
 		return convertSlice[float64, D]
 	}
 	return nil
+}
+
+// u8ToF32 converts bytes to float32 with the vector kernel, then the Go
+// loop over the elements after its whole vectors.
+func u8ToF32(dst, src []byte) {
+	d := asSlice[float32](dst)
+	n := vecBest.u8ToF32(d, src[:len(d)])
+	convertSlice[uint8, float32](dst[4*n:], src[n:])
 }
 
 func convertSlice[S numeric, D float32 | float64](dst, src []byte) {

@@ -71,6 +71,10 @@ type vecImpl struct {
 	mulAddS, mulMulS                                                     tripleKernelS
 	prefetch                                                             func(p []byte)
 	copyNT                                                               func(dst, src []float32) int
+
+	cmpEqVV, cmpNeVV, cmpLtVV, cmpLeVV, cmpGtVV, cmpGeVV func(dst []bool, a, b []float32) int
+	cmpEqVS, cmpNeVS, cmpLtVS, cmpLeVS, cmpGtVS, cmpGeVS func(dst []bool, a []float32, b float32) int
+	u8ToF32                                              func(dst []float32, src []uint8) int
 }
 
 // vecScalar are the pure-Go functions, for the fallback and for the lanes
@@ -194,6 +198,63 @@ func goBinaryKernel(op BinaryOp) binKernel[float32, float32] {
 	default: // Minimum
 		return minKernel[float32]()
 	}
+}
+
+// vecCompare holds, indexed by op, binKernel's loops of the float32
+// comparisons where this machine has vector kernels: the kernel over the
+// whole vectors, the Go loop over the rest. A comparison with a scalar
+// first runs the converse kernel with it second. The kernels store 16
+// bytes a vector where the Go loops store a byte an element; on one core
+// of the project's machines Greater runs 6.5-7x faster in L1 and L2, 5x
+// at 1M elements and 1.7x at 16M (BenchmarkVecCompare).
+var vecCompare = vecCompareLoops(vecBest)
+
+func vecCompareLoops(impl *vecImpl) (loops [numBinaryOps]binKernel[float32, bool]) {
+	if impl == nil {
+		return loops
+	}
+	type kernels struct {
+		vv     func(dst []bool, a, b []float32) int
+		vs, sv func(dst []bool, a []float32, b float32) int
+	}
+	for op, k := range map[BinaryOp]kernels{
+		Equal:        {impl.cmpEqVV, impl.cmpEqVS, impl.cmpEqVS},
+		NotEqual:     {impl.cmpNeVV, impl.cmpNeVS, impl.cmpNeVS},
+		Less:         {impl.cmpLtVV, impl.cmpLtVS, impl.cmpGtVS},
+		LessEqual:    {impl.cmpLeVV, impl.cmpLeVS, impl.cmpGeVS},
+		Greater:      {impl.cmpGtVV, impl.cmpGtVS, impl.cmpLtVS},
+		GreaterEqual: {impl.cmpGeVV, impl.cmpGeVS, impl.cmpLeVS},
+	} {
+		g := goCompareKernel[float32](op).vv
+		loops[op] = binKernel[float32, bool]{
+			vv: func(d []bool, a, b []float32) {
+				a, b = a[:len(d)], b[:len(d)]
+				n := k.vv(d, a, b)
+				g(d[n:], a[n:], b[n:])
+			},
+			vs: func(d []bool, a []float32, b float32) {
+				a = a[:len(d)]
+				n := k.vs(d, a, b)
+				g(d[n:], a[n:], repeatTail(b, len(d)-n))
+			},
+			sv: func(d []bool, a float32, b []float32) {
+				b = b[:len(d)]
+				n := k.sv(d, b, a)
+				g(d[n:], repeatTail(a, len(d)-n), b[n:])
+			},
+		}
+	}
+	return loops
+}
+
+// repeatTail returns n copies of v, for the elements a kernel leaves
+// after its whole vectors (fewer than 16).
+func repeatTail(v float32, n int) []float32 {
+	var t [16]float32
+	for i := range n {
+		t[i] = v
+	}
+	return t[:n]
 }
 
 // withVec returns vecArith's loops of op in place of k's when T is

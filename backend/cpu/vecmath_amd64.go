@@ -56,6 +56,19 @@ func asmImpls() []vecImpl {
 			mulAddS:    mulAddSAVX512,
 			mulMul:     mulMulAVX512,
 			mulMulS:    mulMulSAVX512,
+			cmpEqVV:    cmpEqVVAVX512,
+			cmpEqVS:    cmpEqVSAVX512,
+			cmpNeVV:    cmpNeVVAVX512,
+			cmpNeVS:    cmpNeVSAVX512,
+			cmpLtVV:    cmpLtVVAVX512,
+			cmpLtVS:    cmpLtVSAVX512,
+			cmpLeVV:    cmpLeVVAVX512,
+			cmpLeVS:    cmpLeVSAVX512,
+			cmpGtVV:    cmpGtVVAVX512,
+			cmpGtVS:    cmpGtVSAVX512,
+			cmpGeVV:    cmpGeVVAVX512,
+			cmpGeVS:    cmpGeVSAVX512,
+			u8ToF32:    u8ToF32AVX512,
 			prefetch:   prefetchAVX512,
 			copyNT:     copyNTAVX512,
 		})
@@ -106,6 +119,19 @@ func asmImpls() []vecImpl {
 			mulAddS:    mulAddSAVX2,
 			mulMul:     mulMulAVX2,
 			mulMulS:    mulMulSAVX2,
+			cmpEqVV:    cmpEqVVAVX2,
+			cmpEqVS:    cmpEqVSAVX2,
+			cmpNeVV:    cmpNeVVAVX2,
+			cmpNeVS:    cmpNeVSAVX2,
+			cmpLtVV:    cmpLtVVAVX2,
+			cmpLtVS:    cmpLtVSAVX2,
+			cmpLeVV:    cmpLeVVAVX2,
+			cmpLeVS:    cmpLeVSAVX2,
+			cmpGtVV:    cmpGtVVAVX2,
+			cmpGtVS:    cmpGtVSAVX2,
+			cmpGeVV:    cmpGeVVAVX2,
+			cmpGeVS:    cmpGeVSAVX2,
+			u8ToF32:    u8ToF32AVX2,
 			prefetch:   prefetchAVX2,
 			copyNT:     copyNTAVX2,
 		})
@@ -427,6 +453,71 @@ func mulMulAVX2(dst, a, b, c []float32) int
 //go:noescape
 func mulMulSAVX2(dst, a []float32, b float32, c []float32) int
 
+// cmpEqVVAVX2 sets dst[i] = a[i] == b[i] for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func cmpEqVVAVX2(dst []bool, a, b []float32) int
+
+// cmpEqVSAVX2 sets dst[i] = a[i] == b for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func cmpEqVSAVX2(dst []bool, a []float32, b float32) int
+
+// cmpNeVVAVX2 sets dst[i] = a[i] != b[i] for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func cmpNeVVAVX2(dst []bool, a, b []float32) int
+
+// cmpNeVSAVX2 sets dst[i] = a[i] != b for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func cmpNeVSAVX2(dst []bool, a []float32, b float32) int
+
+// cmpLtVVAVX2 sets dst[i] = a[i] < b[i] for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func cmpLtVVAVX2(dst []bool, a, b []float32) int
+
+// cmpLtVSAVX2 sets dst[i] = a[i] < b for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func cmpLtVSAVX2(dst []bool, a []float32, b float32) int
+
+// cmpLeVVAVX2 sets dst[i] = a[i] <= b[i] for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func cmpLeVVAVX2(dst []bool, a, b []float32) int
+
+// cmpLeVSAVX2 sets dst[i] = a[i] <= b for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func cmpLeVSAVX2(dst []bool, a []float32, b float32) int
+
+// cmpGtVVAVX2 sets dst[i] = a[i] > b[i] for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func cmpGtVVAVX2(dst []bool, a, b []float32) int
+
+// cmpGtVSAVX2 sets dst[i] = a[i] > b for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func cmpGtVSAVX2(dst []bool, a []float32, b float32) int
+
+// cmpGeVVAVX2 sets dst[i] = a[i] >= b[i] for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func cmpGeVVAVX2(dst []bool, a, b []float32) int
+
+// cmpGeVSAVX2 sets dst[i] = a[i] >= b for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func cmpGeVSAVX2(dst []bool, a []float32, b float32) int
+
+// u8ToF32AVX2 sets dst[i] = float32(src[i]) for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func u8ToF32AVX2(dst []float32, src []uint8) int
+
 // prefetchAVX2 asks for the cache lines of p to be brought into L2, without waiting for them.
 //
 //go:noescape
@@ -566,6 +657,71 @@ func mulMulAVX512(dst, a, b, c []float32) int
 //
 //go:noescape
 func mulMulSAVX512(dst, a []float32, b float32, c []float32) int
+
+// cmpEqVVAVX512 sets dst[i] = a[i] == b[i] for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func cmpEqVVAVX512(dst []bool, a, b []float32) int
+
+// cmpEqVSAVX512 sets dst[i] = a[i] == b for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func cmpEqVSAVX512(dst []bool, a []float32, b float32) int
+
+// cmpNeVVAVX512 sets dst[i] = a[i] != b[i] for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func cmpNeVVAVX512(dst []bool, a, b []float32) int
+
+// cmpNeVSAVX512 sets dst[i] = a[i] != b for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func cmpNeVSAVX512(dst []bool, a []float32, b float32) int
+
+// cmpLtVVAVX512 sets dst[i] = a[i] < b[i] for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func cmpLtVVAVX512(dst []bool, a, b []float32) int
+
+// cmpLtVSAVX512 sets dst[i] = a[i] < b for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func cmpLtVSAVX512(dst []bool, a []float32, b float32) int
+
+// cmpLeVVAVX512 sets dst[i] = a[i] <= b[i] for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func cmpLeVVAVX512(dst []bool, a, b []float32) int
+
+// cmpLeVSAVX512 sets dst[i] = a[i] <= b for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func cmpLeVSAVX512(dst []bool, a []float32, b float32) int
+
+// cmpGtVVAVX512 sets dst[i] = a[i] > b[i] for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func cmpGtVVAVX512(dst []bool, a, b []float32) int
+
+// cmpGtVSAVX512 sets dst[i] = a[i] > b for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func cmpGtVSAVX512(dst []bool, a []float32, b float32) int
+
+// cmpGeVVAVX512 sets dst[i] = a[i] >= b[i] for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func cmpGeVVAVX512(dst []bool, a, b []float32) int
+
+// cmpGeVSAVX512 sets dst[i] = a[i] >= b for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func cmpGeVSAVX512(dst []bool, a []float32, b float32) int
+
+// u8ToF32AVX512 sets dst[i] = float32(src[i]) for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func u8ToF32AVX512(dst []float32, src []uint8) int
 
 // prefetchAVX512 asks for the cache lines of p to be brought into L2, without waiting for them.
 //

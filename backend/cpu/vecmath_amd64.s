@@ -4965,6 +4965,365 @@ done:
 	VZEROUPPER
 	RET
 
+// func cmpEqVVAVX2(dst []bool, a []float32, b []float32) int
+// Requires: AVX, SSE2
+TEXT ·cmpEqVVAVX2(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ a_base+24(FP), DX
+	MOVQ b_base+48(FP), BX
+	ANDQ $-8, CX
+	XORQ SI, SI
+
+loop:
+	CMPQ         SI, CX
+	JAE          done
+	VMOVUPS      (DX)(SI*4), Y0
+	VCMPPS       $0x00, (BX)(SI*4), Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VPACKSSDW    X1, X0, X0
+	VPACKSSWB    X0, X0, X0
+	VPAND        vmconst<>+6592(SB), X0, X0
+	MOVQ         X0, (AX)(SI*1)
+	ADDQ         $0x00000008, SI
+	JMP          loop
+
+done:
+	MOVQ SI, ret+72(FP)
+	VZEROUPPER
+	RET
+
+// func cmpEqVSAVX2(dst []bool, a []float32, b float32) int
+// Requires: AVX, SSE2
+TEXT ·cmpEqVSAVX2(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSS b+48(FP), Y0
+	ANDQ         $-8, CX
+	XORQ         BX, BX
+
+loop:
+	CMPQ         BX, CX
+	JAE          done
+	VMOVUPS      (DX)(BX*4), Y1
+	VCMPPS       $0x00, Y0, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VPACKSSDW    X2, X1, X1
+	VPACKSSWB    X1, X1, X1
+	VPAND        vmconst<>+6592(SB), X1, X1
+	MOVQ         X1, (AX)(BX*1)
+	ADDQ         $0x00000008, BX
+	JMP          loop
+
+done:
+	MOVQ BX, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func cmpNeVVAVX2(dst []bool, a []float32, b []float32) int
+// Requires: AVX, SSE2
+TEXT ·cmpNeVVAVX2(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ a_base+24(FP), DX
+	MOVQ b_base+48(FP), BX
+	ANDQ $-8, CX
+	XORQ SI, SI
+
+loop:
+	CMPQ         SI, CX
+	JAE          done
+	VMOVUPS      (DX)(SI*4), Y0
+	VCMPPS       $0x04, (BX)(SI*4), Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VPACKSSDW    X1, X0, X0
+	VPACKSSWB    X0, X0, X0
+	VPAND        vmconst<>+6592(SB), X0, X0
+	MOVQ         X0, (AX)(SI*1)
+	ADDQ         $0x00000008, SI
+	JMP          loop
+
+done:
+	MOVQ SI, ret+72(FP)
+	VZEROUPPER
+	RET
+
+// func cmpNeVSAVX2(dst []bool, a []float32, b float32) int
+// Requires: AVX, SSE2
+TEXT ·cmpNeVSAVX2(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSS b+48(FP), Y0
+	ANDQ         $-8, CX
+	XORQ         BX, BX
+
+loop:
+	CMPQ         BX, CX
+	JAE          done
+	VMOVUPS      (DX)(BX*4), Y1
+	VCMPPS       $0x04, Y0, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VPACKSSDW    X2, X1, X1
+	VPACKSSWB    X1, X1, X1
+	VPAND        vmconst<>+6592(SB), X1, X1
+	MOVQ         X1, (AX)(BX*1)
+	ADDQ         $0x00000008, BX
+	JMP          loop
+
+done:
+	MOVQ BX, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func cmpLtVVAVX2(dst []bool, a []float32, b []float32) int
+// Requires: AVX, SSE2
+TEXT ·cmpLtVVAVX2(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ a_base+24(FP), DX
+	MOVQ b_base+48(FP), BX
+	ANDQ $-8, CX
+	XORQ SI, SI
+
+loop:
+	CMPQ         SI, CX
+	JAE          done
+	VMOVUPS      (DX)(SI*4), Y0
+	VCMPPS       $0x11, (BX)(SI*4), Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VPACKSSDW    X1, X0, X0
+	VPACKSSWB    X0, X0, X0
+	VPAND        vmconst<>+6592(SB), X0, X0
+	MOVQ         X0, (AX)(SI*1)
+	ADDQ         $0x00000008, SI
+	JMP          loop
+
+done:
+	MOVQ SI, ret+72(FP)
+	VZEROUPPER
+	RET
+
+// func cmpLtVSAVX2(dst []bool, a []float32, b float32) int
+// Requires: AVX, SSE2
+TEXT ·cmpLtVSAVX2(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSS b+48(FP), Y0
+	ANDQ         $-8, CX
+	XORQ         BX, BX
+
+loop:
+	CMPQ         BX, CX
+	JAE          done
+	VMOVUPS      (DX)(BX*4), Y1
+	VCMPPS       $0x11, Y0, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VPACKSSDW    X2, X1, X1
+	VPACKSSWB    X1, X1, X1
+	VPAND        vmconst<>+6592(SB), X1, X1
+	MOVQ         X1, (AX)(BX*1)
+	ADDQ         $0x00000008, BX
+	JMP          loop
+
+done:
+	MOVQ BX, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func cmpLeVVAVX2(dst []bool, a []float32, b []float32) int
+// Requires: AVX, SSE2
+TEXT ·cmpLeVVAVX2(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ a_base+24(FP), DX
+	MOVQ b_base+48(FP), BX
+	ANDQ $-8, CX
+	XORQ SI, SI
+
+loop:
+	CMPQ         SI, CX
+	JAE          done
+	VMOVUPS      (DX)(SI*4), Y0
+	VCMPPS       $0x12, (BX)(SI*4), Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VPACKSSDW    X1, X0, X0
+	VPACKSSWB    X0, X0, X0
+	VPAND        vmconst<>+6592(SB), X0, X0
+	MOVQ         X0, (AX)(SI*1)
+	ADDQ         $0x00000008, SI
+	JMP          loop
+
+done:
+	MOVQ SI, ret+72(FP)
+	VZEROUPPER
+	RET
+
+// func cmpLeVSAVX2(dst []bool, a []float32, b float32) int
+// Requires: AVX, SSE2
+TEXT ·cmpLeVSAVX2(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSS b+48(FP), Y0
+	ANDQ         $-8, CX
+	XORQ         BX, BX
+
+loop:
+	CMPQ         BX, CX
+	JAE          done
+	VMOVUPS      (DX)(BX*4), Y1
+	VCMPPS       $0x12, Y0, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VPACKSSDW    X2, X1, X1
+	VPACKSSWB    X1, X1, X1
+	VPAND        vmconst<>+6592(SB), X1, X1
+	MOVQ         X1, (AX)(BX*1)
+	ADDQ         $0x00000008, BX
+	JMP          loop
+
+done:
+	MOVQ BX, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func cmpGtVVAVX2(dst []bool, a []float32, b []float32) int
+// Requires: AVX, SSE2
+TEXT ·cmpGtVVAVX2(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ a_base+24(FP), DX
+	MOVQ b_base+48(FP), BX
+	ANDQ $-8, CX
+	XORQ SI, SI
+
+loop:
+	CMPQ         SI, CX
+	JAE          done
+	VMOVUPS      (DX)(SI*4), Y0
+	VCMPPS       $0x1e, (BX)(SI*4), Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VPACKSSDW    X1, X0, X0
+	VPACKSSWB    X0, X0, X0
+	VPAND        vmconst<>+6592(SB), X0, X0
+	MOVQ         X0, (AX)(SI*1)
+	ADDQ         $0x00000008, SI
+	JMP          loop
+
+done:
+	MOVQ SI, ret+72(FP)
+	VZEROUPPER
+	RET
+
+// func cmpGtVSAVX2(dst []bool, a []float32, b float32) int
+// Requires: AVX, SSE2
+TEXT ·cmpGtVSAVX2(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSS b+48(FP), Y0
+	ANDQ         $-8, CX
+	XORQ         BX, BX
+
+loop:
+	CMPQ         BX, CX
+	JAE          done
+	VMOVUPS      (DX)(BX*4), Y1
+	VCMPPS       $0x1e, Y0, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VPACKSSDW    X2, X1, X1
+	VPACKSSWB    X1, X1, X1
+	VPAND        vmconst<>+6592(SB), X1, X1
+	MOVQ         X1, (AX)(BX*1)
+	ADDQ         $0x00000008, BX
+	JMP          loop
+
+done:
+	MOVQ BX, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func cmpGeVVAVX2(dst []bool, a []float32, b []float32) int
+// Requires: AVX, SSE2
+TEXT ·cmpGeVVAVX2(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ a_base+24(FP), DX
+	MOVQ b_base+48(FP), BX
+	ANDQ $-8, CX
+	XORQ SI, SI
+
+loop:
+	CMPQ         SI, CX
+	JAE          done
+	VMOVUPS      (DX)(SI*4), Y0
+	VCMPPS       $0x1d, (BX)(SI*4), Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VPACKSSDW    X1, X0, X0
+	VPACKSSWB    X0, X0, X0
+	VPAND        vmconst<>+6592(SB), X0, X0
+	MOVQ         X0, (AX)(SI*1)
+	ADDQ         $0x00000008, SI
+	JMP          loop
+
+done:
+	MOVQ SI, ret+72(FP)
+	VZEROUPPER
+	RET
+
+// func cmpGeVSAVX2(dst []bool, a []float32, b float32) int
+// Requires: AVX, SSE2
+TEXT ·cmpGeVSAVX2(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSS b+48(FP), Y0
+	ANDQ         $-8, CX
+	XORQ         BX, BX
+
+loop:
+	CMPQ         BX, CX
+	JAE          done
+	VMOVUPS      (DX)(BX*4), Y1
+	VCMPPS       $0x1d, Y0, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VPACKSSDW    X2, X1, X1
+	VPACKSSWB    X1, X1, X1
+	VPAND        vmconst<>+6592(SB), X1, X1
+	MOVQ         X1, (AX)(BX*1)
+	ADDQ         $0x00000008, BX
+	JMP          loop
+
+done:
+	MOVQ BX, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func u8ToF32AVX2(dst []float32, src []uint8) int
+// Requires: AVX, AVX2
+TEXT ·u8ToF32AVX2(SB), NOSPLIT, $0-56
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ src_base+24(FP), DX
+	ANDQ $-8, CX
+	XORQ BX, BX
+
+loop:
+	CMPQ      BX, CX
+	JAE       done
+	VPMOVZXBD (DX)(BX*1), Y0
+	VCVTDQ2PS Y0, Y0
+	VMOVUPS   Y0, (AX)(BX*4)
+	ADDQ      $0x00000008, BX
+	JMP       loop
+
+done:
+	MOVQ BX, ret+48(FP)
+	VZEROUPPER
+	RET
+
 // func prefetchAVX2(p []byte)
 // Requires: MMX+
 TEXT ·prefetchAVX2(SB), NOSPLIT, $0-24
@@ -5217,7 +5576,7 @@ loopk:
 	VCMPPS    $0x1e, Z6, Z12, K1
 	VBLENDMPS Z12, Z6, K1, Z6
 	VBLENDMPS Z8, Z7, K1, Z7
-	VPADDD    vmconst<>+6592(SB), Z8, Z8
+	VPADDD    vmconst<>+6656(SB), Z8, Z8
 	ADDQ      $0x00000040, BX
 	JMP       loopk
 
@@ -5231,15 +5590,15 @@ loop1:
 	VCMPPS    $0x1e, Z0, Z9, K1
 	VBLENDMPS Z9, Z0, K1, Z0
 	VBLENDMPS Z8, Z1, K1, Z1
-	VPADDD    vmconst<>+6656(SB), Z8, Z8
+	VPADDD    vmconst<>+6720(SB), Z8, Z8
 	ADDQ      $0x00000010, BX
 	JMP       loop1
 
 done:
 	VPADDD    vmconst<>+5440(SB), Z1, Z1
 	VPADDD    vmconst<>+5568(SB), Z3, Z3
-	VPADDD    vmconst<>+6720(SB), Z5, Z5
-	VPADDD    vmconst<>+6784(SB), Z7, Z7
+	VPADDD    vmconst<>+6784(SB), Z5, Z5
+	VPADDD    vmconst<>+6848(SB), Z7, Z7
 	VCMPPS    $0x1e, Z0, Z2, K1
 	VCMPPS    $0x00, Z0, Z2, K2
 	VPCMPGTD  Z3, Z1, K3
@@ -5261,7 +5620,7 @@ done:
 	KORW      K2, K1, K1
 	VBLENDMPS Z15, Z13, K1, Z17
 	VBLENDMPS Z16, Z14, K1, Z18
-	VMOVUPS   vmconst<>+6848(SB), Z1
+	VMOVUPS   vmconst<>+6912(SB), Z1
 	VPERMPS   Z17, Z1, Z0
 	VPERMPS   Z18, Z1, Z1
 	VCMPPS    $0x1e, Z17, Z0, K1
@@ -5355,7 +5714,7 @@ loopk:
 	VCMPPS    $0x11, Z6, Z12, K1
 	VBLENDMPS Z12, Z6, K1, Z6
 	VBLENDMPS Z8, Z7, K1, Z7
-	VPADDD    vmconst<>+6592(SB), Z8, Z8
+	VPADDD    vmconst<>+6656(SB), Z8, Z8
 	ADDQ      $0x00000040, BX
 	JMP       loopk
 
@@ -5369,15 +5728,15 @@ loop1:
 	VCMPPS    $0x11, Z0, Z9, K1
 	VBLENDMPS Z9, Z0, K1, Z0
 	VBLENDMPS Z8, Z1, K1, Z1
-	VPADDD    vmconst<>+6656(SB), Z8, Z8
+	VPADDD    vmconst<>+6720(SB), Z8, Z8
 	ADDQ      $0x00000010, BX
 	JMP       loop1
 
 done:
 	VPADDD    vmconst<>+5440(SB), Z1, Z1
 	VPADDD    vmconst<>+5568(SB), Z3, Z3
-	VPADDD    vmconst<>+6720(SB), Z5, Z5
-	VPADDD    vmconst<>+6784(SB), Z7, Z7
+	VPADDD    vmconst<>+6784(SB), Z5, Z5
+	VPADDD    vmconst<>+6848(SB), Z7, Z7
 	VCMPPS    $0x11, Z0, Z2, K1
 	VCMPPS    $0x00, Z0, Z2, K2
 	VPCMPGTD  Z3, Z1, K3
@@ -5399,7 +5758,7 @@ done:
 	KORW      K2, K1, K1
 	VBLENDMPS Z15, Z13, K1, Z17
 	VBLENDMPS Z16, Z14, K1, Z18
-	VMOVUPS   vmconst<>+6848(SB), Z1
+	VMOVUPS   vmconst<>+6912(SB), Z1
 	VPERMPS   Z17, Z1, Z0
 	VPERMPS   Z18, Z1, Z1
 	VCMPPS    $0x11, Z17, Z0, K1
@@ -5493,7 +5852,7 @@ loopk:
 	VCMPPD    $0x1e, Z6, Z12, K1
 	VBLENDMPD Z12, Z6, K1, Z6
 	VBLENDMPD Z8, Z7, K1, Z7
-	VPADDQ    vmconst<>+6912(SB), Z8, Z8
+	VPADDQ    vmconst<>+6976(SB), Z8, Z8
 	ADDQ      $0x00000020, BX
 	JMP       loopk
 
@@ -5507,15 +5866,15 @@ loop1:
 	VCMPPD    $0x1e, Z0, Z9, K1
 	VBLENDMPD Z9, Z0, K1, Z0
 	VBLENDMPD Z8, Z1, K1, Z1
-	VPADDQ    vmconst<>+6976(SB), Z8, Z8
+	VPADDQ    vmconst<>+7040(SB), Z8, Z8
 	ADDQ      $0x00000008, BX
 	JMP       loop1
 
 done:
 	VPADDQ    vmconst<>+6080(SB), Z1, Z1
 	VPADDQ    vmconst<>+6208(SB), Z3, Z3
-	VPADDQ    vmconst<>+7040(SB), Z5, Z5
-	VPADDQ    vmconst<>+7104(SB), Z7, Z7
+	VPADDQ    vmconst<>+7104(SB), Z5, Z5
+	VPADDQ    vmconst<>+7168(SB), Z7, Z7
 	VCMPPD    $0x1e, Z0, Z2, K1
 	VCMPPD    $0x00, Z0, Z2, K2
 	VPCMPGTQ  Z3, Z1, K3
@@ -5537,7 +5896,7 @@ done:
 	KORW      K2, K1, K1
 	VBLENDMPD Z15, Z13, K1, Z17
 	VBLENDMPD Z16, Z14, K1, Z18
-	VMOVUPS   vmconst<>+7168(SB), Z1
+	VMOVUPS   vmconst<>+7232(SB), Z1
 	VPERMPD   Z17, Z1, Z0
 	VPERMPD   Z18, Z1, Z1
 	VCMPPD    $0x1e, Z17, Z0, K1
@@ -5547,7 +5906,7 @@ done:
 	KORW      K2, K1, K1
 	VBLENDMPD Z0, Z17, K1, Z19
 	VBLENDMPD Z1, Z18, K1, Z20
-	VMOVUPS   vmconst<>+7232(SB), Z1
+	VMOVUPS   vmconst<>+7296(SB), Z1
 	VPERMPD   Z19, Z1, Z0
 	VPERMPD   Z20, Z1, Z1
 	VCMPPD    $0x1e, Z19, Z0, K1
@@ -5557,7 +5916,7 @@ done:
 	KORW      K2, K1, K1
 	VBLENDMPD Z0, Z19, K1, Z21
 	VBLENDMPD Z1, Z20, K1, Z22
-	VMOVUPS   vmconst<>+7296(SB), Z1
+	VMOVUPS   vmconst<>+7360(SB), Z1
 	VPERMPD   Z21, Z1, Z0
 	VPERMPD   Z22, Z1, Z1
 	VCMPPD    $0x1e, Z21, Z0, K1
@@ -5621,7 +5980,7 @@ loopk:
 	VCMPPD    $0x11, Z6, Z12, K1
 	VBLENDMPD Z12, Z6, K1, Z6
 	VBLENDMPD Z8, Z7, K1, Z7
-	VPADDQ    vmconst<>+6912(SB), Z8, Z8
+	VPADDQ    vmconst<>+6976(SB), Z8, Z8
 	ADDQ      $0x00000020, BX
 	JMP       loopk
 
@@ -5635,15 +5994,15 @@ loop1:
 	VCMPPD    $0x11, Z0, Z9, K1
 	VBLENDMPD Z9, Z0, K1, Z0
 	VBLENDMPD Z8, Z1, K1, Z1
-	VPADDQ    vmconst<>+6976(SB), Z8, Z8
+	VPADDQ    vmconst<>+7040(SB), Z8, Z8
 	ADDQ      $0x00000008, BX
 	JMP       loop1
 
 done:
 	VPADDQ    vmconst<>+6080(SB), Z1, Z1
 	VPADDQ    vmconst<>+6208(SB), Z3, Z3
-	VPADDQ    vmconst<>+7040(SB), Z5, Z5
-	VPADDQ    vmconst<>+7104(SB), Z7, Z7
+	VPADDQ    vmconst<>+7104(SB), Z5, Z5
+	VPADDQ    vmconst<>+7168(SB), Z7, Z7
 	VCMPPD    $0x11, Z0, Z2, K1
 	VCMPPD    $0x00, Z0, Z2, K2
 	VPCMPGTQ  Z3, Z1, K3
@@ -5665,7 +6024,7 @@ done:
 	KORW      K2, K1, K1
 	VBLENDMPD Z15, Z13, K1, Z17
 	VBLENDMPD Z16, Z14, K1, Z18
-	VMOVUPS   vmconst<>+7168(SB), Z1
+	VMOVUPS   vmconst<>+7232(SB), Z1
 	VPERMPD   Z17, Z1, Z0
 	VPERMPD   Z18, Z1, Z1
 	VCMPPD    $0x11, Z17, Z0, K1
@@ -5675,7 +6034,7 @@ done:
 	KORW      K2, K1, K1
 	VBLENDMPD Z0, Z17, K1, Z19
 	VBLENDMPD Z1, Z18, K1, Z20
-	VMOVUPS   vmconst<>+7232(SB), Z1
+	VMOVUPS   vmconst<>+7296(SB), Z1
 	VPERMPD   Z19, Z1, Z0
 	VPERMPD   Z20, Z1, Z1
 	VCMPPD    $0x11, Z19, Z0, K1
@@ -5685,7 +6044,7 @@ done:
 	KORW      K2, K1, K1
 	VBLENDMPD Z0, Z19, K1, Z21
 	VBLENDMPD Z1, Z20, K1, Z22
-	VMOVUPS   vmconst<>+7296(SB), Z1
+	VMOVUPS   vmconst<>+7360(SB), Z1
 	VPERMPD   Z21, Z1, Z0
 	VPERMPD   Z22, Z1, Z1
 	VCMPPD    $0x11, Z21, Z0, K1
@@ -7212,6 +7571,329 @@ loop1:
 
 done:
 	MOVQ DI, ret+80(FP)
+	VZEROUPPER
+	RET
+
+// func cmpEqVVAVX512(dst []bool, a []float32, b []float32) int
+// Requires: AVX, AVX512F
+TEXT ·cmpEqVVAVX512(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ a_base+24(FP), DX
+	MOVQ b_base+48(FP), BX
+	ANDQ $-16, CX
+	XORQ SI, SI
+
+loop:
+	CMPQ        SI, CX
+	JAE         done
+	VMOVUPS     (DX)(SI*4), Z0
+	VCMPPS      $0x00, (BX)(SI*4), Z0, K1
+	VMOVDQU32.Z vmconst<>+960(SB), K1, Z0
+	VPMOVDB     Z0, (AX)(SI*1)
+	ADDQ        $0x00000010, SI
+	JMP         loop
+
+done:
+	MOVQ SI, ret+72(FP)
+	VZEROUPPER
+	RET
+
+// func cmpEqVSAVX512(dst []bool, a []float32, b float32) int
+// Requires: AVX, AVX512F
+TEXT ·cmpEqVSAVX512(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSS b+48(FP), Z0
+	ANDQ         $-16, CX
+	XORQ         BX, BX
+
+loop:
+	CMPQ        BX, CX
+	JAE         done
+	VMOVUPS     (DX)(BX*4), Z1
+	VCMPPS      $0x00, Z0, Z1, K1
+	VMOVDQU32.Z vmconst<>+960(SB), K1, Z1
+	VPMOVDB     Z1, (AX)(BX*1)
+	ADDQ        $0x00000010, BX
+	JMP         loop
+
+done:
+	MOVQ BX, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func cmpNeVVAVX512(dst []bool, a []float32, b []float32) int
+// Requires: AVX, AVX512F
+TEXT ·cmpNeVVAVX512(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ a_base+24(FP), DX
+	MOVQ b_base+48(FP), BX
+	ANDQ $-16, CX
+	XORQ SI, SI
+
+loop:
+	CMPQ        SI, CX
+	JAE         done
+	VMOVUPS     (DX)(SI*4), Z0
+	VCMPPS      $0x04, (BX)(SI*4), Z0, K1
+	VMOVDQU32.Z vmconst<>+960(SB), K1, Z0
+	VPMOVDB     Z0, (AX)(SI*1)
+	ADDQ        $0x00000010, SI
+	JMP         loop
+
+done:
+	MOVQ SI, ret+72(FP)
+	VZEROUPPER
+	RET
+
+// func cmpNeVSAVX512(dst []bool, a []float32, b float32) int
+// Requires: AVX, AVX512F
+TEXT ·cmpNeVSAVX512(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSS b+48(FP), Z0
+	ANDQ         $-16, CX
+	XORQ         BX, BX
+
+loop:
+	CMPQ        BX, CX
+	JAE         done
+	VMOVUPS     (DX)(BX*4), Z1
+	VCMPPS      $0x04, Z0, Z1, K1
+	VMOVDQU32.Z vmconst<>+960(SB), K1, Z1
+	VPMOVDB     Z1, (AX)(BX*1)
+	ADDQ        $0x00000010, BX
+	JMP         loop
+
+done:
+	MOVQ BX, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func cmpLtVVAVX512(dst []bool, a []float32, b []float32) int
+// Requires: AVX, AVX512F
+TEXT ·cmpLtVVAVX512(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ a_base+24(FP), DX
+	MOVQ b_base+48(FP), BX
+	ANDQ $-16, CX
+	XORQ SI, SI
+
+loop:
+	CMPQ        SI, CX
+	JAE         done
+	VMOVUPS     (DX)(SI*4), Z0
+	VCMPPS      $0x11, (BX)(SI*4), Z0, K1
+	VMOVDQU32.Z vmconst<>+960(SB), K1, Z0
+	VPMOVDB     Z0, (AX)(SI*1)
+	ADDQ        $0x00000010, SI
+	JMP         loop
+
+done:
+	MOVQ SI, ret+72(FP)
+	VZEROUPPER
+	RET
+
+// func cmpLtVSAVX512(dst []bool, a []float32, b float32) int
+// Requires: AVX, AVX512F
+TEXT ·cmpLtVSAVX512(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSS b+48(FP), Z0
+	ANDQ         $-16, CX
+	XORQ         BX, BX
+
+loop:
+	CMPQ        BX, CX
+	JAE         done
+	VMOVUPS     (DX)(BX*4), Z1
+	VCMPPS      $0x11, Z0, Z1, K1
+	VMOVDQU32.Z vmconst<>+960(SB), K1, Z1
+	VPMOVDB     Z1, (AX)(BX*1)
+	ADDQ        $0x00000010, BX
+	JMP         loop
+
+done:
+	MOVQ BX, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func cmpLeVVAVX512(dst []bool, a []float32, b []float32) int
+// Requires: AVX, AVX512F
+TEXT ·cmpLeVVAVX512(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ a_base+24(FP), DX
+	MOVQ b_base+48(FP), BX
+	ANDQ $-16, CX
+	XORQ SI, SI
+
+loop:
+	CMPQ        SI, CX
+	JAE         done
+	VMOVUPS     (DX)(SI*4), Z0
+	VCMPPS      $0x12, (BX)(SI*4), Z0, K1
+	VMOVDQU32.Z vmconst<>+960(SB), K1, Z0
+	VPMOVDB     Z0, (AX)(SI*1)
+	ADDQ        $0x00000010, SI
+	JMP         loop
+
+done:
+	MOVQ SI, ret+72(FP)
+	VZEROUPPER
+	RET
+
+// func cmpLeVSAVX512(dst []bool, a []float32, b float32) int
+// Requires: AVX, AVX512F
+TEXT ·cmpLeVSAVX512(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSS b+48(FP), Z0
+	ANDQ         $-16, CX
+	XORQ         BX, BX
+
+loop:
+	CMPQ        BX, CX
+	JAE         done
+	VMOVUPS     (DX)(BX*4), Z1
+	VCMPPS      $0x12, Z0, Z1, K1
+	VMOVDQU32.Z vmconst<>+960(SB), K1, Z1
+	VPMOVDB     Z1, (AX)(BX*1)
+	ADDQ        $0x00000010, BX
+	JMP         loop
+
+done:
+	MOVQ BX, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func cmpGtVVAVX512(dst []bool, a []float32, b []float32) int
+// Requires: AVX, AVX512F
+TEXT ·cmpGtVVAVX512(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ a_base+24(FP), DX
+	MOVQ b_base+48(FP), BX
+	ANDQ $-16, CX
+	XORQ SI, SI
+
+loop:
+	CMPQ        SI, CX
+	JAE         done
+	VMOVUPS     (DX)(SI*4), Z0
+	VCMPPS      $0x1e, (BX)(SI*4), Z0, K1
+	VMOVDQU32.Z vmconst<>+960(SB), K1, Z0
+	VPMOVDB     Z0, (AX)(SI*1)
+	ADDQ        $0x00000010, SI
+	JMP         loop
+
+done:
+	MOVQ SI, ret+72(FP)
+	VZEROUPPER
+	RET
+
+// func cmpGtVSAVX512(dst []bool, a []float32, b float32) int
+// Requires: AVX, AVX512F
+TEXT ·cmpGtVSAVX512(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSS b+48(FP), Z0
+	ANDQ         $-16, CX
+	XORQ         BX, BX
+
+loop:
+	CMPQ        BX, CX
+	JAE         done
+	VMOVUPS     (DX)(BX*4), Z1
+	VCMPPS      $0x1e, Z0, Z1, K1
+	VMOVDQU32.Z vmconst<>+960(SB), K1, Z1
+	VPMOVDB     Z1, (AX)(BX*1)
+	ADDQ        $0x00000010, BX
+	JMP         loop
+
+done:
+	MOVQ BX, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func cmpGeVVAVX512(dst []bool, a []float32, b []float32) int
+// Requires: AVX, AVX512F
+TEXT ·cmpGeVVAVX512(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ a_base+24(FP), DX
+	MOVQ b_base+48(FP), BX
+	ANDQ $-16, CX
+	XORQ SI, SI
+
+loop:
+	CMPQ        SI, CX
+	JAE         done
+	VMOVUPS     (DX)(SI*4), Z0
+	VCMPPS      $0x1d, (BX)(SI*4), Z0, K1
+	VMOVDQU32.Z vmconst<>+960(SB), K1, Z0
+	VPMOVDB     Z0, (AX)(SI*1)
+	ADDQ        $0x00000010, SI
+	JMP         loop
+
+done:
+	MOVQ SI, ret+72(FP)
+	VZEROUPPER
+	RET
+
+// func cmpGeVSAVX512(dst []bool, a []float32, b float32) int
+// Requires: AVX, AVX512F
+TEXT ·cmpGeVSAVX512(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSS b+48(FP), Z0
+	ANDQ         $-16, CX
+	XORQ         BX, BX
+
+loop:
+	CMPQ        BX, CX
+	JAE         done
+	VMOVUPS     (DX)(BX*4), Z1
+	VCMPPS      $0x1d, Z0, Z1, K1
+	VMOVDQU32.Z vmconst<>+960(SB), K1, Z1
+	VPMOVDB     Z1, (AX)(BX*1)
+	ADDQ        $0x00000010, BX
+	JMP         loop
+
+done:
+	MOVQ BX, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func u8ToF32AVX512(dst []float32, src []uint8) int
+// Requires: AVX, AVX512F
+TEXT ·u8ToF32AVX512(SB), NOSPLIT, $0-56
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ src_base+24(FP), DX
+	ANDQ $-16, CX
+	XORQ BX, BX
+
+loop:
+	CMPQ      BX, CX
+	JAE       done
+	VPMOVZXBD (DX)(BX*1), Z0
+	VCVTDQ2PS Z0, Z0
+	VMOVUPS   Z0, (AX)(BX*4)
+	ADDQ      $0x00000010, BX
+	JMP       loop
+
+done:
+	MOVQ BX, ret+48(FP)
 	VZEROUPPER
 	RET
 
@@ -8903,196 +9585,212 @@ DATA vmconst<>+6576(SB)/4, $0x00000004
 DATA vmconst<>+6580(SB)/4, $0x00000004
 DATA vmconst<>+6584(SB)/4, $0x00000004
 DATA vmconst<>+6588(SB)/4, $0x00000004
-DATA vmconst<>+6592(SB)/4, $0x00000040
-DATA vmconst<>+6596(SB)/4, $0x00000040
-DATA vmconst<>+6600(SB)/4, $0x00000040
-DATA vmconst<>+6604(SB)/4, $0x00000040
-DATA vmconst<>+6608(SB)/4, $0x00000040
-DATA vmconst<>+6612(SB)/4, $0x00000040
-DATA vmconst<>+6616(SB)/4, $0x00000040
-DATA vmconst<>+6620(SB)/4, $0x00000040
-DATA vmconst<>+6624(SB)/4, $0x00000040
-DATA vmconst<>+6628(SB)/4, $0x00000040
-DATA vmconst<>+6632(SB)/4, $0x00000040
-DATA vmconst<>+6636(SB)/4, $0x00000040
-DATA vmconst<>+6640(SB)/4, $0x00000040
-DATA vmconst<>+6644(SB)/4, $0x00000040
-DATA vmconst<>+6648(SB)/4, $0x00000040
-DATA vmconst<>+6652(SB)/4, $0x00000040
-DATA vmconst<>+6656(SB)/4, $0x00000010
-DATA vmconst<>+6660(SB)/4, $0x00000010
-DATA vmconst<>+6664(SB)/4, $0x00000010
-DATA vmconst<>+6668(SB)/4, $0x00000010
-DATA vmconst<>+6672(SB)/4, $0x00000010
-DATA vmconst<>+6676(SB)/4, $0x00000010
-DATA vmconst<>+6680(SB)/4, $0x00000010
-DATA vmconst<>+6684(SB)/4, $0x00000010
-DATA vmconst<>+6688(SB)/4, $0x00000010
-DATA vmconst<>+6692(SB)/4, $0x00000010
-DATA vmconst<>+6696(SB)/4, $0x00000010
-DATA vmconst<>+6700(SB)/4, $0x00000010
-DATA vmconst<>+6704(SB)/4, $0x00000010
-DATA vmconst<>+6708(SB)/4, $0x00000010
-DATA vmconst<>+6712(SB)/4, $0x00000010
-DATA vmconst<>+6716(SB)/4, $0x00000010
-DATA vmconst<>+6720(SB)/4, $0x00000020
-DATA vmconst<>+6724(SB)/4, $0x00000021
-DATA vmconst<>+6728(SB)/4, $0x00000022
-DATA vmconst<>+6732(SB)/4, $0x00000023
-DATA vmconst<>+6736(SB)/4, $0x00000024
-DATA vmconst<>+6740(SB)/4, $0x00000025
-DATA vmconst<>+6744(SB)/4, $0x00000026
-DATA vmconst<>+6748(SB)/4, $0x00000027
-DATA vmconst<>+6752(SB)/4, $0x00000028
-DATA vmconst<>+6756(SB)/4, $0x00000029
-DATA vmconst<>+6760(SB)/4, $0x0000002a
-DATA vmconst<>+6764(SB)/4, $0x0000002b
-DATA vmconst<>+6768(SB)/4, $0x0000002c
-DATA vmconst<>+6772(SB)/4, $0x0000002d
-DATA vmconst<>+6776(SB)/4, $0x0000002e
-DATA vmconst<>+6780(SB)/4, $0x0000002f
-DATA vmconst<>+6784(SB)/4, $0x00000030
-DATA vmconst<>+6788(SB)/4, $0x00000031
-DATA vmconst<>+6792(SB)/4, $0x00000032
-DATA vmconst<>+6796(SB)/4, $0x00000033
-DATA vmconst<>+6800(SB)/4, $0x00000034
-DATA vmconst<>+6804(SB)/4, $0x00000035
-DATA vmconst<>+6808(SB)/4, $0x00000036
-DATA vmconst<>+6812(SB)/4, $0x00000037
-DATA vmconst<>+6816(SB)/4, $0x00000038
-DATA vmconst<>+6820(SB)/4, $0x00000039
-DATA vmconst<>+6824(SB)/4, $0x0000003a
-DATA vmconst<>+6828(SB)/4, $0x0000003b
-DATA vmconst<>+6832(SB)/4, $0x0000003c
-DATA vmconst<>+6836(SB)/4, $0x0000003d
-DATA vmconst<>+6840(SB)/4, $0x0000003e
-DATA vmconst<>+6844(SB)/4, $0x0000003f
-DATA vmconst<>+6848(SB)/4, $0x00000008
-DATA vmconst<>+6852(SB)/4, $0x00000009
-DATA vmconst<>+6856(SB)/4, $0x0000000a
-DATA vmconst<>+6860(SB)/4, $0x0000000b
-DATA vmconst<>+6864(SB)/4, $0x0000000c
-DATA vmconst<>+6868(SB)/4, $0x0000000d
-DATA vmconst<>+6872(SB)/4, $0x0000000e
-DATA vmconst<>+6876(SB)/4, $0x0000000f
-DATA vmconst<>+6880(SB)/4, $0x00000000
-DATA vmconst<>+6884(SB)/4, $0x00000001
-DATA vmconst<>+6888(SB)/4, $0x00000002
-DATA vmconst<>+6892(SB)/4, $0x00000003
-DATA vmconst<>+6896(SB)/4, $0x00000004
-DATA vmconst<>+6900(SB)/4, $0x00000005
-DATA vmconst<>+6904(SB)/4, $0x00000006
-DATA vmconst<>+6908(SB)/4, $0x00000007
-DATA vmconst<>+6912(SB)/4, $0x00000020
-DATA vmconst<>+6916(SB)/4, $0x00000000
-DATA vmconst<>+6920(SB)/4, $0x00000020
-DATA vmconst<>+6924(SB)/4, $0x00000000
-DATA vmconst<>+6928(SB)/4, $0x00000020
-DATA vmconst<>+6932(SB)/4, $0x00000000
-DATA vmconst<>+6936(SB)/4, $0x00000020
-DATA vmconst<>+6940(SB)/4, $0x00000000
-DATA vmconst<>+6944(SB)/4, $0x00000020
-DATA vmconst<>+6948(SB)/4, $0x00000000
-DATA vmconst<>+6952(SB)/4, $0x00000020
-DATA vmconst<>+6956(SB)/4, $0x00000000
-DATA vmconst<>+6960(SB)/4, $0x00000020
-DATA vmconst<>+6964(SB)/4, $0x00000000
-DATA vmconst<>+6968(SB)/4, $0x00000020
-DATA vmconst<>+6972(SB)/4, $0x00000000
-DATA vmconst<>+6976(SB)/4, $0x00000008
+DATA vmconst<>+6592(SB)/4, $0x01010101
+DATA vmconst<>+6596(SB)/4, $0x01010101
+DATA vmconst<>+6600(SB)/4, $0x01010101
+DATA vmconst<>+6604(SB)/4, $0x01010101
+DATA vmconst<>+6608(SB)/4, $0x01010101
+DATA vmconst<>+6612(SB)/4, $0x01010101
+DATA vmconst<>+6616(SB)/4, $0x01010101
+DATA vmconst<>+6620(SB)/4, $0x01010101
+DATA vmconst<>+6624(SB)/4, $0x01010101
+DATA vmconst<>+6628(SB)/4, $0x01010101
+DATA vmconst<>+6632(SB)/4, $0x01010101
+DATA vmconst<>+6636(SB)/4, $0x01010101
+DATA vmconst<>+6640(SB)/4, $0x01010101
+DATA vmconst<>+6644(SB)/4, $0x01010101
+DATA vmconst<>+6648(SB)/4, $0x01010101
+DATA vmconst<>+6652(SB)/4, $0x01010101
+DATA vmconst<>+6656(SB)/4, $0x00000040
+DATA vmconst<>+6660(SB)/4, $0x00000040
+DATA vmconst<>+6664(SB)/4, $0x00000040
+DATA vmconst<>+6668(SB)/4, $0x00000040
+DATA vmconst<>+6672(SB)/4, $0x00000040
+DATA vmconst<>+6676(SB)/4, $0x00000040
+DATA vmconst<>+6680(SB)/4, $0x00000040
+DATA vmconst<>+6684(SB)/4, $0x00000040
+DATA vmconst<>+6688(SB)/4, $0x00000040
+DATA vmconst<>+6692(SB)/4, $0x00000040
+DATA vmconst<>+6696(SB)/4, $0x00000040
+DATA vmconst<>+6700(SB)/4, $0x00000040
+DATA vmconst<>+6704(SB)/4, $0x00000040
+DATA vmconst<>+6708(SB)/4, $0x00000040
+DATA vmconst<>+6712(SB)/4, $0x00000040
+DATA vmconst<>+6716(SB)/4, $0x00000040
+DATA vmconst<>+6720(SB)/4, $0x00000010
+DATA vmconst<>+6724(SB)/4, $0x00000010
+DATA vmconst<>+6728(SB)/4, $0x00000010
+DATA vmconst<>+6732(SB)/4, $0x00000010
+DATA vmconst<>+6736(SB)/4, $0x00000010
+DATA vmconst<>+6740(SB)/4, $0x00000010
+DATA vmconst<>+6744(SB)/4, $0x00000010
+DATA vmconst<>+6748(SB)/4, $0x00000010
+DATA vmconst<>+6752(SB)/4, $0x00000010
+DATA vmconst<>+6756(SB)/4, $0x00000010
+DATA vmconst<>+6760(SB)/4, $0x00000010
+DATA vmconst<>+6764(SB)/4, $0x00000010
+DATA vmconst<>+6768(SB)/4, $0x00000010
+DATA vmconst<>+6772(SB)/4, $0x00000010
+DATA vmconst<>+6776(SB)/4, $0x00000010
+DATA vmconst<>+6780(SB)/4, $0x00000010
+DATA vmconst<>+6784(SB)/4, $0x00000020
+DATA vmconst<>+6788(SB)/4, $0x00000021
+DATA vmconst<>+6792(SB)/4, $0x00000022
+DATA vmconst<>+6796(SB)/4, $0x00000023
+DATA vmconst<>+6800(SB)/4, $0x00000024
+DATA vmconst<>+6804(SB)/4, $0x00000025
+DATA vmconst<>+6808(SB)/4, $0x00000026
+DATA vmconst<>+6812(SB)/4, $0x00000027
+DATA vmconst<>+6816(SB)/4, $0x00000028
+DATA vmconst<>+6820(SB)/4, $0x00000029
+DATA vmconst<>+6824(SB)/4, $0x0000002a
+DATA vmconst<>+6828(SB)/4, $0x0000002b
+DATA vmconst<>+6832(SB)/4, $0x0000002c
+DATA vmconst<>+6836(SB)/4, $0x0000002d
+DATA vmconst<>+6840(SB)/4, $0x0000002e
+DATA vmconst<>+6844(SB)/4, $0x0000002f
+DATA vmconst<>+6848(SB)/4, $0x00000030
+DATA vmconst<>+6852(SB)/4, $0x00000031
+DATA vmconst<>+6856(SB)/4, $0x00000032
+DATA vmconst<>+6860(SB)/4, $0x00000033
+DATA vmconst<>+6864(SB)/4, $0x00000034
+DATA vmconst<>+6868(SB)/4, $0x00000035
+DATA vmconst<>+6872(SB)/4, $0x00000036
+DATA vmconst<>+6876(SB)/4, $0x00000037
+DATA vmconst<>+6880(SB)/4, $0x00000038
+DATA vmconst<>+6884(SB)/4, $0x00000039
+DATA vmconst<>+6888(SB)/4, $0x0000003a
+DATA vmconst<>+6892(SB)/4, $0x0000003b
+DATA vmconst<>+6896(SB)/4, $0x0000003c
+DATA vmconst<>+6900(SB)/4, $0x0000003d
+DATA vmconst<>+6904(SB)/4, $0x0000003e
+DATA vmconst<>+6908(SB)/4, $0x0000003f
+DATA vmconst<>+6912(SB)/4, $0x00000008
+DATA vmconst<>+6916(SB)/4, $0x00000009
+DATA vmconst<>+6920(SB)/4, $0x0000000a
+DATA vmconst<>+6924(SB)/4, $0x0000000b
+DATA vmconst<>+6928(SB)/4, $0x0000000c
+DATA vmconst<>+6932(SB)/4, $0x0000000d
+DATA vmconst<>+6936(SB)/4, $0x0000000e
+DATA vmconst<>+6940(SB)/4, $0x0000000f
+DATA vmconst<>+6944(SB)/4, $0x00000000
+DATA vmconst<>+6948(SB)/4, $0x00000001
+DATA vmconst<>+6952(SB)/4, $0x00000002
+DATA vmconst<>+6956(SB)/4, $0x00000003
+DATA vmconst<>+6960(SB)/4, $0x00000004
+DATA vmconst<>+6964(SB)/4, $0x00000005
+DATA vmconst<>+6968(SB)/4, $0x00000006
+DATA vmconst<>+6972(SB)/4, $0x00000007
+DATA vmconst<>+6976(SB)/4, $0x00000020
 DATA vmconst<>+6980(SB)/4, $0x00000000
-DATA vmconst<>+6984(SB)/4, $0x00000008
+DATA vmconst<>+6984(SB)/4, $0x00000020
 DATA vmconst<>+6988(SB)/4, $0x00000000
-DATA vmconst<>+6992(SB)/4, $0x00000008
+DATA vmconst<>+6992(SB)/4, $0x00000020
 DATA vmconst<>+6996(SB)/4, $0x00000000
-DATA vmconst<>+7000(SB)/4, $0x00000008
+DATA vmconst<>+7000(SB)/4, $0x00000020
 DATA vmconst<>+7004(SB)/4, $0x00000000
-DATA vmconst<>+7008(SB)/4, $0x00000008
+DATA vmconst<>+7008(SB)/4, $0x00000020
 DATA vmconst<>+7012(SB)/4, $0x00000000
-DATA vmconst<>+7016(SB)/4, $0x00000008
+DATA vmconst<>+7016(SB)/4, $0x00000020
 DATA vmconst<>+7020(SB)/4, $0x00000000
-DATA vmconst<>+7024(SB)/4, $0x00000008
+DATA vmconst<>+7024(SB)/4, $0x00000020
 DATA vmconst<>+7028(SB)/4, $0x00000000
-DATA vmconst<>+7032(SB)/4, $0x00000008
+DATA vmconst<>+7032(SB)/4, $0x00000020
 DATA vmconst<>+7036(SB)/4, $0x00000000
-DATA vmconst<>+7040(SB)/4, $0x00000010
+DATA vmconst<>+7040(SB)/4, $0x00000008
 DATA vmconst<>+7044(SB)/4, $0x00000000
-DATA vmconst<>+7048(SB)/4, $0x00000011
+DATA vmconst<>+7048(SB)/4, $0x00000008
 DATA vmconst<>+7052(SB)/4, $0x00000000
-DATA vmconst<>+7056(SB)/4, $0x00000012
+DATA vmconst<>+7056(SB)/4, $0x00000008
 DATA vmconst<>+7060(SB)/4, $0x00000000
-DATA vmconst<>+7064(SB)/4, $0x00000013
+DATA vmconst<>+7064(SB)/4, $0x00000008
 DATA vmconst<>+7068(SB)/4, $0x00000000
-DATA vmconst<>+7072(SB)/4, $0x00000014
+DATA vmconst<>+7072(SB)/4, $0x00000008
 DATA vmconst<>+7076(SB)/4, $0x00000000
-DATA vmconst<>+7080(SB)/4, $0x00000015
+DATA vmconst<>+7080(SB)/4, $0x00000008
 DATA vmconst<>+7084(SB)/4, $0x00000000
-DATA vmconst<>+7088(SB)/4, $0x00000016
+DATA vmconst<>+7088(SB)/4, $0x00000008
 DATA vmconst<>+7092(SB)/4, $0x00000000
-DATA vmconst<>+7096(SB)/4, $0x00000017
+DATA vmconst<>+7096(SB)/4, $0x00000008
 DATA vmconst<>+7100(SB)/4, $0x00000000
-DATA vmconst<>+7104(SB)/4, $0x00000018
+DATA vmconst<>+7104(SB)/4, $0x00000010
 DATA vmconst<>+7108(SB)/4, $0x00000000
-DATA vmconst<>+7112(SB)/4, $0x00000019
+DATA vmconst<>+7112(SB)/4, $0x00000011
 DATA vmconst<>+7116(SB)/4, $0x00000000
-DATA vmconst<>+7120(SB)/4, $0x0000001a
+DATA vmconst<>+7120(SB)/4, $0x00000012
 DATA vmconst<>+7124(SB)/4, $0x00000000
-DATA vmconst<>+7128(SB)/4, $0x0000001b
+DATA vmconst<>+7128(SB)/4, $0x00000013
 DATA vmconst<>+7132(SB)/4, $0x00000000
-DATA vmconst<>+7136(SB)/4, $0x0000001c
+DATA vmconst<>+7136(SB)/4, $0x00000014
 DATA vmconst<>+7140(SB)/4, $0x00000000
-DATA vmconst<>+7144(SB)/4, $0x0000001d
+DATA vmconst<>+7144(SB)/4, $0x00000015
 DATA vmconst<>+7148(SB)/4, $0x00000000
-DATA vmconst<>+7152(SB)/4, $0x0000001e
+DATA vmconst<>+7152(SB)/4, $0x00000016
 DATA vmconst<>+7156(SB)/4, $0x00000000
-DATA vmconst<>+7160(SB)/4, $0x0000001f
+DATA vmconst<>+7160(SB)/4, $0x00000017
 DATA vmconst<>+7164(SB)/4, $0x00000000
-DATA vmconst<>+7168(SB)/4, $0x00000004
+DATA vmconst<>+7168(SB)/4, $0x00000018
 DATA vmconst<>+7172(SB)/4, $0x00000000
-DATA vmconst<>+7176(SB)/4, $0x00000005
+DATA vmconst<>+7176(SB)/4, $0x00000019
 DATA vmconst<>+7180(SB)/4, $0x00000000
-DATA vmconst<>+7184(SB)/4, $0x00000006
+DATA vmconst<>+7184(SB)/4, $0x0000001a
 DATA vmconst<>+7188(SB)/4, $0x00000000
-DATA vmconst<>+7192(SB)/4, $0x00000007
+DATA vmconst<>+7192(SB)/4, $0x0000001b
 DATA vmconst<>+7196(SB)/4, $0x00000000
-DATA vmconst<>+7200(SB)/4, $0x00000000
+DATA vmconst<>+7200(SB)/4, $0x0000001c
 DATA vmconst<>+7204(SB)/4, $0x00000000
-DATA vmconst<>+7208(SB)/4, $0x00000001
+DATA vmconst<>+7208(SB)/4, $0x0000001d
 DATA vmconst<>+7212(SB)/4, $0x00000000
-DATA vmconst<>+7216(SB)/4, $0x00000002
+DATA vmconst<>+7216(SB)/4, $0x0000001e
 DATA vmconst<>+7220(SB)/4, $0x00000000
-DATA vmconst<>+7224(SB)/4, $0x00000003
+DATA vmconst<>+7224(SB)/4, $0x0000001f
 DATA vmconst<>+7228(SB)/4, $0x00000000
-DATA vmconst<>+7232(SB)/4, $0x00000002
+DATA vmconst<>+7232(SB)/4, $0x00000004
 DATA vmconst<>+7236(SB)/4, $0x00000000
-DATA vmconst<>+7240(SB)/4, $0x00000003
+DATA vmconst<>+7240(SB)/4, $0x00000005
 DATA vmconst<>+7244(SB)/4, $0x00000000
-DATA vmconst<>+7248(SB)/4, $0x00000000
+DATA vmconst<>+7248(SB)/4, $0x00000006
 DATA vmconst<>+7252(SB)/4, $0x00000000
-DATA vmconst<>+7256(SB)/4, $0x00000001
+DATA vmconst<>+7256(SB)/4, $0x00000007
 DATA vmconst<>+7260(SB)/4, $0x00000000
-DATA vmconst<>+7264(SB)/4, $0x00000006
+DATA vmconst<>+7264(SB)/4, $0x00000000
 DATA vmconst<>+7268(SB)/4, $0x00000000
-DATA vmconst<>+7272(SB)/4, $0x00000007
+DATA vmconst<>+7272(SB)/4, $0x00000001
 DATA vmconst<>+7276(SB)/4, $0x00000000
-DATA vmconst<>+7280(SB)/4, $0x00000004
+DATA vmconst<>+7280(SB)/4, $0x00000002
 DATA vmconst<>+7284(SB)/4, $0x00000000
-DATA vmconst<>+7288(SB)/4, $0x00000005
+DATA vmconst<>+7288(SB)/4, $0x00000003
 DATA vmconst<>+7292(SB)/4, $0x00000000
-DATA vmconst<>+7296(SB)/4, $0x00000001
+DATA vmconst<>+7296(SB)/4, $0x00000002
 DATA vmconst<>+7300(SB)/4, $0x00000000
-DATA vmconst<>+7304(SB)/4, $0x00000000
+DATA vmconst<>+7304(SB)/4, $0x00000003
 DATA vmconst<>+7308(SB)/4, $0x00000000
-DATA vmconst<>+7312(SB)/4, $0x00000003
+DATA vmconst<>+7312(SB)/4, $0x00000000
 DATA vmconst<>+7316(SB)/4, $0x00000000
-DATA vmconst<>+7320(SB)/4, $0x00000002
+DATA vmconst<>+7320(SB)/4, $0x00000001
 DATA vmconst<>+7324(SB)/4, $0x00000000
-DATA vmconst<>+7328(SB)/4, $0x00000005
+DATA vmconst<>+7328(SB)/4, $0x00000006
 DATA vmconst<>+7332(SB)/4, $0x00000000
-DATA vmconst<>+7336(SB)/4, $0x00000004
+DATA vmconst<>+7336(SB)/4, $0x00000007
 DATA vmconst<>+7340(SB)/4, $0x00000000
-DATA vmconst<>+7344(SB)/4, $0x00000007
+DATA vmconst<>+7344(SB)/4, $0x00000004
 DATA vmconst<>+7348(SB)/4, $0x00000000
-DATA vmconst<>+7352(SB)/4, $0x00000006
+DATA vmconst<>+7352(SB)/4, $0x00000005
 DATA vmconst<>+7356(SB)/4, $0x00000000
-GLOBL vmconst<>(SB), RODATA|NOPTR, $7360
+DATA vmconst<>+7360(SB)/4, $0x00000001
+DATA vmconst<>+7364(SB)/4, $0x00000000
+DATA vmconst<>+7368(SB)/4, $0x00000000
+DATA vmconst<>+7372(SB)/4, $0x00000000
+DATA vmconst<>+7376(SB)/4, $0x00000003
+DATA vmconst<>+7380(SB)/4, $0x00000000
+DATA vmconst<>+7384(SB)/4, $0x00000002
+DATA vmconst<>+7388(SB)/4, $0x00000000
+DATA vmconst<>+7392(SB)/4, $0x00000005
+DATA vmconst<>+7396(SB)/4, $0x00000000
+DATA vmconst<>+7400(SB)/4, $0x00000004
+DATA vmconst<>+7404(SB)/4, $0x00000000
+DATA vmconst<>+7408(SB)/4, $0x00000007
+DATA vmconst<>+7412(SB)/4, $0x00000000
+DATA vmconst<>+7416(SB)/4, $0x00000006
+DATA vmconst<>+7420(SB)/4, $0x00000000
+GLOBL vmconst<>(SB), RODATA|NOPTR, $7424

@@ -88,3 +88,23 @@ func BenchmarkVecBinary(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkVecCompare times Greater over float32 against binary.go's
+// loop on one core, at sizes from L1 to beyond the last-level cache.
+func BenchmarkVecCompare(b *testing.B) {
+	for _, n := range []int{1 << 12, 1 << 16, 1 << 20, 1 << 24} {
+		x, y, z := benchInput(n), benchInput(n), make([]bool, n)
+		loops := map[string]func(d []bool, a, b []float32){"Go": goCompareKernel[float32](Greater).vv}
+		if l := vecCompare[Greater]; l.vv != nil {
+			loops["asm"] = l.vv
+		}
+		for name, loop := range loops {
+			b.Run(fmt.Sprintf("%d/%s", n, name), func(b *testing.B) {
+				b.SetBytes(int64(9 * n))
+				for b.Loop() {
+					loop(z, x, y)
+				}
+			})
+		}
+	}
+}

@@ -74,8 +74,11 @@ const (
 const (
 	cmpEQ  = 0x00 // ordered, equal
 	cmpUNO = 0x03 // unordered: either is NaN
+	cmpNEQ = 0x04 // unordered or not equal
 	cmpNLT = 0x05 // unordered or not less than
 	cmpLT  = 0x11 // ordered, less than
+	cmpLE  = 0x12 // ordered, less than or equal
+	cmpGE  = 0x1d // ordered, greater than or equal
 	cmpGT  = 0x1e // ordered, greater than
 )
 

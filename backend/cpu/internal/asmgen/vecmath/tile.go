@@ -30,7 +30,122 @@ var tileFns = slices.Concat([]lineFn{
 },
 	tripleFns("mulAdd", "a[i]*%s + c[i], rounding the product,", (*isa).add),
 	tripleFns("mulMul", "(a[i]*%s) * c[i], rounding each product,", (*isa).mul),
+	compareFns(),
+	[]lineFn{{"u8ToF32", "(dst []float32, src []uint8) int",
+		"sets dst[i] = float32(src[i]) for the whole vectors of dst and returns the number of elements written",
+		func(s *isa, name string, _ []string) { s.u8ToF32Kernel(name) }}},
 )
+
+// compareFns are the kernels of the comparisons, each with a second
+// operand b[i] (VV) or the scalar b (VS): Go's comparison operators,
+// false for a NaN but under NotEqual. A comparison with the scalar first
+// is the converse one with it second.
+func compareFns() []lineFn {
+	var fns []lineFn
+	for _, c := range []struct {
+		name, op string
+		pred     uint8
+	}{
+		{"Eq", "==", cmpEQ}, {"Ne", "!=", cmpNEQ}, {"Lt", "<", cmpLT},
+		{"Le", "<=", cmpLE}, {"Gt", ">", cmpGT}, {"Ge", ">=", cmpGE},
+	} {
+		for _, form := range []struct{ suffix, b, operands, sig string }{
+			{"VV", "b[i]", "ab", "(dst []bool, a, b []float32) int"},
+			{"VS", "b", "aB", "(dst []bool, a []float32, b float32) int"},
+		} {
+			fns = append(fns, lineFn{"cmp" + c.name + form.suffix, form.sig,
+				"sets dst[i] = a[i] " + c.op + " " + form.b + " for the whole vectors of dst and returns the number of elements written",
+				func(s *isa, name string, _ []string) { s.compareKernel(name, form.operands, c.pred) }})
+		}
+	}
+	return fns
+}
+
+// compareKernel emits the loop of one comparison over the whole vectors
+// of dst. A vector's mask becomes one byte (0 or 1) a lane: with AVX-512
+// the mask selects ones among zeros, narrowed from 32 bits to 8; with
+// AVX2 the lanes' all-ones and zeros are packed to bytes with signed
+// saturation and the ones cut to 1.
+func (s *isa) compareKernel(name, operands string, pred uint8) {
+	c := s.c
+	c.Function(name + s.name)
+	c.Attributes(attr.NOSPLIT)
+	sig := "func(dst []bool, a []float32, b float32) int"
+	if operands == "ab" {
+		sig = "func(dst []bool, a, b []float32) int"
+	}
+	c.SignatureExpr(sig)
+	d := c.Load(c.Param("dst").Base(), c.GP64())
+	n := c.Load(c.Param("dst").Len(), c.GP64())
+	a := c.Load(c.Param("a").Base(), c.GP64())
+	var b, bv reg.Register
+	if operands == "ab" {
+		b = c.Load(c.Param("b").Base(), c.GP64())
+	} else {
+		bv = s.param("b")
+	}
+	c.ANDQ(operand.I32(-s.width), n)
+	i := c.GP64()
+	c.XORQ(i, i)
+	c.Label("loop")
+	c.CMPQ(i, n)
+	c.JAE(operand.LabelRef("done"))
+	x := s.copy(operand.Mem{Base: a, Index: i, Scale: 4})
+	var y operand.Op = bv
+	if bv == nil {
+		y = operand.Mem{Base: b, Index: i, Scale: 4}
+	}
+	m := s.cmp(pred, x, y)
+	out := operand.Mem{Base: d, Index: i, Scale: 1}
+	if s.wide {
+		r := s.vec()
+		c.VMOVDQU32_Z(s.ci(1), m, r)
+		c.VPMOVDB(r, out)
+	} else {
+		hi := c.XMM()
+		c.VEXTRACTF128(operand.U8(1), m, hi)
+		w := c.XMM()
+		c.VPACKSSDW(hi, m.(reg.VecVirtual).AsX(), w)
+		c.VPACKSSWB(w, w, w)
+		c.VPAND(s.cu(0x01010101), w, w)
+		c.MOVQ(w, out)
+	}
+	c.ADDQ(operand.U32(s.width), i)
+	c.JMP(operand.LabelRef("loop"))
+	c.Label("done")
+	c.Store(i, c.ReturnIndex(0))
+	c.VZEROUPPER()
+	c.RET()
+}
+
+// u8ToF32Kernel emits the conversion of bytes to float32 over the whole
+// vectors of dst: a comparison's mask (bools are the bytes 0 and 1) or
+// uint8 data.
+func (s *isa) u8ToF32Kernel(name string) {
+	c := s.c
+	c.Function(name + s.name)
+	c.Attributes(attr.NOSPLIT)
+	c.SignatureExpr("func(dst []float32, src []uint8) int")
+	d := c.Load(c.Param("dst").Base(), c.GP64())
+	n := c.Load(c.Param("dst").Len(), c.GP64())
+	p := c.Load(c.Param("src").Base(), c.GP64())
+	c.ANDQ(operand.I32(-s.width), n)
+	i := c.GP64()
+	c.XORQ(i, i)
+	c.Label("loop")
+	c.CMPQ(i, n)
+	c.JAE(operand.LabelRef("done"))
+	r := s.vec()
+	c.VPMOVZXBD(operand.Mem{Base: p, Index: i, Scale: 1}, r)
+	c.VCVTDQ2PS(r, r)
+	c.VMOVUPS(r, operand.Mem{Base: d, Index: i, Scale: 4})
+	c.ADDQ(operand.U32(s.width), i)
+	c.JMP(operand.LabelRef("loop"))
+	c.Label("done")
+	c.Store(i, c.ReturnIndex(0))
+	c.VZEROUPPER()
+	c.RET()
+}
 
 // tripleFns are the kernels of dst[i] = second(a[i]*b[i], c[i]) and, with
 // an S after name, of the same with the scalar b. doc has %s where b's
