@@ -186,7 +186,7 @@ func AllocCPU(n int) *Storage {
 // through cleanups, which run after a collection, so a loop that drops a
 // large result every iteration finds the pool empty once it has reused
 // every buffer in circulation. The pool then either runs a collection
-// (0.1-0.5 ms here, for fathom's heap of pointer-free buffers) or takes
+// (0.1-0.8 ms here, for fathom's heap of pointer-free buffers) or takes
 // fresh memory (~2.2 ms for 4 MiB of fresh pages), which adds a buffer to
 // the circulation for good. Until collections have given back
 // reclaimYield bytes, or two buffers of a bigger class, a miss takes
