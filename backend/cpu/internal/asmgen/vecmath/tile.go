@@ -68,40 +68,32 @@ func compareFns() []lineFn {
 // saturation and the ones cut to 1.
 func (s *isa) compareKernel(name, operands string, pred uint8) {
 	c := s.c
-	c.Function(name + s.name)
-	c.Attributes(attr.NOSPLIT)
 	sig := "func(dst []bool, a []float32, b float32) int"
 	if operands == "ab" {
 		sig = "func(dst []bool, a, b []float32) int"
 	}
-	c.SignatureExpr(sig)
-	d := c.Load(c.Param("dst").Base(), c.GP64())
-	n := c.Load(c.Param("dst").Len(), c.GP64())
-	a := c.Load(c.Param("a").Base(), c.GP64())
-	var b, bv reg.Register
-	if operands == "ab" {
-		b = c.Load(c.Param("b").Base(), c.GP64())
-	} else {
-		bv = s.param("b")
-	}
-	c.ANDQ(operand.I32(-s.width), n)
-	i := c.GP64()
-	c.XORQ(i, i)
-	c.Label("loop")
-	c.CMPQ(i, n)
-	c.JAE(operand.LabelRef("done"))
-	x := s.copy(operand.Mem{Base: a, Index: i, Scale: 4})
-	var y operand.Op = bv
-	if bv == nil {
-		y = operand.Mem{Base: b, Index: i, Scale: 4}
-	}
-	m := s.cmp(pred, x, y)
-	out := operand.Mem{Base: d, Index: i, Scale: 1}
-	if s.wide {
-		r := s.vec()
-		c.VMOVDQU32_Z(s.ci(1), m, r)
-		c.VPMOVDB(r, out)
-	} else {
+	var a, b, bv reg.Register
+	s.wholeVectorKernel(name, sig, func() {
+		a = c.Load(c.Param("a").Base(), c.GP64())
+		if operands == "ab" {
+			b = c.Load(c.Param("b").Base(), c.GP64())
+		} else {
+			bv = s.param("b")
+		}
+	}, func(d, i reg.Register) {
+		x := s.copy(operand.Mem{Base: a, Index: i, Scale: 4})
+		var y operand.Op = bv
+		if bv == nil {
+			y = operand.Mem{Base: b, Index: i, Scale: 4}
+		}
+		m := s.cmp(pred, x, y)
+		out := operand.Mem{Base: d, Index: i, Scale: 1}
+		if s.wide {
+			r := s.vec()
+			c.VMOVDQU32_Z(s.ci(1), m, r)
+			c.VPMOVDB(r, out)
+			return
+		}
 		hi := c.XMM()
 		c.VEXTRACTF128(operand.U8(1), m, hi)
 		w := c.XMM()
@@ -109,13 +101,7 @@ func (s *isa) compareKernel(name, operands string, pred uint8) {
 		c.VPACKSSWB(w, w, w)
 		c.VPAND(s.cu(0x01010101), w, w)
 		c.MOVQ(w, out)
-	}
-	c.ADDQ(operand.U32(s.width), i)
-	c.JMP(operand.LabelRef("loop"))
-	c.Label("done")
-	c.Store(i, c.ReturnIndex(0))
-	c.VZEROUPPER()
-	c.RET()
+	}, false)
 }
 
 // u8ToF32Kernel emits the conversion of bytes to float32 over the whole
@@ -123,25 +109,45 @@ func (s *isa) compareKernel(name, operands string, pred uint8) {
 // uint8 data.
 func (s *isa) u8ToF32Kernel(name string) {
 	c := s.c
+	var p reg.Register
+	s.wholeVectorKernel(name, "func(dst []float32, src []uint8) int", func() {
+		p = c.Load(c.Param("src").Base(), c.GP64())
+	}, func(d, i reg.Register) {
+		r := s.vec()
+		c.VPMOVZXBD(operand.Mem{Base: p, Index: i, Scale: 1}, r)
+		c.VCVTDQ2PS(r, r)
+		c.VMOVUPS(r, operand.Mem{Base: d, Index: i, Scale: 4})
+	}, false)
+}
+
+// wholeVectorKernel emits a kernel of signature sig, whose first
+// parameter is the slice dst, that returns how many elements it covered:
+// the whole vectors of dst. load loads the other parameters; body
+// handles the vector at element i. fence orders the kernel's
+// non-temporal stores before it returns.
+func (s *isa) wholeVectorKernel(name, sig string, load func(), body func(d, i reg.Register), fence bool) {
+	c := s.c
 	c.Function(name + s.name)
 	c.Attributes(attr.NOSPLIT)
-	c.SignatureExpr("func(dst []float32, src []uint8) int")
+	c.SignatureExpr(sig)
 	d := c.Load(c.Param("dst").Base(), c.GP64())
 	n := c.Load(c.Param("dst").Len(), c.GP64())
-	p := c.Load(c.Param("src").Base(), c.GP64())
+	load()
 	c.ANDQ(operand.I32(-s.width), n)
 	i := c.GP64()
 	c.XORQ(i, i)
 	c.Label("loop")
 	c.CMPQ(i, n)
 	c.JAE(operand.LabelRef("done"))
-	r := s.vec()
-	c.VPMOVZXBD(operand.Mem{Base: p, Index: i, Scale: 1}, r)
-	c.VCVTDQ2PS(r, r)
-	c.VMOVUPS(r, operand.Mem{Base: d, Index: i, Scale: 4})
+	body(d, i)
 	c.ADDQ(operand.U32(s.width), i)
 	c.JMP(operand.LabelRef("loop"))
 	c.Label("done")
+	if fence {
+		// non-temporal stores are weakly ordered: fence them before
+		// whoever synchronises with this goroutine reads dst
+		c.SFENCE()
+	}
 	c.Store(i, c.ReturnIndex(0))
 	c.VZEROUPPER()
 	c.RET()
@@ -287,27 +293,11 @@ func (s *isa) prefetchKernel(name string) {
 
 func (s *isa) copyNTKernel(name string) {
 	c := s.c
-	c.Function(name + s.name)
-	c.Attributes(attr.NOSPLIT)
-	c.SignatureExpr("func(dst, src []float32) int")
-	d := c.Load(c.Param("dst").Base(), c.GP64())
-	n := c.Load(c.Param("dst").Len(), c.GP64())
-	src := c.Load(c.Param("src").Base(), c.GP64())
-	c.ANDQ(operand.I32(-s.width), n)
-	i := c.GP64()
-	c.XORQ(i, i)
-	c.Label("loop")
-	c.CMPQ(i, n)
-	c.JAE(operand.LabelRef("done"))
-	at := func(p reg.Register) operand.Mem { return operand.Mem{Base: p, Index: i, Scale: 4} }
-	c.VMOVNTPS(s.copy(at(src)), at(d))
-	c.ADDQ(operand.U32(s.width), i)
-	c.JMP(operand.LabelRef("loop"))
-	c.Label("done")
-	// non-temporal stores are weakly ordered: fence them before whoever
-	// synchronises with this goroutine reads dst
-	c.SFENCE()
-	c.Store(i, c.ReturnIndex(0))
-	c.VZEROUPPER()
-	c.RET()
+	var src reg.Register
+	s.wholeVectorKernel(name, "func(dst, src []float32) int", func() {
+		src = c.Load(c.Param("src").Base(), c.GP64())
+	}, func(d, i reg.Register) {
+		at := func(p reg.Register) operand.Mem { return operand.Mem{Base: p, Index: i, Scale: 4} }
+		c.VMOVNTPS(s.copy(at(src)), at(d))
+	}, true)
 }
