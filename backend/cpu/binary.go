@@ -428,9 +428,13 @@ func minKernel[T ewReal]() binKernel[T, T] {
 }
 
 // compareKernel returns the kernel of a comparison for a real type:
-// vecCompare's loops for float32 where this machine has them.
+// vecCompare's or vecCompare64's loops for float32 and float64 where this
+// machine has them.
 func compareKernel[T ewReal](op BinaryOp) binKernel[T, bool] {
 	if v, ok := any(&vecCompare[op]).(*binKernel[T, bool]); ok && v.vv != nil {
+		return *v
+	}
+	if v, ok := any(&vecCompare64[op]).(*binKernel[T, bool]); ok && v.vv != nil {
 		return *v
 	}
 	return goCompareKernel[T](op)

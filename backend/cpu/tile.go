@@ -226,9 +226,8 @@ func ConvertTileFunc(from, to array.DType) func(dst, src []byte) {
 func directTo[D float32 | float64](from array.DType) func(dst, src []byte) {
 	switch from {
 	case array.Bool, array.Uint8: // Go stores a bool as the byte 0 or 1
-		var z D
-		if _, ok := any(z).(float32); ok && vecBest != nil {
-			return u8ToF32
+		if vecBest != nil {
+			return u8ToFloat[D]
 		}
 		return convertSlice[uint8, D]
 	case array.Int32:
@@ -243,12 +242,19 @@ func directTo[D float32 | float64](from array.DType) func(dst, src []byte) {
 	return nil
 }
 
-// u8ToF32 converts bytes to float32 with the vector kernel, then the Go
-// loop over the elements after its whole vectors.
-func u8ToF32(dst, src []byte) {
-	d := asSlice[float32](dst)
-	n := vecBest.u8ToF32(d, src[:len(d)])
-	convertSlice[uint8, float32](dst[4*n:], src[n:])
+// u8ToFloat converts bytes to float32 or float64 with the vector kernel,
+// then the Go loop over the elements after its whole vectors.
+func u8ToFloat[D float32 | float64](dst, src []byte) {
+	d := asSlice[D](dst)
+	var n int
+	switch d := any(d).(type) {
+	case []float32:
+		n = vecBest.u8ToF32(d, src[:len(d)])
+	case []float64:
+		n = vecBest.u8ToF64(d, src[:len(d)])
+	}
+	var z D
+	convertSlice[uint8, D](dst[n*int(unsafe.Sizeof(z)):], src[n:])
 }
 
 func convertSlice[S numeric, D float32 | float64](dst, src []byte) {

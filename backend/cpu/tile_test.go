@@ -302,7 +302,7 @@ func TestConvertTileFunc(t *testing.T) {
 
 // goCompare is Go's comparison operator of op, written out apart from
 // binary.go's loops.
-func goCompare(op BinaryOp, a, b float32) bool {
+func goCompare[T float32 | float64](op BinaryOp, a, b T) bool {
 	switch op {
 	case Equal:
 		return a == b
@@ -319,53 +319,62 @@ func goCompare(op BinaryOp, a, b float32) bool {
 }
 
 // TestVecCompare checks the comparison loops of every instruction set
-// this machine runs against Go's operators, on every pair of special
-// values (NaN either side, signed zeros, infinities, subnormals), with a
-// second operand or a scalar on either side, at every length up to a few
-// vectors and from unaligned starts.
+// this machine runs, float32 and float64, against Go's operators on every
+// pair of special values (NaN either side, signed zeros, infinities,
+// subnormals), with a second operand or a scalar on either side, at every
+// length up to a few vectors and from unaligned starts.
 func TestVecCompare(t *testing.T) {
-	a := make([]float32, 0, 300)
-	for len(a) < cap(a) {
-		a = append(a, tileSpecials...)
-	}
-	// b pairs each special with every other one along a
-	b := make([]float32, len(a))
-	for i := range b {
-		b[i] = tileSpecials[(i/len(tileSpecials)+i)%len(tileSpecials)]
+	specials64 := []float64{5e-324, -5e-324, 1e300, -1e300}
+	for _, v := range tileSpecials {
+		specials64 = append(specials64, float64(v))
 	}
 	names, impls := vecImplsUnderTest()
 	for k, impl := range impls {
 		if impl == nil {
 			continue
 		}
-		loops := vecCompareLoops(impl)
-		for _, op := range []BinaryOp{Equal, NotEqual, Less, LessEqual, Greater, GreaterEqual} {
-			l := loops[op]
-			if l.vv == nil || l.vs == nil || l.sv == nil {
-				t.Fatalf("%s: %v has no vector loops", names[k], op)
-			}
-			for n := range 70 {
-				for _, lo := range []int{0, 1, 3, 7, 150} {
-					x, y := a[lo:lo+n], b[lo:lo+n]
-					got := make([]bool, n)
-					l.vv(got, x, y)
+		t.Run(names[k]+"/float32", func(t *testing.T) { testVecCompare(t, vecCompareLoops(impl, compareKernels32), tileSpecials) })
+		t.Run(names[k]+"/float64", func(t *testing.T) { testVecCompare(t, vecCompareLoops(impl, compareKernels64), specials64) })
+	}
+}
+
+func testVecCompare[T float32 | float64](t *testing.T, loops [numBinaryOps]binKernel[T, bool], specials []T) {
+	a := make([]T, 0, 300)
+	for len(a) < cap(a) {
+		a = append(a, specials...)
+	}
+	a = a[:cap(a)]
+	// b pairs each special with every other one along a
+	b := make([]T, len(a))
+	for i := range b {
+		b[i] = specials[(i/len(specials)+i)%len(specials)]
+	}
+	for _, op := range []BinaryOp{Equal, NotEqual, Less, LessEqual, Greater, GreaterEqual} {
+		l := loops[op]
+		if l.vv == nil || l.vs == nil || l.sv == nil {
+			t.Fatalf("%v has no vector loops", op)
+		}
+		for n := range 70 {
+			for _, lo := range []int{0, 1, 3, 7, 150} {
+				x, y := a[lo:lo+n], b[lo:lo+n]
+				got := make([]bool, n)
+				l.vv(got, x, y)
+				for i := range n {
+					if want := goCompare(op, x[i], y[i]); got[i] != want {
+						t.Fatalf("%v(%g, %g) = %v, want %v", op, x[i], y[i], got[i], want)
+					}
+				}
+				for _, s := range specials {
+					l.vs(got, x, s)
 					for i := range n {
-						if want := goCompare(op, x[i], y[i]); got[i] != want {
-							t.Fatalf("%s %v(%g, %g) = %v, want %v", names[k], op, x[i], y[i], got[i], want)
+						if want := goCompare(op, x[i], s); got[i] != want {
+							t.Fatalf("%v(%g, scalar %g) = %v, want %v", op, x[i], s, got[i], want)
 						}
 					}
-					for _, s := range tileSpecials {
-						l.vs(got, x, s)
-						for i := range n {
-							if want := goCompare(op, x[i], s); got[i] != want {
-								t.Fatalf("%s %v(%g, scalar %g) = %v, want %v", names[k], op, x[i], s, got[i], want)
-							}
-						}
-						l.sv(got, s, x)
-						for i := range n {
-							if want := goCompare(op, s, x[i]); got[i] != want {
-								t.Fatalf("%s %v(scalar %g, %g) = %v, want %v", names[k], op, s, x[i], got[i], want)
-							}
+					l.sv(got, s, x)
+					for i := range n {
+						if want := goCompare(op, s, x[i]); got[i] != want {
+							t.Fatalf("%v(scalar %g, %g) = %v, want %v", op, s, x[i], got[i], want)
 						}
 					}
 				}
@@ -374,50 +383,56 @@ func TestVecCompare(t *testing.T) {
 	}
 }
 
-// TestVecU8ToF32 checks the byte to float32 kernel of every instruction
-// set this machine runs on every byte value, and that it converts the
-// whole vectors and nothing past them.
-func TestVecU8ToF32(t *testing.T) {
-	src := make([]uint8, 300)
-	for i := range src {
-		src[i] = uint8(i * 7)
-	}
+// TestVecU8ToFloat checks the byte to float32 and float64 kernels of
+// every instruction set this machine runs, that they convert the whole
+// vectors and nothing past them, and every byte value through the
+// conversions that use them.
+func TestVecU8ToFloat(t *testing.T) {
 	names, impls := vecImplsUnderTest()
 	for k, impl := range impls {
 		if impl == nil {
 			continue
 		}
-		for n := range 70 {
-			for _, lo := range []int{0, 1, 5, 44} {
-				x := src[lo : lo+n]
-				got := make([]float32, n+1)
-				got[n] = -1
-				m := impl.u8ToF32(got[:n], x)
-				if m != n/impl.width*impl.width {
-					t.Fatalf("%s: converted %d of %d elements, want the whole vectors", names[k], m, n)
-				}
-				for i := range m {
-					if got[i] != float32(x[i]) {
-						t.Fatalf("%s: %d became %g", names[k], x[i], got[i])
-					}
-				}
-				if got[n] != -1 {
-					t.Fatalf("%s: wrote past the end", names[k])
-				}
-			}
-		}
+		t.Run(names[k]+"/float32", func(t *testing.T) { testU8ToFloat(t, impl.u8ToF32, impl.width) })
+		t.Run(names[k]+"/float64", func(t *testing.T) { testU8ToFloat(t, impl.u8ToF64, impl.width/2) })
 	}
-	// all the kernel's lanes, through the function that the conversions
-	// use
 	all := make([]byte, 256)
 	for i := range all {
 		all[i] = byte(i)
 	}
-	got := make([]float32, 256)
-	ConvertTileFunc(array.Uint8, array.Float32)(unsafe.Slice((*byte)(unsafe.Pointer(&got[0])), 4*len(got)), all)
-	for i, v := range got {
-		if v != float32(i) {
-			t.Fatalf("uint8 %d became %g", i, v)
+	for _, to := range []array.DType{array.Float32, array.Float64} {
+		got := make([]byte, 256*to.Size())
+		ConvertTileFunc(array.Uint8, to)(got, all)
+		for i, v := range fromBytes(got, to) {
+			if v != float64(i) {
+				t.Fatalf("uint8 %d became %v %g", i, to, v)
+			}
+		}
+	}
+}
+
+func testU8ToFloat[D float32 | float64](t *testing.T, kernel func(dst []D, src []uint8) int, lanes int) {
+	src := make([]uint8, 300)
+	for i := range src {
+		src[i] = uint8(i * 7)
+	}
+	for n := range 70 {
+		for _, lo := range []int{0, 1, 5, 44} {
+			x := src[lo : lo+n]
+			got := make([]D, n+1)
+			got[n] = -1
+			m := kernel(got[:n], x)
+			if m != n/lanes*lanes {
+				t.Fatalf("converted %d of %d elements, want the whole vectors", m, n)
+			}
+			for i := range m {
+				if got[i] != D(x[i]) {
+					t.Fatalf("%d became %g", x[i], got[i])
+				}
+			}
+			if got[n] != -1 {
+				t.Fatalf("wrote past the end")
+			}
 		}
 	}
 }

@@ -68,7 +68,20 @@ func asmImpls() []vecImpl {
 			cmpGtVS:    cmpGtVSAVX512,
 			cmpGeVV:    cmpGeVVAVX512,
 			cmpGeVS:    cmpGeVSAVX512,
+			cmpEqVV64:  cmpEqVV64AVX512,
+			cmpEqVS64:  cmpEqVS64AVX512,
+			cmpNeVV64:  cmpNeVV64AVX512,
+			cmpNeVS64:  cmpNeVS64AVX512,
+			cmpLtVV64:  cmpLtVV64AVX512,
+			cmpLtVS64:  cmpLtVS64AVX512,
+			cmpLeVV64:  cmpLeVV64AVX512,
+			cmpLeVS64:  cmpLeVS64AVX512,
+			cmpGtVV64:  cmpGtVV64AVX512,
+			cmpGtVS64:  cmpGtVS64AVX512,
+			cmpGeVV64:  cmpGeVV64AVX512,
+			cmpGeVS64:  cmpGeVS64AVX512,
 			u8ToF32:    u8ToF32AVX512,
+			u8ToF64:    u8ToF64AVX512,
 			prefetch:   prefetchAVX512,
 			copyNT:     copyNTAVX512,
 		})
@@ -131,7 +144,20 @@ func asmImpls() []vecImpl {
 			cmpGtVS:    cmpGtVSAVX2,
 			cmpGeVV:    cmpGeVVAVX2,
 			cmpGeVS:    cmpGeVSAVX2,
+			cmpEqVV64:  cmpEqVV64AVX2,
+			cmpEqVS64:  cmpEqVS64AVX2,
+			cmpNeVV64:  cmpNeVV64AVX2,
+			cmpNeVS64:  cmpNeVS64AVX2,
+			cmpLtVV64:  cmpLtVV64AVX2,
+			cmpLtVS64:  cmpLtVS64AVX2,
+			cmpLeVV64:  cmpLeVV64AVX2,
+			cmpLeVS64:  cmpLeVS64AVX2,
+			cmpGtVV64:  cmpGtVV64AVX2,
+			cmpGtVS64:  cmpGtVS64AVX2,
+			cmpGeVV64:  cmpGeVV64AVX2,
+			cmpGeVS64:  cmpGeVS64AVX2,
 			u8ToF32:    u8ToF32AVX2,
+			u8ToF64:    u8ToF64AVX2,
 			prefetch:   prefetchAVX2,
 			copyNT:     copyNTAVX2,
 		})
@@ -513,10 +539,75 @@ func cmpGeVVAVX2(dst []bool, a, b []float32) int
 //go:noescape
 func cmpGeVSAVX2(dst []bool, a []float32, b float32) int
 
+// cmpEqVV64AVX2 sets dst[i] = a[i] == b[i] for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func cmpEqVV64AVX2(dst []bool, a, b []float64) int
+
+// cmpEqVS64AVX2 sets dst[i] = a[i] == b for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func cmpEqVS64AVX2(dst []bool, a []float64, b float64) int
+
+// cmpNeVV64AVX2 sets dst[i] = a[i] != b[i] for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func cmpNeVV64AVX2(dst []bool, a, b []float64) int
+
+// cmpNeVS64AVX2 sets dst[i] = a[i] != b for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func cmpNeVS64AVX2(dst []bool, a []float64, b float64) int
+
+// cmpLtVV64AVX2 sets dst[i] = a[i] < b[i] for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func cmpLtVV64AVX2(dst []bool, a, b []float64) int
+
+// cmpLtVS64AVX2 sets dst[i] = a[i] < b for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func cmpLtVS64AVX2(dst []bool, a []float64, b float64) int
+
+// cmpLeVV64AVX2 sets dst[i] = a[i] <= b[i] for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func cmpLeVV64AVX2(dst []bool, a, b []float64) int
+
+// cmpLeVS64AVX2 sets dst[i] = a[i] <= b for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func cmpLeVS64AVX2(dst []bool, a []float64, b float64) int
+
+// cmpGtVV64AVX2 sets dst[i] = a[i] > b[i] for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func cmpGtVV64AVX2(dst []bool, a, b []float64) int
+
+// cmpGtVS64AVX2 sets dst[i] = a[i] > b for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func cmpGtVS64AVX2(dst []bool, a []float64, b float64) int
+
+// cmpGeVV64AVX2 sets dst[i] = a[i] >= b[i] for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func cmpGeVV64AVX2(dst []bool, a, b []float64) int
+
+// cmpGeVS64AVX2 sets dst[i] = a[i] >= b for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func cmpGeVS64AVX2(dst []bool, a []float64, b float64) int
+
 // u8ToF32AVX2 sets dst[i] = float32(src[i]) for the whole vectors of dst and returns the number of elements written.
 //
 //go:noescape
 func u8ToF32AVX2(dst []float32, src []uint8) int
+
+// u8ToF64AVX2 sets dst[i] = float64(src[i]) for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func u8ToF64AVX2(dst []float64, src []uint8) int
 
 // prefetchAVX2 asks for the cache lines of p to be brought into L2, without waiting for them.
 //
@@ -718,10 +809,75 @@ func cmpGeVVAVX512(dst []bool, a, b []float32) int
 //go:noescape
 func cmpGeVSAVX512(dst []bool, a []float32, b float32) int
 
+// cmpEqVV64AVX512 sets dst[i] = a[i] == b[i] for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func cmpEqVV64AVX512(dst []bool, a, b []float64) int
+
+// cmpEqVS64AVX512 sets dst[i] = a[i] == b for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func cmpEqVS64AVX512(dst []bool, a []float64, b float64) int
+
+// cmpNeVV64AVX512 sets dst[i] = a[i] != b[i] for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func cmpNeVV64AVX512(dst []bool, a, b []float64) int
+
+// cmpNeVS64AVX512 sets dst[i] = a[i] != b for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func cmpNeVS64AVX512(dst []bool, a []float64, b float64) int
+
+// cmpLtVV64AVX512 sets dst[i] = a[i] < b[i] for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func cmpLtVV64AVX512(dst []bool, a, b []float64) int
+
+// cmpLtVS64AVX512 sets dst[i] = a[i] < b for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func cmpLtVS64AVX512(dst []bool, a []float64, b float64) int
+
+// cmpLeVV64AVX512 sets dst[i] = a[i] <= b[i] for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func cmpLeVV64AVX512(dst []bool, a, b []float64) int
+
+// cmpLeVS64AVX512 sets dst[i] = a[i] <= b for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func cmpLeVS64AVX512(dst []bool, a []float64, b float64) int
+
+// cmpGtVV64AVX512 sets dst[i] = a[i] > b[i] for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func cmpGtVV64AVX512(dst []bool, a, b []float64) int
+
+// cmpGtVS64AVX512 sets dst[i] = a[i] > b for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func cmpGtVS64AVX512(dst []bool, a []float64, b float64) int
+
+// cmpGeVV64AVX512 sets dst[i] = a[i] >= b[i] for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func cmpGeVV64AVX512(dst []bool, a, b []float64) int
+
+// cmpGeVS64AVX512 sets dst[i] = a[i] >= b for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func cmpGeVS64AVX512(dst []bool, a []float64, b float64) int
+
 // u8ToF32AVX512 sets dst[i] = float32(src[i]) for the whole vectors of dst and returns the number of elements written.
 //
 //go:noescape
 func u8ToF32AVX512(dst []float32, src []uint8) int
+
+// u8ToF64AVX512 sets dst[i] = float64(src[i]) for the whole vectors of dst and returns the number of elements written.
+//
+//go:noescape
+func u8ToF64AVX512(dst []float64, src []uint8) int
 
 // prefetchAVX512 asks for the cache lines of p to be brought into L2, without waiting for them.
 //

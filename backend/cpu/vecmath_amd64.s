@@ -5301,6 +5301,354 @@ done:
 	VZEROUPPER
 	RET
 
+// func cmpEqVV64AVX2(dst []bool, a []float64, b []float64) int
+// Requires: AVX
+TEXT ·cmpEqVV64AVX2(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ a_base+24(FP), DX
+	MOVQ b_base+48(FP), BX
+	ANDQ $-4, CX
+	XORQ SI, SI
+
+loop:
+	CMPQ         SI, CX
+	JAE          done
+	VMOVUPS      (DX)(SI*8), Y0
+	VCMPPD       $0x00, (BX)(SI*8), Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VPACKSSDW    X1, X0, X0
+	VPACKSSWB    X0, X0, X0
+	VPACKSSWB    X0, X0, X0
+	VPAND        vmconst<>+6592(SB), X0, X0
+	VMOVD        X0, (AX)(SI*1)
+	ADDQ         $0x00000004, SI
+	JMP          loop
+
+done:
+	MOVQ SI, ret+72(FP)
+	VZEROUPPER
+	RET
+
+// func cmpEqVS64AVX2(dst []bool, a []float64, b float64) int
+// Requires: AVX
+TEXT ·cmpEqVS64AVX2(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSD b+48(FP), Y0
+	ANDQ         $-4, CX
+	XORQ         BX, BX
+
+loop:
+	CMPQ         BX, CX
+	JAE          done
+	VMOVUPS      (DX)(BX*8), Y1
+	VCMPPD       $0x00, Y0, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VPACKSSDW    X2, X1, X1
+	VPACKSSWB    X1, X1, X1
+	VPACKSSWB    X1, X1, X1
+	VPAND        vmconst<>+6592(SB), X1, X1
+	VMOVD        X1, (AX)(BX*1)
+	ADDQ         $0x00000004, BX
+	JMP          loop
+
+done:
+	MOVQ BX, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func cmpNeVV64AVX2(dst []bool, a []float64, b []float64) int
+// Requires: AVX
+TEXT ·cmpNeVV64AVX2(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ a_base+24(FP), DX
+	MOVQ b_base+48(FP), BX
+	ANDQ $-4, CX
+	XORQ SI, SI
+
+loop:
+	CMPQ         SI, CX
+	JAE          done
+	VMOVUPS      (DX)(SI*8), Y0
+	VCMPPD       $0x04, (BX)(SI*8), Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VPACKSSDW    X1, X0, X0
+	VPACKSSWB    X0, X0, X0
+	VPACKSSWB    X0, X0, X0
+	VPAND        vmconst<>+6592(SB), X0, X0
+	VMOVD        X0, (AX)(SI*1)
+	ADDQ         $0x00000004, SI
+	JMP          loop
+
+done:
+	MOVQ SI, ret+72(FP)
+	VZEROUPPER
+	RET
+
+// func cmpNeVS64AVX2(dst []bool, a []float64, b float64) int
+// Requires: AVX
+TEXT ·cmpNeVS64AVX2(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSD b+48(FP), Y0
+	ANDQ         $-4, CX
+	XORQ         BX, BX
+
+loop:
+	CMPQ         BX, CX
+	JAE          done
+	VMOVUPS      (DX)(BX*8), Y1
+	VCMPPD       $0x04, Y0, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VPACKSSDW    X2, X1, X1
+	VPACKSSWB    X1, X1, X1
+	VPACKSSWB    X1, X1, X1
+	VPAND        vmconst<>+6592(SB), X1, X1
+	VMOVD        X1, (AX)(BX*1)
+	ADDQ         $0x00000004, BX
+	JMP          loop
+
+done:
+	MOVQ BX, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func cmpLtVV64AVX2(dst []bool, a []float64, b []float64) int
+// Requires: AVX
+TEXT ·cmpLtVV64AVX2(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ a_base+24(FP), DX
+	MOVQ b_base+48(FP), BX
+	ANDQ $-4, CX
+	XORQ SI, SI
+
+loop:
+	CMPQ         SI, CX
+	JAE          done
+	VMOVUPS      (DX)(SI*8), Y0
+	VCMPPD       $0x11, (BX)(SI*8), Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VPACKSSDW    X1, X0, X0
+	VPACKSSWB    X0, X0, X0
+	VPACKSSWB    X0, X0, X0
+	VPAND        vmconst<>+6592(SB), X0, X0
+	VMOVD        X0, (AX)(SI*1)
+	ADDQ         $0x00000004, SI
+	JMP          loop
+
+done:
+	MOVQ SI, ret+72(FP)
+	VZEROUPPER
+	RET
+
+// func cmpLtVS64AVX2(dst []bool, a []float64, b float64) int
+// Requires: AVX
+TEXT ·cmpLtVS64AVX2(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSD b+48(FP), Y0
+	ANDQ         $-4, CX
+	XORQ         BX, BX
+
+loop:
+	CMPQ         BX, CX
+	JAE          done
+	VMOVUPS      (DX)(BX*8), Y1
+	VCMPPD       $0x11, Y0, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VPACKSSDW    X2, X1, X1
+	VPACKSSWB    X1, X1, X1
+	VPACKSSWB    X1, X1, X1
+	VPAND        vmconst<>+6592(SB), X1, X1
+	VMOVD        X1, (AX)(BX*1)
+	ADDQ         $0x00000004, BX
+	JMP          loop
+
+done:
+	MOVQ BX, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func cmpLeVV64AVX2(dst []bool, a []float64, b []float64) int
+// Requires: AVX
+TEXT ·cmpLeVV64AVX2(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ a_base+24(FP), DX
+	MOVQ b_base+48(FP), BX
+	ANDQ $-4, CX
+	XORQ SI, SI
+
+loop:
+	CMPQ         SI, CX
+	JAE          done
+	VMOVUPS      (DX)(SI*8), Y0
+	VCMPPD       $0x12, (BX)(SI*8), Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VPACKSSDW    X1, X0, X0
+	VPACKSSWB    X0, X0, X0
+	VPACKSSWB    X0, X0, X0
+	VPAND        vmconst<>+6592(SB), X0, X0
+	VMOVD        X0, (AX)(SI*1)
+	ADDQ         $0x00000004, SI
+	JMP          loop
+
+done:
+	MOVQ SI, ret+72(FP)
+	VZEROUPPER
+	RET
+
+// func cmpLeVS64AVX2(dst []bool, a []float64, b float64) int
+// Requires: AVX
+TEXT ·cmpLeVS64AVX2(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSD b+48(FP), Y0
+	ANDQ         $-4, CX
+	XORQ         BX, BX
+
+loop:
+	CMPQ         BX, CX
+	JAE          done
+	VMOVUPS      (DX)(BX*8), Y1
+	VCMPPD       $0x12, Y0, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VPACKSSDW    X2, X1, X1
+	VPACKSSWB    X1, X1, X1
+	VPACKSSWB    X1, X1, X1
+	VPAND        vmconst<>+6592(SB), X1, X1
+	VMOVD        X1, (AX)(BX*1)
+	ADDQ         $0x00000004, BX
+	JMP          loop
+
+done:
+	MOVQ BX, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func cmpGtVV64AVX2(dst []bool, a []float64, b []float64) int
+// Requires: AVX
+TEXT ·cmpGtVV64AVX2(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ a_base+24(FP), DX
+	MOVQ b_base+48(FP), BX
+	ANDQ $-4, CX
+	XORQ SI, SI
+
+loop:
+	CMPQ         SI, CX
+	JAE          done
+	VMOVUPS      (DX)(SI*8), Y0
+	VCMPPD       $0x1e, (BX)(SI*8), Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VPACKSSDW    X1, X0, X0
+	VPACKSSWB    X0, X0, X0
+	VPACKSSWB    X0, X0, X0
+	VPAND        vmconst<>+6592(SB), X0, X0
+	VMOVD        X0, (AX)(SI*1)
+	ADDQ         $0x00000004, SI
+	JMP          loop
+
+done:
+	MOVQ SI, ret+72(FP)
+	VZEROUPPER
+	RET
+
+// func cmpGtVS64AVX2(dst []bool, a []float64, b float64) int
+// Requires: AVX
+TEXT ·cmpGtVS64AVX2(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSD b+48(FP), Y0
+	ANDQ         $-4, CX
+	XORQ         BX, BX
+
+loop:
+	CMPQ         BX, CX
+	JAE          done
+	VMOVUPS      (DX)(BX*8), Y1
+	VCMPPD       $0x1e, Y0, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VPACKSSDW    X2, X1, X1
+	VPACKSSWB    X1, X1, X1
+	VPACKSSWB    X1, X1, X1
+	VPAND        vmconst<>+6592(SB), X1, X1
+	VMOVD        X1, (AX)(BX*1)
+	ADDQ         $0x00000004, BX
+	JMP          loop
+
+done:
+	MOVQ BX, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func cmpGeVV64AVX2(dst []bool, a []float64, b []float64) int
+// Requires: AVX
+TEXT ·cmpGeVV64AVX2(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ a_base+24(FP), DX
+	MOVQ b_base+48(FP), BX
+	ANDQ $-4, CX
+	XORQ SI, SI
+
+loop:
+	CMPQ         SI, CX
+	JAE          done
+	VMOVUPS      (DX)(SI*8), Y0
+	VCMPPD       $0x1d, (BX)(SI*8), Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VPACKSSDW    X1, X0, X0
+	VPACKSSWB    X0, X0, X0
+	VPACKSSWB    X0, X0, X0
+	VPAND        vmconst<>+6592(SB), X0, X0
+	VMOVD        X0, (AX)(SI*1)
+	ADDQ         $0x00000004, SI
+	JMP          loop
+
+done:
+	MOVQ SI, ret+72(FP)
+	VZEROUPPER
+	RET
+
+// func cmpGeVS64AVX2(dst []bool, a []float64, b float64) int
+// Requires: AVX
+TEXT ·cmpGeVS64AVX2(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSD b+48(FP), Y0
+	ANDQ         $-4, CX
+	XORQ         BX, BX
+
+loop:
+	CMPQ         BX, CX
+	JAE          done
+	VMOVUPS      (DX)(BX*8), Y1
+	VCMPPD       $0x1d, Y0, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VPACKSSDW    X2, X1, X1
+	VPACKSSWB    X1, X1, X1
+	VPACKSSWB    X1, X1, X1
+	VPAND        vmconst<>+6592(SB), X1, X1
+	VMOVD        X1, (AX)(BX*1)
+	ADDQ         $0x00000004, BX
+	JMP          loop
+
+done:
+	MOVQ BX, ret+56(FP)
+	VZEROUPPER
+	RET
+
 // func u8ToF32AVX2(dst []float32, src []uint8) int
 // Requires: AVX, AVX2
 TEXT ·u8ToF32AVX2(SB), NOSPLIT, $0-56
@@ -5317,6 +5665,29 @@ loop:
 	VCVTDQ2PS Y0, Y0
 	VMOVUPS   Y0, (AX)(BX*4)
 	ADDQ      $0x00000008, BX
+	JMP       loop
+
+done:
+	MOVQ BX, ret+48(FP)
+	VZEROUPPER
+	RET
+
+// func u8ToF64AVX2(dst []float64, src []uint8) int
+// Requires: AVX
+TEXT ·u8ToF64AVX2(SB), NOSPLIT, $0-56
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ src_base+24(FP), DX
+	ANDQ $-4, CX
+	XORQ BX, BX
+
+loop:
+	CMPQ      BX, CX
+	JAE       done
+	VPMOVZXBD (DX)(BX*1), X0
+	VCVTDQ2PD X0, Y0
+	VMOVUPS   Y0, (AX)(BX*8)
+	ADDQ      $0x00000004, BX
 	JMP       loop
 
 done:
@@ -7874,6 +8245,306 @@ done:
 	VZEROUPPER
 	RET
 
+// func cmpEqVV64AVX512(dst []bool, a []float64, b []float64) int
+// Requires: AVX, AVX512F
+TEXT ·cmpEqVV64AVX512(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ a_base+24(FP), DX
+	MOVQ b_base+48(FP), BX
+	ANDQ $-8, CX
+	XORQ SI, SI
+
+loop:
+	CMPQ        SI, CX
+	JAE         done
+	VMOVUPS     (DX)(SI*8), Z0
+	VCMPPD      $0x00, (BX)(SI*8), Z0, K1
+	VMOVDQU64.Z vmconst<>+7424(SB), K1, Z0
+	VPMOVQB     Z0, (AX)(SI*1)
+	ADDQ        $0x00000008, SI
+	JMP         loop
+
+done:
+	MOVQ SI, ret+72(FP)
+	VZEROUPPER
+	RET
+
+// func cmpEqVS64AVX512(dst []bool, a []float64, b float64) int
+// Requires: AVX, AVX512F
+TEXT ·cmpEqVS64AVX512(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSD b+48(FP), Z0
+	ANDQ         $-8, CX
+	XORQ         BX, BX
+
+loop:
+	CMPQ        BX, CX
+	JAE         done
+	VMOVUPS     (DX)(BX*8), Z1
+	VCMPPD      $0x00, Z0, Z1, K1
+	VMOVDQU64.Z vmconst<>+7424(SB), K1, Z1
+	VPMOVQB     Z1, (AX)(BX*1)
+	ADDQ        $0x00000008, BX
+	JMP         loop
+
+done:
+	MOVQ BX, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func cmpNeVV64AVX512(dst []bool, a []float64, b []float64) int
+// Requires: AVX, AVX512F
+TEXT ·cmpNeVV64AVX512(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ a_base+24(FP), DX
+	MOVQ b_base+48(FP), BX
+	ANDQ $-8, CX
+	XORQ SI, SI
+
+loop:
+	CMPQ        SI, CX
+	JAE         done
+	VMOVUPS     (DX)(SI*8), Z0
+	VCMPPD      $0x04, (BX)(SI*8), Z0, K1
+	VMOVDQU64.Z vmconst<>+7424(SB), K1, Z0
+	VPMOVQB     Z0, (AX)(SI*1)
+	ADDQ        $0x00000008, SI
+	JMP         loop
+
+done:
+	MOVQ SI, ret+72(FP)
+	VZEROUPPER
+	RET
+
+// func cmpNeVS64AVX512(dst []bool, a []float64, b float64) int
+// Requires: AVX, AVX512F
+TEXT ·cmpNeVS64AVX512(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSD b+48(FP), Z0
+	ANDQ         $-8, CX
+	XORQ         BX, BX
+
+loop:
+	CMPQ        BX, CX
+	JAE         done
+	VMOVUPS     (DX)(BX*8), Z1
+	VCMPPD      $0x04, Z0, Z1, K1
+	VMOVDQU64.Z vmconst<>+7424(SB), K1, Z1
+	VPMOVQB     Z1, (AX)(BX*1)
+	ADDQ        $0x00000008, BX
+	JMP         loop
+
+done:
+	MOVQ BX, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func cmpLtVV64AVX512(dst []bool, a []float64, b []float64) int
+// Requires: AVX, AVX512F
+TEXT ·cmpLtVV64AVX512(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ a_base+24(FP), DX
+	MOVQ b_base+48(FP), BX
+	ANDQ $-8, CX
+	XORQ SI, SI
+
+loop:
+	CMPQ        SI, CX
+	JAE         done
+	VMOVUPS     (DX)(SI*8), Z0
+	VCMPPD      $0x11, (BX)(SI*8), Z0, K1
+	VMOVDQU64.Z vmconst<>+7424(SB), K1, Z0
+	VPMOVQB     Z0, (AX)(SI*1)
+	ADDQ        $0x00000008, SI
+	JMP         loop
+
+done:
+	MOVQ SI, ret+72(FP)
+	VZEROUPPER
+	RET
+
+// func cmpLtVS64AVX512(dst []bool, a []float64, b float64) int
+// Requires: AVX, AVX512F
+TEXT ·cmpLtVS64AVX512(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSD b+48(FP), Z0
+	ANDQ         $-8, CX
+	XORQ         BX, BX
+
+loop:
+	CMPQ        BX, CX
+	JAE         done
+	VMOVUPS     (DX)(BX*8), Z1
+	VCMPPD      $0x11, Z0, Z1, K1
+	VMOVDQU64.Z vmconst<>+7424(SB), K1, Z1
+	VPMOVQB     Z1, (AX)(BX*1)
+	ADDQ        $0x00000008, BX
+	JMP         loop
+
+done:
+	MOVQ BX, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func cmpLeVV64AVX512(dst []bool, a []float64, b []float64) int
+// Requires: AVX, AVX512F
+TEXT ·cmpLeVV64AVX512(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ a_base+24(FP), DX
+	MOVQ b_base+48(FP), BX
+	ANDQ $-8, CX
+	XORQ SI, SI
+
+loop:
+	CMPQ        SI, CX
+	JAE         done
+	VMOVUPS     (DX)(SI*8), Z0
+	VCMPPD      $0x12, (BX)(SI*8), Z0, K1
+	VMOVDQU64.Z vmconst<>+7424(SB), K1, Z0
+	VPMOVQB     Z0, (AX)(SI*1)
+	ADDQ        $0x00000008, SI
+	JMP         loop
+
+done:
+	MOVQ SI, ret+72(FP)
+	VZEROUPPER
+	RET
+
+// func cmpLeVS64AVX512(dst []bool, a []float64, b float64) int
+// Requires: AVX, AVX512F
+TEXT ·cmpLeVS64AVX512(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSD b+48(FP), Z0
+	ANDQ         $-8, CX
+	XORQ         BX, BX
+
+loop:
+	CMPQ        BX, CX
+	JAE         done
+	VMOVUPS     (DX)(BX*8), Z1
+	VCMPPD      $0x12, Z0, Z1, K1
+	VMOVDQU64.Z vmconst<>+7424(SB), K1, Z1
+	VPMOVQB     Z1, (AX)(BX*1)
+	ADDQ        $0x00000008, BX
+	JMP         loop
+
+done:
+	MOVQ BX, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func cmpGtVV64AVX512(dst []bool, a []float64, b []float64) int
+// Requires: AVX, AVX512F
+TEXT ·cmpGtVV64AVX512(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ a_base+24(FP), DX
+	MOVQ b_base+48(FP), BX
+	ANDQ $-8, CX
+	XORQ SI, SI
+
+loop:
+	CMPQ        SI, CX
+	JAE         done
+	VMOVUPS     (DX)(SI*8), Z0
+	VCMPPD      $0x1e, (BX)(SI*8), Z0, K1
+	VMOVDQU64.Z vmconst<>+7424(SB), K1, Z0
+	VPMOVQB     Z0, (AX)(SI*1)
+	ADDQ        $0x00000008, SI
+	JMP         loop
+
+done:
+	MOVQ SI, ret+72(FP)
+	VZEROUPPER
+	RET
+
+// func cmpGtVS64AVX512(dst []bool, a []float64, b float64) int
+// Requires: AVX, AVX512F
+TEXT ·cmpGtVS64AVX512(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSD b+48(FP), Z0
+	ANDQ         $-8, CX
+	XORQ         BX, BX
+
+loop:
+	CMPQ        BX, CX
+	JAE         done
+	VMOVUPS     (DX)(BX*8), Z1
+	VCMPPD      $0x1e, Z0, Z1, K1
+	VMOVDQU64.Z vmconst<>+7424(SB), K1, Z1
+	VPMOVQB     Z1, (AX)(BX*1)
+	ADDQ        $0x00000008, BX
+	JMP         loop
+
+done:
+	MOVQ BX, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func cmpGeVV64AVX512(dst []bool, a []float64, b []float64) int
+// Requires: AVX, AVX512F
+TEXT ·cmpGeVV64AVX512(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ a_base+24(FP), DX
+	MOVQ b_base+48(FP), BX
+	ANDQ $-8, CX
+	XORQ SI, SI
+
+loop:
+	CMPQ        SI, CX
+	JAE         done
+	VMOVUPS     (DX)(SI*8), Z0
+	VCMPPD      $0x1d, (BX)(SI*8), Z0, K1
+	VMOVDQU64.Z vmconst<>+7424(SB), K1, Z0
+	VPMOVQB     Z0, (AX)(SI*1)
+	ADDQ        $0x00000008, SI
+	JMP         loop
+
+done:
+	MOVQ SI, ret+72(FP)
+	VZEROUPPER
+	RET
+
+// func cmpGeVS64AVX512(dst []bool, a []float64, b float64) int
+// Requires: AVX, AVX512F
+TEXT ·cmpGeVS64AVX512(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSD b+48(FP), Z0
+	ANDQ         $-8, CX
+	XORQ         BX, BX
+
+loop:
+	CMPQ        BX, CX
+	JAE         done
+	VMOVUPS     (DX)(BX*8), Z1
+	VCMPPD      $0x1d, Z0, Z1, K1
+	VMOVDQU64.Z vmconst<>+7424(SB), K1, Z1
+	VPMOVQB     Z1, (AX)(BX*1)
+	ADDQ        $0x00000008, BX
+	JMP         loop
+
+done:
+	MOVQ BX, ret+56(FP)
+	VZEROUPPER
+	RET
+
 // func u8ToF32AVX512(dst []float32, src []uint8) int
 // Requires: AVX, AVX512F
 TEXT ·u8ToF32AVX512(SB), NOSPLIT, $0-56
@@ -7890,6 +8561,29 @@ loop:
 	VCVTDQ2PS Z0, Z0
 	VMOVUPS   Z0, (AX)(BX*4)
 	ADDQ      $0x00000010, BX
+	JMP       loop
+
+done:
+	MOVQ BX, ret+48(FP)
+	VZEROUPPER
+	RET
+
+// func u8ToF64AVX512(dst []float64, src []uint8) int
+// Requires: AVX, AVX2, AVX512F
+TEXT ·u8ToF64AVX512(SB), NOSPLIT, $0-56
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ src_base+24(FP), DX
+	ANDQ $-8, CX
+	XORQ BX, BX
+
+loop:
+	CMPQ      BX, CX
+	JAE       done
+	VPMOVZXBD (DX)(BX*1), Y0
+	VCVTDQ2PD Y0, Z0
+	VMOVUPS   Z0, (AX)(BX*8)
+	ADDQ      $0x00000008, BX
 	JMP       loop
 
 done:
@@ -9793,4 +10487,20 @@ DATA vmconst<>+7408(SB)/4, $0x00000007
 DATA vmconst<>+7412(SB)/4, $0x00000000
 DATA vmconst<>+7416(SB)/4, $0x00000006
 DATA vmconst<>+7420(SB)/4, $0x00000000
-GLOBL vmconst<>(SB), RODATA|NOPTR, $7424
+DATA vmconst<>+7424(SB)/4, $0x00000001
+DATA vmconst<>+7428(SB)/4, $0x00000000
+DATA vmconst<>+7432(SB)/4, $0x00000001
+DATA vmconst<>+7436(SB)/4, $0x00000000
+DATA vmconst<>+7440(SB)/4, $0x00000001
+DATA vmconst<>+7444(SB)/4, $0x00000000
+DATA vmconst<>+7448(SB)/4, $0x00000001
+DATA vmconst<>+7452(SB)/4, $0x00000000
+DATA vmconst<>+7456(SB)/4, $0x00000001
+DATA vmconst<>+7460(SB)/4, $0x00000000
+DATA vmconst<>+7464(SB)/4, $0x00000001
+DATA vmconst<>+7468(SB)/4, $0x00000000
+DATA vmconst<>+7472(SB)/4, $0x00000001
+DATA vmconst<>+7476(SB)/4, $0x00000000
+DATA vmconst<>+7480(SB)/4, $0x00000001
+DATA vmconst<>+7484(SB)/4, $0x00000000
+GLOBL vmconst<>(SB), RODATA|NOPTR, $7488

@@ -89,22 +89,33 @@ func BenchmarkVecBinary(b *testing.B) {
 	}
 }
 
-// BenchmarkVecCompare times Greater over float32 against binary.go's
-// loop on one core, at sizes from L1 to beyond the last-level cache.
+// BenchmarkVecCompare times Greater over float32 and float64 against
+// binary.go's loop on one core, at sizes from L1 to beyond the last-level
+// cache.
 func BenchmarkVecCompare(b *testing.B) {
 	for _, n := range []int{1 << 12, 1 << 16, 1 << 20, 1 << 24} {
-		x, y, z := benchInput(n), benchInput(n), make([]bool, n)
-		loops := map[string]func(d []bool, a, b []float32){"Go": goCompareKernel[float32](Greater).vv}
-		if l := vecCompare[Greater]; l.vv != nil {
-			loops["asm"] = l.vv
+		x, y := benchInput(n), benchInput(n)
+		benchCompare(b, fmt.Sprintf("float32/%d", n), x, y, vecCompare[Greater])
+		x64, y64 := make([]float64, n), make([]float64, n)
+		for i := range x {
+			x64[i], y64[i] = float64(x[i]), float64(y[i])
 		}
-		for name, loop := range loops {
-			b.Run(fmt.Sprintf("%d/%s", n, name), func(b *testing.B) {
-				b.SetBytes(int64(9 * n))
-				for b.Loop() {
-					loop(z, x, y)
-				}
-			})
-		}
+		benchCompare(b, fmt.Sprintf("float64/%d", n), x64, y64, vecCompare64[Greater])
+	}
+}
+
+func benchCompare[T float32 | float64](b *testing.B, name string, x, y []T, vec binKernel[T, bool]) {
+	z := make([]bool, len(x))
+	loops := map[string]func(d []bool, a, b []T){"Go": goCompareKernel[T](Greater).vv}
+	if vec.vv != nil {
+		loops["asm"] = vec.vv
+	}
+	for impl, loop := range loops {
+		b.Run(name+"/"+impl, func(b *testing.B) {
+			b.SetBytes(int64(len(x) * (2*int(unsafe.Sizeof(x[0])) + 1)))
+			for b.Loop() {
+				loop(z, x, y)
+			}
+		})
 	}
 }

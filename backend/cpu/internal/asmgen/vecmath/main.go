@@ -1175,12 +1175,17 @@ func (s *isa) addr(v gotypes.Component) operand.Mem {
 	return b.Addr
 }
 
-// param loads the float32 argument name into every lane of a vector.
+// param loads the float32 (with f64, float64) argument name into every
+// lane of a vector.
 // Arguments and results move through memory operands rather than Load and
 // Store, whose SSE moves cannot reach the registers above 15 that AVX-512
 // kernels may get.
 func (s *isa) param(name string) reg.Register {
 	r := s.vec()
+	if s.f64 {
+		s.c.VBROADCASTSD(s.addr(s.c.Param(name)), r)
+		return r
+	}
 	s.c.VBROADCASTSS(s.addr(s.c.Param(name)), r)
 	return r
 }

@@ -31,31 +31,45 @@ var tileFns = slices.Concat([]lineFn{
 	tripleFns("mulAdd", "a[i]*%s + c[i], rounding the product,", (*isa).add),
 	tripleFns("mulMul", "(a[i]*%s) * c[i], rounding each product,", (*isa).mul),
 	compareFns(),
-	[]lineFn{{"u8ToF32", "(dst []float32, src []uint8) int",
-		"sets dst[i] = float32(src[i]) for the whole vectors of dst and returns the number of elements written",
-		func(s *isa, name string, _ []string) { s.u8ToF32Kernel(name) }}},
+	[]lineFn{
+		{"u8ToF32", "(dst []float32, src []uint8) int",
+			"sets dst[i] = float32(src[i]) for the whole vectors of dst and returns the number of elements written",
+			func(s *isa, name string, _ []string) { s.u8ToFloatKernel(name) }},
+		{"u8ToF64", "(dst []float64, src []uint8) int",
+			"sets dst[i] = float64(src[i]) for the whole vectors of dst and returns the number of elements written",
+			func(s *isa, name string, _ []string) { s.f64 = true; s.u8ToFloatKernel(name) }},
+	},
 )
 
-// compareFns are the kernels of the comparisons, each with a second
-// operand b[i] (VV) or the scalar b (VS): Go's comparison operators,
-// false for a NaN but under NotEqual. A comparison with the scalar first
-// is the converse one with it second.
+// compareFns are the kernels of the comparisons of float32 and (with 64
+// after the name) float64, each with a second operand b[i] (VV) or the
+// scalar b (VS): Go's comparison operators, false for a NaN but under
+// NotEqual. A comparison with the scalar first is the converse one with
+// it second.
 func compareFns() []lineFn {
 	var fns []lineFn
-	for _, c := range []struct {
-		name, op string
-		pred     uint8
-	}{
-		{"Eq", "==", cmpEQ}, {"Ne", "!=", cmpNEQ}, {"Lt", "<", cmpLT},
-		{"Le", "<=", cmpLE}, {"Gt", ">", cmpGT}, {"Ge", ">=", cmpGE},
-	} {
-		for _, form := range []struct{ suffix, b, operands, sig string }{
-			{"VV", "b[i]", "ab", "(dst []bool, a, b []float32) int"},
-			{"VS", "b", "aB", "(dst []bool, a []float32, b float32) int"},
+	for _, t := range []struct {
+		suffix, typ string
+		f64         bool
+	}{{"", "float32", false}, {"64", "float64", true}} {
+		for _, c := range []struct {
+			name, op string
+			pred     uint8
+		}{
+			{"Eq", "==", cmpEQ}, {"Ne", "!=", cmpNEQ}, {"Lt", "<", cmpLT},
+			{"Le", "<=", cmpLE}, {"Gt", ">", cmpGT}, {"Ge", ">=", cmpGE},
 		} {
-			fns = append(fns, lineFn{"cmp" + c.name + form.suffix, form.sig,
-				"sets dst[i] = a[i] " + c.op + " " + form.b + " for the whole vectors of dst and returns the number of elements written",
-				func(s *isa, name string, _ []string) { s.compareKernel(name, form.operands, c.pred) }})
+			for _, form := range []struct{ suffix, b, operands, sig string }{
+				{"VV", "b[i]", "ab", "(dst []bool, a, b []%s) int"},
+				{"VS", "b", "aB", "(dst []bool, a []%[1]s, b %[1]s) int"},
+			} {
+				fns = append(fns, lineFn{"cmp" + c.name + form.suffix + t.suffix, fmt.Sprintf(form.sig, t.typ),
+					"sets dst[i] = a[i] " + c.op + " " + form.b + " for the whole vectors of dst and returns the number of elements written",
+					func(s *isa, name string, _ []string) {
+						s.f64 = t.f64
+						s.compareKernel(name, "func"+fmt.Sprintf(form.sig, t.typ), form.operands, c.pred)
+					}})
+			}
 		}
 	}
 	return fns
@@ -63,14 +77,14 @@ func compareFns() []lineFn {
 
 // compareKernel emits the loop of one comparison over the whole vectors
 // of dst. A vector's mask becomes one byte (0 or 1) a lane: with AVX-512
-// the mask selects ones among zeros, narrowed from 32 bits to 8; with
-// AVX2 the lanes' all-ones and zeros are packed to bytes with signed
-// saturation and the ones cut to 1.
-func (s *isa) compareKernel(name, operands string, pred uint8) {
+// the mask selects ones among zeros, narrowed to bytes; with AVX2 the
+// lanes' all-ones and zeros are packed to bytes with signed saturation
+// (float64 lanes once more, their halves being equal) and cut to 1.
+func (s *isa) compareKernel(name, sig, operands string, pred uint8) {
 	c := s.c
-	sig := "func(dst []bool, a []float32, b float32) int"
-	if operands == "ab" {
-		sig = "func(dst []bool, a, b []float32) int"
+	size := uint8(4)
+	if s.f64 {
+		size = 8
 	}
 	var a, b, bv reg.Register
 	s.wholeVectorKernel(name, sig, func() {
@@ -81,15 +95,20 @@ func (s *isa) compareKernel(name, operands string, pred uint8) {
 			bv = s.param("b")
 		}
 	}, func(d, i reg.Register) {
-		x := s.copy(operand.Mem{Base: a, Index: i, Scale: 4})
+		x := s.copy(operand.Mem{Base: a, Index: i, Scale: size})
 		var y operand.Op = bv
 		if bv == nil {
-			y = operand.Mem{Base: b, Index: i, Scale: 4}
+			y = operand.Mem{Base: b, Index: i, Scale: size}
 		}
 		m := s.cmp(pred, x, y)
 		out := operand.Mem{Base: d, Index: i, Scale: 1}
 		if s.wide {
 			r := s.vec()
+			if s.f64 {
+				c.VMOVDQU64_Z(s.elems("one64", func(int) uint64 { return 1 }), m, r)
+				c.VPMOVQB(r, out)
+				return
+			}
 			c.VMOVDQU32_Z(s.ci(1), m, r)
 			c.VPMOVDB(r, out)
 			return
@@ -99,24 +118,48 @@ func (s *isa) compareKernel(name, operands string, pred uint8) {
 		w := c.XMM()
 		c.VPACKSSDW(hi, m.(reg.VecVirtual).AsX(), w)
 		c.VPACKSSWB(w, w, w)
+		if s.f64 {
+			c.VPACKSSWB(w, w, w)
+		}
 		c.VPAND(s.cu(0x01010101), w, w)
+		if s.f64 {
+			c.VMOVD(w, out)
+			return
+		}
 		c.MOVQ(w, out)
 	}, false)
 }
 
-// u8ToF32Kernel emits the conversion of bytes to float32 over the whole
-// vectors of dst: a comparison's mask (bools are the bytes 0 and 1) or
-// uint8 data.
-func (s *isa) u8ToF32Kernel(name string) {
+// u8ToFloatKernel emits the conversion of bytes to float32 (or float64)
+// over the whole vectors of dst: a comparison's mask (bools are the bytes
+// 0 and 1) or uint8 data. float64 goes through a vector of int32 half as
+// wide.
+func (s *isa) u8ToFloatKernel(name string) {
 	c := s.c
+	sig, size := "func(dst []float32, src []uint8) int", uint8(4)
+	if s.f64 {
+		sig, size = "func(dst []float64, src []uint8) int", 8
+	}
 	var p reg.Register
-	s.wholeVectorKernel(name, "func(dst []float32, src []uint8) int", func() {
+	s.wholeVectorKernel(name, sig, func() {
 		p = c.Load(c.Param("src").Base(), c.GP64())
 	}, func(d, i reg.Register) {
+		in := operand.Mem{Base: p, Index: i, Scale: 1}
 		r := s.vec()
-		c.VPMOVZXBD(operand.Mem{Base: p, Index: i, Scale: 1}, r)
-		c.VCVTDQ2PS(r, r)
-		c.VMOVUPS(r, operand.Mem{Base: d, Index: i, Scale: 4})
+		switch {
+		case !s.f64:
+			c.VPMOVZXBD(in, r)
+			c.VCVTDQ2PS(r, r)
+		case s.wide:
+			h := c.YMM()
+			c.VPMOVZXBD(in, h)
+			c.VCVTDQ2PD(h, r)
+		default:
+			h := c.XMM()
+			c.VPMOVZXBD(in, h)
+			c.VCVTDQ2PD(h, r)
+		}
+		c.VMOVUPS(r, operand.Mem{Base: d, Index: i, Scale: size})
 	}, false)
 }
 
@@ -133,14 +176,14 @@ func (s *isa) wholeVectorKernel(name, sig string, load func(), body func(d, i re
 	d := c.Load(c.Param("dst").Base(), c.GP64())
 	n := c.Load(c.Param("dst").Len(), c.GP64())
 	load()
-	c.ANDQ(operand.I32(-s.width), n)
+	c.ANDQ(operand.I32(-s.lanes()), n)
 	i := c.GP64()
 	c.XORQ(i, i)
 	c.Label("loop")
 	c.CMPQ(i, n)
 	c.JAE(operand.LabelRef("done"))
 	body(d, i)
-	c.ADDQ(operand.U32(s.width), i)
+	c.ADDQ(operand.U32(s.lanes()), i)
 	c.JMP(operand.LabelRef("loop"))
 	c.Label("done")
 	if fence {
