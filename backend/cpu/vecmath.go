@@ -250,7 +250,7 @@ func vecCompareLoops[T float32 | float64](impl *vecImpl, kernels func(*vecImpl) 
 		return loops
 	}
 	for op, k := range kernels(impl) {
-		g := goCompareKernel[T](op).vv
+		g, f := goCompareKernel[T](op).vv, compareFunc[T](op)
 		loops[op] = binKernel[T, bool]{
 			vv: func(d []bool, a, b []T) {
 				a, b = a[:len(d)], b[:len(d)]
@@ -259,27 +259,37 @@ func vecCompareLoops[T float32 | float64](impl *vecImpl, kernels func(*vecImpl) 
 			},
 			vs: func(d []bool, a []T, b T) {
 				a = a[:len(d)]
-				n := k.vs(d, a, b)
-				g(d[n:], a[n:], repeatTail(b, len(d)-n))
+				for i := k.vs(d, a, b); i < len(d); i++ {
+					d[i] = f(a[i], b)
+				}
 			},
 			sv: func(d []bool, a T, b []T) {
 				b = b[:len(d)]
-				n := k.sv(d, b, a)
-				g(d[n:], repeatTail(a, len(d)-n), b[n:])
+				for i := k.sv(d, b, a); i < len(d); i++ {
+					d[i] = f(a, b[i])
+				}
 			},
 		}
 	}
 	return loops
 }
 
-// repeatTail returns n copies of v, for the elements a kernel leaves
-// after its whole vectors (fewer than 16).
-func repeatTail[T float32 | float64](v T, n int) []T {
-	var t [16]T
-	for i := range n {
-		t[i] = v
+// compareFunc returns the comparison op of two elements, for the few a
+// kernel leaves after its whole vectors.
+func compareFunc[T float32 | float64](op BinaryOp) func(a, b T) bool {
+	switch op {
+	case Equal:
+		return func(a, b T) bool { return a == b }
+	case NotEqual:
+		return func(a, b T) bool { return a != b }
+	case Less:
+		return func(a, b T) bool { return a < b }
+	case LessEqual:
+		return func(a, b T) bool { return a <= b }
+	case Greater:
+		return func(a, b T) bool { return a > b }
 	}
-	return t[:n]
+	return func(a, b T) bool { return a >= b }
 }
 
 // withVec returns vecArith's loops of op in place of k's when T is

@@ -395,4 +395,19 @@ func TestVecMathNoAlloc(t *testing.T) {
 	if n := testing.AllocsPerRun(10, func() { expF32(y, x) }); n != 0 {
 		t.Errorf("expF32 allocates %v times", n)
 	}
+	// the comparisons, whose lengths leave a tail after the vectors
+	m := make([]bool, len(x))
+	x64 := make([]float64, len(x))
+	k32, k64 := compareKernel[float32](Greater), compareKernel[float64](Less)
+	if k32.vs == nil {
+		return // no vector kernels: the Go loops have no scalar forms
+	}
+	for name, f := range map[string]func(){
+		"float32 vv": func() { k32.vv(m, x, y) }, "float32 vs": func() { k32.vs(m, x, 1) }, "float32 sv": func() { k32.sv(m, 1, x) },
+		"float64 vv": func() { k64.vv(m, x64, x64) }, "float64 vs": func() { k64.vs(m, x64, 1) }, "float64 sv": func() { k64.sv(m, 1, x64) },
+	} {
+		if n := testing.AllocsPerRun(10, f); n != 0 {
+			t.Errorf("comparison %s allocates %v times", name, n)
+		}
+	}
 }
