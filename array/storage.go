@@ -154,7 +154,7 @@ func AllocCPU(n int) *Storage {
 	var buf []uint64
 	if class > minPooled {
 		buf = pool.get(words * 8)
-		if buf == nil && pool.limit > 0 && pool.missBytes.Add(int64(class)) >= max(reclaimYield, 2*int64(class))-pool.back.Load() {
+		if buf == nil && pool.shouldReclaim(int64(words*8)) {
 			buf = pool.reclaim(words * 8)
 		}
 		if buf != nil {
@@ -197,6 +197,18 @@ func AllocCPU(n int) *Storage {
 // at every collection had, after 4000 iterations of a 1024² Add, 90
 // buffers in circulation and a 360 MiB heap.
 const reclaimYield = 64 << 20
+
+// shouldReclaim counts a miss of a buffer of size bytes and reports
+// whether to run a collection for it rather than take fresh memory (see
+// reclaimYield). A pool never keeps more than its limit in circulation,
+// and never collects for a buffer it could not keep.
+func (p *cpuPool) shouldReclaim(size int64) bool {
+	if size > p.limit {
+		return false
+	}
+	target := min(max(reclaimYield, 2*size), p.limit)
+	return p.missBytes.Add(size) >= target-p.back.Load()
+}
 
 // reclaim runs a collection, waits briefly for the cleanups it queues to
 // return buffers, and tries the pool again. Only one goroutine reclaims

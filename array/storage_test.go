@@ -170,6 +170,39 @@ func TestPoolCirculation(t *testing.T) {
 	}
 }
 
+// TestPoolShouldReclaim follows the decision between fresh memory and a
+// collection at each miss.
+func TestPoolShouldReclaim(t *testing.T) {
+	const mib = 1 << 20
+	for _, c := range []struct {
+		name        string
+		limit, size int64
+		back        int64 // bytes put back since the last reclaim
+		first       int   // the miss that collects, 0 for none in 100
+	}{
+		{"small buffers fill reclaimYield first", 1 << 30, 4 * mib, 0, 16},
+		{"a collection gave back enough", 1 << 30, 4 * mib, reclaimYield, 1},
+		{"it gave back part", 1 << 30, 4 * mib, 40 * mib, 6},
+		{"big buffers circulate two", 1 << 30, 64 * mib, 0, 2},
+		{"two big ones came back", 1 << 30, 64 * mib, 128 * mib, 1},
+		{"the limit bounds the circulation", 16 * mib, 4 * mib, 0, 4},
+		{"a buffer the pool cannot keep", 10 * mib, 16 * mib, 0, 0},
+		{"pooling off", 0, 8 << 10, 0, 0},
+	} {
+		p := &cpuPool{free: map[int][]pooled{}, limit: c.limit}
+		p.back.Store(c.back)
+		got := 0
+		for i := 1; i <= 100 && got == 0; i++ {
+			if p.shouldReclaim(c.size) {
+				got = i
+			}
+		}
+		if got != c.first {
+			t.Errorf("%s: collects at miss %d, want %d", c.name, got, c.first)
+		}
+	}
+}
+
 func TestPoolLimit(t *testing.T) {
 	p := &cpuPool{free: map[int][]pooled{}, limit: 10 << 10}
 	buf := func() []uint64 { return make([]uint64, 512) } // 4 KiB
