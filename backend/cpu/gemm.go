@@ -52,6 +52,17 @@ type microKernel[T float32 | float64] struct {
 	// packA and packB pack whole panels of mr rows of A and nr columns
 	// of B where the CPU has routines for it; nil ones leave it to Go.
 	packA, packB panelPackers[T]
+	// short are kernels of fewer rows, shortest first, for a last panel
+	// that C does not fill: each computes the first rows of a panel
+	// packed mr rows tall.
+	short []shortKernel[T]
+}
+
+// shortKernel computes the first rows rows of an mr×nr tile (see
+// microKernel.fn).
+type shortKernel[T float32 | float64] struct {
+	rows int
+	fn   func(k int, a, b, c *T, ldc int, acc bool)
 }
 
 // panelPackers pack a whole panel p elements wide over kc steps into
@@ -297,16 +308,23 @@ const packChunksPerWorker = 8
 func tiles[T float32 | float64](kern microKernel[T], kc int, apk, bpk, c []T, ldc, r, cols int, acc bool, tile []T) {
 	mr, nr := kern.mr, kern.nr
 	ap := &apk[0]
+	fn, rows := kern.fn, mr
+	for _, s := range kern.short {
+		if r <= s.rows {
+			fn, rows = s.fn, s.rows
+			break
+		}
+	}
 	for q := 0; q*nr < cols; q++ {
 		bp := &bpk[q*nr*kc]
-		if w := min(nr, cols-q*nr); r < mr || w < nr {
-			kern.fn(kc, ap, bp, &tile[0], nr, false)
+		if w := min(nr, cols-q*nr); r < rows || w < nr {
+			fn(kc, ap, bp, &tile[0], nr, false)
 			mergeTile(c[q*nr:], ldc, tile, nr, r, w, acc)
 			continue
 		}
 		// The whole tile lies inside c, whose last row reaches
 		// (r-1)·ldc + cols.
-		kern.fn(kc, ap, bp, &c[q*nr], ldc, acc)
+		fn(kc, ap, bp, &c[q*nr], ldc, acc)
 	}
 }
 

@@ -24,6 +24,26 @@ func kernelF32AVX512(k int, a *float32, b *float32, c *float32, ldc int, acc boo
 //go:noescape
 func kernelF64AVX512(k int, a *float64, b *float64, c *float64, ldc int, acc bool)
 
+// kernelF32AVX512r4 computes the 4×32 tile c = a·b (or c += a·b when acc is set) over k packed steps, from the first 4 rows of a panel of Ã packed 12 rows tall.
+//
+//go:noescape
+func kernelF32AVX512r4(k int, a *float32, b *float32, c *float32, ldc int, acc bool)
+
+// kernelF32AVX512r8 computes the 8×32 tile c = a·b (or c += a·b when acc is set) over k packed steps, from the first 8 rows of a panel of Ã packed 12 rows tall.
+//
+//go:noescape
+func kernelF32AVX512r8(k int, a *float32, b *float32, c *float32, ldc int, acc bool)
+
+// kernelF64AVX512r4 computes the 4×16 tile c = a·b (or c += a·b when acc is set) over k packed steps, from the first 4 rows of a panel of Ã packed 12 rows tall.
+//
+//go:noescape
+func kernelF64AVX512r4(k int, a *float64, b *float64, c *float64, ldc int, acc bool)
+
+// kernelF64AVX512r8 computes the 8×16 tile c = a·b (or c += a·b when acc is set) over k packed steps, from the first 8 rows of a panel of Ã packed 12 rows tall.
+//
+//go:noescape
+func kernelF64AVX512r8(k int, a *float64, b *float64, c *float64, ldc int, acc bool)
+
 // packCopyF32x12 packs kc steps of 12 contiguous elements, ld elements apart in src, one after another into dst.
 //
 //go:noescape

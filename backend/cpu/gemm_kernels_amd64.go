@@ -24,10 +24,12 @@ func supportedKernels() ([]microKernel[float32], []microKernel[float64]) {
 	if cpu.X86.HasAVX512F {
 		k32 = append(k32, microKernel[float32]{name: "avx512", mr: 12, nr: 32, fn: kernelF32AVX512,
 			packA: panelPackers[float32]{packCopyF32x12, packTransF32x12},
-			packB: panelPackers[float32]{packCopyF32x32, packTransF32x32}})
+			packB: panelPackers[float32]{packCopyF32x32, packTransF32x32},
+			short: []shortKernel[float32]{{4, kernelF32AVX512r4}, {8, kernelF32AVX512r8}}})
 		k64 = append(k64, microKernel[float64]{name: "avx512", mr: 12, nr: 16, fn: kernelF64AVX512,
 			packA: panelPackers[float64]{packCopyF64x12, packTransF64x12},
-			packB: panelPackers[float64]{packCopyF64x16, packTransF64x16}})
+			packB: panelPackers[float64]{packCopyF64x16, packTransF64x16},
+			short: []shortKernel[float64]{{4, kernelF64AVX512r4}, {8, kernelF64AVX512r8}}})
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		k32 = append(k32, microKernel[float32]{name: "avx2", mr: 6, nr: 16, fn: kernelF32AVX2})

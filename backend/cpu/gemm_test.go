@@ -111,14 +111,23 @@ func nanSlice[T float32 | float64](n int) []T {
 }
 
 // runGemm computes a·b with gemm into NaN-filled memory with padded rows
-// and checks it against the naive product.
+// and checks it against the naive product. The memory runs on past c for
+// a tile's height of rows, which must stay NaN: the kernels are assembly,
+// and a tile stored too tall would go unseen by the bounds checks.
 func runGemm[T float32 | float64](t *testing.T, name string, m, n, k int, a, b mat[T], parallel bool) {
 	t.Helper()
 	ldc := n + 3
-	c := nanSlice[T](max(0, (m-1)*ldc+n))
+	size := max(0, (m-1)*ldc+n)
+	guarded := nanSlice[T](size + 12*ldc)
+	c := guarded[:size:size]
 	gemm(m, n, k, a, b, c, ldc, parallel)
 	want, bound := naiveGemm(m, n, k, a, b, f64[T])
 	checkGemm(t, name, m, n, k, c, ldc, want, bound)
+	for i, v := range guarded[size:] {
+		if v == v {
+			t.Fatalf("%s: %v written %d elements past the end of c", name, v, i)
+		}
+	}
 }
 
 // eachKernel runs f once with every micro-kernel this CPU supports

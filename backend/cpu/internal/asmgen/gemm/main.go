@@ -33,6 +33,18 @@ type kernel struct {
 	// first use; the hardware prefetcher alone left 1-3% of the FMA rate
 	// waiting on it in 1024³ products.
 	prefetchA int
+	// astep is how many elements of Ã a step takes, when it differs
+	// from mr: a short kernel computes the first mr rows of a panel
+	// packed astep rows tall.
+	astep int
+}
+
+// aStep is the number of Ã elements a step advances by.
+func (kc kernel) aStep() int {
+	if kc.astep > 0 {
+		return kc.astep
+	}
+	return kc.mr
 }
 
 // unroll is how many k steps one loop iteration takes.
@@ -83,7 +95,11 @@ func (kc kernel) gen() {
 
 	TEXT(kc.name, NOSPLIT, fmt.Sprintf("func(k int, a, b, c *%s, ldc int, acc bool)", typ))
 	Pragma("noescape")
-	Doc(fmt.Sprintf("%s computes the %d×%d tile c = a·b (or c += a·b when acc is set) over k packed steps.", kc.name, kc.mr, nr))
+	doc := fmt.Sprintf("%s computes the %d×%d tile c = a·b (or c += a·b when acc is set) over k packed steps", kc.name, kc.mr, nr)
+	if kc.astep > 0 {
+		doc += fmt.Sprintf(", from the first %d rows of a panel of Ã packed %d rows tall", kc.mr, kc.astep)
+	}
+	Doc(doc + ".")
 	k := Load(Param("k"), GP64())
 	a := Load(Param("a"), GP64())
 	b := Load(Param("b"), GP64())
@@ -129,12 +145,12 @@ func (kc kernel) gen() {
 		}
 		if kc.prefetchA > 0 {
 			// Prefetches 64 bytes apart reach every line of the step's Ã.
-			for o := u * kc.mr * es; o < (u+1)*kc.mr*es; o += 64 {
+			for o := u * kc.aStep() * es; o < (u+1)*kc.aStep()*es; o += 64 {
 				PREFETCHT0(Mem{Base: a, Disp: kc.prefetchA + o})
 			}
 		}
 		for i := 0; i < kc.mr; i++ {
-			am := Mem{Base: a, Disp: (u*kc.mr + i) * es}
+			am := Mem{Base: a, Disp: (u*kc.aStep() + i) * es}
 			if kc.bcast {
 				for v := 0; v < kc.nv; v++ {
 					bcastFMA(am, bv(v), acc(i, v))
@@ -156,7 +172,7 @@ func (kc kernel) gen() {
 	for u := 0; u < unroll; u++ {
 		step(u)
 	}
-	ADDQ(U32(unroll*kc.mr*es), a)
+	ADDQ(U32(unroll*kc.aStep()*es), a)
 	ADDQ(U32(unroll*nr*es), b)
 	SUBQ(U8(unroll), k)
 	CMPQ(k, U8(unroll))
@@ -167,7 +183,7 @@ func (kc kernel) gen() {
 	JE(LabelRef(kc.name + "_store"))
 	Label(kc.name + "_tailloop")
 	step(0)
-	ADDQ(U32(kc.mr*es), a)
+	ADDQ(U32(kc.aStep()*es), a)
 	ADDQ(U32(nr*es), b)
 	DECQ(k)
 	JNZ(LabelRef(kc.name + "_tailloop"))
@@ -478,6 +494,13 @@ func main() {
 		{name: "kernelF64AVX2", double: true, mr: 6, nv: 2},
 		{name: "kernelF32AVX512", zmm: true, mr: 12, nv: 2, bcast: true, prefetchA: 1536},
 		{name: "kernelF64AVX512", double: true, zmm: true, mr: 12, nv: 2, bcast: true, prefetchA: 1536},
+		// Short kernels for a last panel of 4 or 8 rows, as 1024 or 512
+		// rows leave: the full kernel would compute 12 rows into a
+		// scratch tile, three times (or one and a half) the work.
+		{name: "kernelF32AVX512r4", zmm: true, mr: 4, nv: 2, bcast: true, prefetchA: 1536, astep: 12},
+		{name: "kernelF32AVX512r8", zmm: true, mr: 8, nv: 2, bcast: true, prefetchA: 1536, astep: 12},
+		{name: "kernelF64AVX512r4", double: true, zmm: true, mr: 4, nv: 2, bcast: true, prefetchA: 1536, astep: 12},
+		{name: "kernelF64AVX512r8", double: true, zmm: true, mr: 8, nv: 2, bcast: true, prefetchA: 1536, astep: 12},
 	} {
 		kc.gen()
 	}
