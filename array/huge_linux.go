@@ -29,8 +29,11 @@ func adviseHuge(buf []uint64) {
 // start lo bytes in and take size bytes, a multiple of hugePage.
 func hugeRange(addr uintptr, n int) (lo, size int) {
 	lo = int(-addr & (hugePage - 1))
-	if lo >= n || (n-lo)&^(hugePage-1) == 0 {
+	if lo < n {
+		size = (n - lo) &^ (hugePage - 1)
+	}
+	if size == 0 {
 		return 0, 0
 	}
-	return lo, (n - lo) &^ (hugePage - 1)
+	return lo, size
 }

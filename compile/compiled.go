@@ -381,8 +381,8 @@ const (
 	callSkip    callKind = iota // a product done by its reader
 	callUnary                   // unary(d, a)
 	callBinary                  // binary(d, a, b)
-	callVS                      // vs(d, a, scalar b), or sv with the operands swapped
-	callSV                      // sv(d, a, scalar b): b came first
+	callVS                      // vs(d, a, scalar b)
+	callSV                      // sv(d, a, scalar b): the scalar came first
 	callFused                   // fused(d, a, b, c)
 	callFusedS                  // fusedS(d, a, scalar b, c)
 	callGeneric                 // cpu.Unary, Binary, Where or Copy on tiles
@@ -434,24 +434,25 @@ func (c *Compiled) plan(sc [][]byte) (calls []call, tiled []bool) {
 		}
 	}
 	tiled = make([]bool, nIn)
-	for k, cl := range calls {
-		var tiles []int // the registers the step reads as tiles
-		switch cl.kind {
-		case callUnary, callVS, callSV:
-			tiles = []int{cl.a}
-		case callBinary:
-			tiles = []int{cl.a, cl.b}
-		case callFused:
-			tiles = []int{cl.a, cl.b, cl.c}
-		case callFusedS:
-			tiles = []int{cl.a, cl.c}
-		case callGeneric:
-			tiles = c.Instrs[k].Args
-		}
-		for _, r := range tiles {
+	asTile := func(rs ...int) { // registers a step reads as tiles
+		for _, r := range rs {
 			if isScalar(r) {
 				tiled[r] = true
 			}
+		}
+	}
+	for k, cl := range calls {
+		switch cl.kind {
+		case callUnary, callVS, callSV:
+			asTile(cl.a)
+		case callBinary:
+			asTile(cl.a, cl.b)
+		case callFused:
+			asTile(cl.a, cl.b, cl.c)
+		case callFusedS:
+			asTile(cl.a, cl.c)
+		case callGeneric:
+			asTile(c.Instrs[k].Args...)
 		}
 	}
 	return calls, tiled

@@ -717,9 +717,8 @@ func goKernel[T float32 | float64]() microKernel[T] {
 // four) so that small requests do not take, and then drop, big buffers.
 // Big buffers are not kept in a sync.Pool, which empties over two
 // garbage collections: the array package forces collections to get its
-// own buffers back, once every 64 MiB of results a loop drops (every
-// product of 1024² float64 matrices, before it kept more in circulation),
-// and products then packed into fresh memory. They go to a free list
+// own buffers back, as often as every 8 products of 1024² float64
+// matrices, and products then packed into fresh memory. They go to a free list
 // that keeps at most poolBytes; a buffer returned past that is left to
 // the collector. Smaller ones stay in sync.Pools (see listFrom), which
 // also take no lock when many goroutines run small products at once.

@@ -19,11 +19,6 @@ func kernelF64AVX2(k int, a *float64, b *float64, c *float64, ldc int, acc bool)
 //go:noescape
 func kernelF32AVX512(k int, a *float32, b *float32, c *float32, ldc int, acc bool)
 
-// kernelF64AVX512 computes the 12×16 tile c = a·b (or c += a·b when acc is set) over k packed steps.
-//
-//go:noescape
-func kernelF64AVX512(k int, a *float64, b *float64, c *float64, ldc int, acc bool)
-
 // kernelF32AVX512r4 computes the 4×32 tile c = a·b (or c += a·b when acc is set) over k packed steps, from the first 4 rows of a panel of Ã packed 12 rows tall.
 //
 //go:noescape
@@ -33,6 +28,11 @@ func kernelF32AVX512r4(k int, a *float32, b *float32, c *float32, ldc int, acc b
 //
 //go:noescape
 func kernelF32AVX512r8(k int, a *float32, b *float32, c *float32, ldc int, acc bool)
+
+// kernelF64AVX512 computes the 12×16 tile c = a·b (or c += a·b when acc is set) over k packed steps.
+//
+//go:noescape
+func kernelF64AVX512(k int, a *float64, b *float64, c *float64, ldc int, acc bool)
 
 // kernelF64AVX512r4 computes the 4×16 tile c = a·b (or c += a·b when acc is set) over k packed steps, from the first 4 rows of a panel of Ã packed 12 rows tall.
 //

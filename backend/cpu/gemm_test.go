@@ -248,7 +248,7 @@ func TestGemmConcurrent(t *testing.T) {
 	var as, bs [callers]mat[float32]
 	var cs [callers][]float32
 	for i := range callers {
-		as[i], bs[i], cs[i] = newMat[float32](r, m, k, row), newMat[float32](r, k, n, row), nanSlice[float32](m*n)
+		as[i], bs[i] = newMat[float32](r, m, k, row), newMat[float32](r, k, n, row)
 	}
 	eachPacking(t, func(t *testing.T) {
 		done := make(chan int)

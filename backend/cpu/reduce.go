@@ -500,7 +500,7 @@ func numKernel[A redNumber](op ReduceOp) redKernel[A] {
 	if sum, ok := any(vecSum).(func([]A) A); ok && sum != nil {
 		k.run = func(acc A, x []A) A { return acc + sum(x) }
 	}
-	if add, ok := any(vecBinary[Add]).(func(d, a, b []A)); ok && add != nil {
+	if add, ok := any(vecArith[Add].vv).(func(d, a, b []A)); ok && add != nil {
 		k.vec = func(acc, x []A, off, rows, rowStride int) {
 			w := len(acc)
 			if w < 64 {

@@ -343,9 +343,9 @@ func smOps32(impl *vecImpl) *smOps[float32] {
 	if impl == nil {
 		return ops
 	}
-	bin := vecBinaryLoops(impl)
+	bin := vecArithLoops(impl)
 	vmax := vecReduceRuns(impl)[ReduceMax]
-	maximum, sub := bin[Maximum], bin[Sub]
+	maximum, sub := bin[Maximum].vv, bin[Sub].vv
 	ops.max = func(x []float32) float32 { return vmax(float32(math.Inf(-1)), x) }
 	ops.expScale = func(o, x []float32, m, c float32) float64 {
 		if o == nil {
@@ -359,7 +359,7 @@ func smOps32(impl *vecImpl) *smOps[float32] {
 		sub(o, x, m)
 		vecApply(impl, vecExp, o, o)
 	}
-	ops.add, ops.mul, ops.sub = bin[Add], bin[Mul], sub
+	ops.add, ops.mul, ops.sub = bin[Add].vv, bin[Mul].vv, sub
 	return ops
 }
 

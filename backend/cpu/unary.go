@@ -244,7 +244,7 @@ func floatKernel[T ewFloat](op UnaryOp) func(d, s []T) {
 	if k, ok := any(vecUnary[op]).(func(d, s []T)); ok && k != nil {
 		return k
 	}
-	if mul, ok := any(vecBinary[Mul]).(func(d, a, b []T)); ok && mul != nil && op == Square {
+	if mul, ok := any(vecArith[Mul].vv).(func(d, a, b []T)); ok && mul != nil && op == Square {
 		return func(d, s []T) { mul(d, s, s) }
 	}
 	switch op {

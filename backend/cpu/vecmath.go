@@ -137,10 +137,6 @@ var vecUnary = map[UnaryOp]func(dst, src []float32){
 // 1.8-4.7x at 1M elements and 1.2-1.6x at 16M (BenchmarkVecBinary).
 var vecArith = vecArithLoops(vecBest)
 
-// vecBinary holds the vv loops of vecArith by op, for the callers that
-// take only those. It is empty without kernels.
-var vecBinary = vecBinaryLoops(vecBest)
-
 func vecArithLoops(impl *vecImpl) (loops [numBinaryOps]binKernel[float32, float32]) {
 	if impl == nil {
 		return loops
@@ -167,16 +163,6 @@ func vecArithLoops(impl *vecImpl) (loops [numBinaryOps]binKernel[float32, float3
 				n := sv(d, b, a)
 				g.sv(d[n:], a, b[n:])
 			},
-		}
-	}
-	return loops
-}
-
-func vecBinaryLoops(impl *vecImpl) map[BinaryOp]func(d, a, b []float32) {
-	loops := map[BinaryOp]func(d, a, b []float32){}
-	for op, k := range vecArithLoops(impl) {
-		if k.vv != nil {
-			loops[BinaryOp(op)] = k.vv
 		}
 	}
 	return loops
@@ -218,39 +204,40 @@ var (
 
 func compareKernels32(m *vecImpl) map[BinaryOp]cmpKernels[float32] {
 	return map[BinaryOp]cmpKernels[float32]{
-		Equal:        {m.cmpEqVV, m.cmpEqVS, m.cmpEqVS},
-		NotEqual:     {m.cmpNeVV, m.cmpNeVS, m.cmpNeVS},
-		Less:         {m.cmpLtVV, m.cmpLtVS, m.cmpGtVS},
-		LessEqual:    {m.cmpLeVV, m.cmpLeVS, m.cmpGeVS},
-		Greater:      {m.cmpGtVV, m.cmpGtVS, m.cmpLtVS},
-		GreaterEqual: {m.cmpGeVV, m.cmpGeVS, m.cmpLeVS},
+		Equal: {m.cmpEqVV, m.cmpEqVS}, NotEqual: {m.cmpNeVV, m.cmpNeVS},
+		Less: {m.cmpLtVV, m.cmpLtVS}, LessEqual: {m.cmpLeVV, m.cmpLeVS},
+		Greater: {m.cmpGtVV, m.cmpGtVS}, GreaterEqual: {m.cmpGeVV, m.cmpGeVS},
 	}
 }
 
 func compareKernels64(m *vecImpl) map[BinaryOp]cmpKernels[float64] {
 	return map[BinaryOp]cmpKernels[float64]{
-		Equal:        {m.cmpEqVV64, m.cmpEqVS64, m.cmpEqVS64},
-		NotEqual:     {m.cmpNeVV64, m.cmpNeVS64, m.cmpNeVS64},
-		Less:         {m.cmpLtVV64, m.cmpLtVS64, m.cmpGtVS64},
-		LessEqual:    {m.cmpLeVV64, m.cmpLeVS64, m.cmpGeVS64},
-		Greater:      {m.cmpGtVV64, m.cmpGtVS64, m.cmpLtVS64},
-		GreaterEqual: {m.cmpGeVV64, m.cmpGeVS64, m.cmpLeVS64},
+		Equal: {m.cmpEqVV64, m.cmpEqVS64}, NotEqual: {m.cmpNeVV64, m.cmpNeVS64},
+		Less: {m.cmpLtVV64, m.cmpLtVS64}, LessEqual: {m.cmpLeVV64, m.cmpLeVS64},
+		Greater: {m.cmpGtVV64, m.cmpGtVS64}, GreaterEqual: {m.cmpGeVV64, m.cmpGeVS64},
 	}
 }
 
-// cmpKernels are one comparison's kernels: with a second operand, with a
-// scalar second, and with a scalar first (the converse comparison's).
+// cmpKernels are one comparison's kernels: with a second operand, and
+// with a scalar second.
 type cmpKernels[T float32 | float64] struct {
-	vv     func(dst []bool, a, b []T) int
-	vs, sv func(dst []bool, a []T, b T) int
+	vv func(dst []bool, a, b []T) int
+	vs func(dst []bool, a []T, b T) int
+}
+
+// converse is the comparison that holds for (b, a) where op holds for
+// (a, b).
+var converse = map[BinaryOp]BinaryOp{
+	Equal: Equal, NotEqual: NotEqual, Less: Greater, LessEqual: GreaterEqual, Greater: Less, GreaterEqual: LessEqual,
 }
 
 func vecCompareLoops[T float32 | float64](impl *vecImpl, kernels func(*vecImpl) map[BinaryOp]cmpKernels[T]) (loops [numBinaryOps]binKernel[T, bool]) {
 	if impl == nil {
 		return loops
 	}
-	for op, k := range kernels(impl) {
-		g, f := goCompareKernel[T](op).vv, compareFunc[T](op)
+	ks := kernels(impl)
+	for op, k := range ks {
+		g, f, sv := goCompareKernel[T](op).vv, compareFunc[T](op), ks[converse[op]].vs
 		loops[op] = binKernel[T, bool]{
 			vv: func(d []bool, a, b []T) {
 				a, b = a[:len(d)], b[:len(d)]
@@ -265,7 +252,7 @@ func vecCompareLoops[T float32 | float64](impl *vecImpl, kernels func(*vecImpl) 
 			},
 			sv: func(d []bool, a T, b []T) {
 				b = b[:len(d)]
-				for i := k.sv(d, b, a); i < len(d); i++ {
+				for i := sv(d, b, a); i < len(d); i++ {
 					d[i] = f(a, b[i])
 				}
 			},

@@ -74,7 +74,7 @@ func BenchmarkVecBinary(b *testing.B) {
 		x, y, z := benchInput(n), benchInput(n), make([]float32, n)
 		for _, op := range []BinaryOp{Add, Mul, Div, Maximum} {
 			loops := map[string]func(d, a, b []float32){"Go": goBinaryLoop(op)}
-			if vv := vecBinary[op]; vv != nil {
+			if vv := vecArith[op].vv; vv != nil {
 				loops["asm"] = vv
 			}
 			for name, loop := range loops {

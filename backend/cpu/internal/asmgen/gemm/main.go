@@ -494,15 +494,20 @@ func main() {
 		{name: "kernelF64AVX2", double: true, mr: 6, nv: 2},
 		{name: "kernelF32AVX512", zmm: true, mr: 12, nv: 2, bcast: true, prefetchA: 1536},
 		{name: "kernelF64AVX512", double: true, zmm: true, mr: 12, nv: 2, bcast: true, prefetchA: 1536},
-		// Short kernels for a last panel of 4 or 8 rows, as 1024 or 512
-		// rows leave: the full kernel would compute 12 rows into a
-		// scratch tile, three times (or one and a half) the work.
-		{name: "kernelF32AVX512r4", zmm: true, mr: 4, nv: 2, bcast: true, prefetchA: 1536, astep: 12},
-		{name: "kernelF32AVX512r8", zmm: true, mr: 8, nv: 2, bcast: true, prefetchA: 1536, astep: 12},
-		{name: "kernelF64AVX512r4", double: true, zmm: true, mr: 4, nv: 2, bcast: true, prefetchA: 1536, astep: 12},
-		{name: "kernelF64AVX512r8", double: true, zmm: true, mr: 8, nv: 2, bcast: true, prefetchA: 1536, astep: 12},
 	} {
 		kc.gen()
+		if !kc.zmm {
+			continue
+		}
+		// Short kernels (kernelF32AVX512r4, ...) for a last panel of 4
+		// or 8 rows, as 1024 or 512 rows leave: the full kernel would
+		// compute 12 rows into a scratch tile, three times (or one and a
+		// half) the work.
+		for _, rows := range []int{4, 8} {
+			short := kc
+			short.name, short.mr, short.astep = fmt.Sprintf("%sr%d", kc.name, rows), rows, kc.mr
+			short.gen()
+		}
 	}
 	// The packers of the AVX-512 kernels' panels: MR = 12 rows of Ã,
 	// NR = 32 (float32) or 16 (float64) columns of B̃.

@@ -704,10 +704,6 @@ func (s *isa) kernel(f fn, hoist []string) {
 	c.RET()
 }
 
-// tailMask returns the mask of the first rest lanes, for rest in [1,
-// width): read from a table of 16-bit masks (their low halves) with
-// AVX-512; with AVX2, eight lanes of a table of eight -1s then eight 0s,
-// starting at 8-rest.
 // tail emits the label "tail" of a loop over i up to n, which jumps to
 // "done" when i has reached n and otherwise returns the mask of the n-i
 // elements left.
@@ -722,6 +718,10 @@ func (s *isa) tail(i, n reg.Register) reg.Register {
 	return s.tailMask(rest)
 }
 
+// tailMask returns the mask of the first rest lanes, for rest in [1,
+// width): read from a table of 16-bit masks (their low halves) with
+// AVX-512; with AVX2, eight lanes of a table of eight -1s then eight 0s,
+// starting at 8-rest.
 func (s *isa) tailMask(rest reg.Register) reg.Register {
 	var tab [16]uint32
 	base := s.c.GP64()
@@ -1176,10 +1176,9 @@ func (s *isa) addr(v gotypes.Component) operand.Mem {
 }
 
 // param loads the float32 (with f64, float64) argument name into every
-// lane of a vector.
-// Arguments and results move through memory operands rather than Load and
-// Store, whose SSE moves cannot reach the registers above 15 that AVX-512
-// kernels may get.
+// lane of a vector. Arguments and results move through memory operands
+// rather than Load and Store, whose SSE moves cannot reach the registers
+// above 15 that AVX-512 kernels may get.
 func (s *isa) param(name string) reg.Register {
 	r := s.vec()
 	if s.f64 {

@@ -59,15 +59,19 @@ func compareFns() []lineFn {
 			{"Eq", "==", cmpEQ}, {"Ne", "!=", cmpNEQ}, {"Lt", "<", cmpLT},
 			{"Le", "<=", cmpLE}, {"Gt", ">", cmpGT}, {"Ge", ">=", cmpGE},
 		} {
-			for _, form := range []struct{ suffix, b, operands, sig string }{
-				{"VV", "b[i]", "ab", "(dst []bool, a, b []%s) int"},
-				{"VS", "b", "aB", "(dst []bool, a []%[1]s, b %[1]s) int"},
+			for _, form := range []struct {
+				suffix, b, sig string
+				scalar         bool
+			}{
+				{"VV", "b[i]", "(dst []bool, a, b []%s) int", false},
+				{"VS", "b", "(dst []bool, a []%[1]s, b %[1]s) int", true},
 			} {
-				fns = append(fns, lineFn{"cmp" + c.name + form.suffix + t.suffix, fmt.Sprintf(form.sig, t.typ),
+				sig := fmt.Sprintf(form.sig, t.typ)
+				fns = append(fns, lineFn{"cmp" + c.name + form.suffix + t.suffix, sig,
 					"sets dst[i] = a[i] " + c.op + " " + form.b + " for the whole vectors of dst and returns the number of elements written",
 					func(s *isa, name string, _ []string) {
 						s.f64 = t.f64
-						s.compareKernel(name, "func"+fmt.Sprintf(form.sig, t.typ), form.operands, c.pred)
+						s.compareKernel(name, "func"+sig, form.scalar, c.pred)
 					}})
 			}
 		}
@@ -80,7 +84,7 @@ func compareFns() []lineFn {
 // the mask selects ones among zeros, narrowed to bytes; with AVX2 the
 // lanes' all-ones and zeros are packed to bytes with signed saturation
 // (float64 lanes once more, their halves being equal) and cut to 1.
-func (s *isa) compareKernel(name, sig, operands string, pred uint8) {
+func (s *isa) compareKernel(name, sig string, scalar bool, pred uint8) {
 	c := s.c
 	size := uint8(4)
 	if s.f64 {
@@ -89,15 +93,15 @@ func (s *isa) compareKernel(name, sig, operands string, pred uint8) {
 	var a, b, bv reg.Register
 	s.wholeVectorKernel(name, sig, func() {
 		a = c.Load(c.Param("a").Base(), c.GP64())
-		if operands == "ab" {
-			b = c.Load(c.Param("b").Base(), c.GP64())
-		} else {
+		if scalar {
 			bv = s.param("b")
+		} else {
+			b = c.Load(c.Param("b").Base(), c.GP64())
 		}
 	}, func(d, i reg.Register) {
 		x := s.copy(operand.Mem{Base: a, Index: i, Scale: size})
 		var y operand.Op = bv
-		if bv == nil {
+		if !scalar {
 			y = operand.Mem{Base: b, Index: i, Scale: size}
 		}
 		m := s.cmp(pred, x, y)
