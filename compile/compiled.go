@@ -464,12 +464,13 @@ func (c *Compiled) runTiles(tlo, thi, n int, inBufs []cpu.Buf, walkers []*cpu.Wa
 	nIn := len(c.InDTypes)
 	tileLen := min(tileElems, n)
 	inBytes := tileLen * 8
-	// scratch tiles, then one per output when results are streamed, then
-	// the gathered and scalar inputs
+	// scratch tiles, then two per output when results are streamed (this
+	// tile's, and the last one's while it is stored), then the gathered
+	// and scalar inputs
 	outBase := c.nslots * c.slotBytes
 	inBase := outBase
 	if stream {
-		inBase += len(outData) * c.outTileBytes
+		inBase += 2 * len(outData) * c.outTileBytes
 	}
 	need := inBase + nIn*inBytes
 	ap, _ := c.arenas.Get().(*[]byte)
@@ -478,6 +479,10 @@ func (c *Compiled) runTiles(tlo, thi, n int, inBufs []cpu.Buf, walkers []*cpu.Wa
 		*ap = make([]byte, need)
 	}
 	defer c.arenas.Put(ap)
+	if stream {
+		// once for the chunk: ParallelFor's return hands the results on
+		defer cpu.StoreFence()
+	}
 	arena := *ap
 	inTile := func(i int) []byte { return arena[inBase+i*inBytes:][:inBytes] }
 	regs := make([][]byte, nIn+len(c.Instrs))
@@ -504,10 +509,31 @@ func (c *Compiled) runTiles(tlo, thi, n int, inBufs []cpu.Buf, walkers []*cpu.Wa
 		}
 		return cpu.Buf{Data: data, DType: dt, Shape: tile, Strides: unit}
 	}
+	// When results are streamed, the memory traffic of a tile is spread
+	// over its steps: a piece of the inputs prefetchTiles ahead and a
+	// piece of the last tile's outputs after each step, so that it
+	// overlaps the arithmetic. A whole tile at once stalls the core:
+	// prefetches beyond the misses it can have outstanding are dropped,
+	// and non-temporal stores wait for the write-combining buffers
+	// (compiled GELU over 16M took 14% longer). Smaller results, which
+	// come from the caches, lose more to the calls than they gain.
+	steps := 0
+	for _, cl := range calls {
+		if cl.kind != callSkip {
+			steps++
+		}
+	}
+	steps = max(steps, 1)
+	piece := tileElems
+	if stream {
+		piece = (tileElems + steps - 1) / steps
+	}
+	var pending []streamOut // the last tile's outputs
 	for t := tlo; t < thi; t++ {
 		lo := t * tileElems
 		m := min(tileElems, n-lo)
 		tile[0] = m
+		half := t % 2 // of the streamed output tiles: the other is pending
 		for i := range nIn {
 			sz := c.InDTypes[i].Size()
 			switch {
@@ -523,24 +549,29 @@ func (c *Compiled) runTiles(tlo, thi, n int, inBufs []cpu.Buf, walkers []*cpu.Wa
 				cpu.GatherRange(walkers[i], regs[i], inBufs[i], lo, lo+m)
 			}
 		}
-		if next := lo + prefetchTiles*tileElems; t+prefetchTiles < thi {
-			for i := range nIn {
-				if direct[i] {
-					b := inBufs[i]
-					sz := c.InDTypes[i].Size()
-					cpu.Prefetch(b.Data[(b.Offset+next)*sz : (b.Offset+min(next+tileElems, n))*sz])
-				}
-			}
+		ahead, step := lo+prefetchTiles*tileElems, 0
+		if t+prefetchTiles >= thi {
+			ahead = n
 		}
 		for k, cl := range calls {
 			if cl.kind == callSkip {
 				continue
 			}
+			if a, end := ahead+step*piece, min(ahead+tileElems, n); a < end {
+				e := min(a+piece, end)
+				for i := range nIn {
+					if direct[i] {
+						b, sz := inBufs[i], c.InDTypes[i].Size()
+						cpu.Prefetch(b.Data[(b.Offset+a)*sz : (b.Offset+e)*sz])
+					}
+				}
+			}
+			step++
 			st := &c.steps[k]
 			var d []byte
 			switch {
 			case st.out >= 0 && stream:
-				d = arena[outBase+st.out*c.outTileBytes:][:m*st.size]
+				d = arena[outBase+(half*len(outData)+st.out)*c.outTileBytes:][:m*st.size]
 			case st.out >= 0:
 				d = outData[st.out][lo*st.size : (lo+m)*st.size]
 			default:
@@ -577,12 +608,41 @@ func (c *Compiled) runTiles(tlo, thi, n int, inBufs []cpu.Buf, walkers []*cpu.Wa
 			if err != nil {
 				return err
 			}
-			if st.out >= 0 && stream {
-				cpu.StoreStream(outData[st.out][lo*st.size:(lo+m)*st.size], d)
+			for i := range pending {
+				pending[i].store(pending[i].piece)
+			}
+		}
+		if stream {
+			for i := range pending {
+				pending[i].store(len(pending[i].src))
+			}
+			pending = pending[:0]
+			for k, cl := range calls {
+				if st := &c.steps[k]; st.out >= 0 && cl.kind != callSkip {
+					pending = append(pending, streamOut{outData[st.out][lo*st.size : (lo+m)*st.size], regs[nIn+k], (m*st.size + steps - 1) / steps})
+				}
 			}
 		}
 	}
+	for i := range pending {
+		pending[i].store(len(pending[i].src))
+	}
 	return nil
+}
+
+// streamOut is an output tile on its way to memory: the rest of src, for
+// dst, a piece of bytes after each step.
+type streamOut struct {
+	dst, src []byte
+	piece    int
+}
+
+// store streams up to n more bytes of the tile, rounded up to whole cache
+// lines.
+func (s *streamOut) store(n int) {
+	n = min(len(s.src), (n+63)/64*64)
+	cpu.StoreStream(s.dst[:n], s.src[:n])
+	s.dst, s.src = s.dst[n:], s.src[n:]
 }
 
 // reads returns the registers that step k reads: none for a product done

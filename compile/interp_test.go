@@ -81,8 +81,13 @@ func TestInterpreterMatchesOps(t *testing.T) {
 			}
 			f := Compile(p.f)
 			got := f.Call(p.in...)
+			// evaluated before streamBytes is put back: outputs are lazy
+			err := array.Eval(got...)
 			f.Release()
 			streamBytes = old
+			if err != nil {
+				t.Fatal(err)
+			}
 			for i := range want {
 				a, err := array.ToSlice[float64](ops.AsType(got[i], array.Float64))
 				if err != nil {

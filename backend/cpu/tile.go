@@ -196,7 +196,9 @@ func Prefetch(b []byte) {
 // machine has the kernel, else as copy does. For a result larger than the
 // last-level cache it saves the read of every line that an ordinary store
 // fetches before overwriting it; a result that is read again soon should
-// be stored the ordinary way.
+// be stored the ordinary way. The stores are weakly ordered: call
+// StoreFence after the last of a batch, before anything that lets another
+// goroutine read dst.
 func StoreStream(dst, src []byte) {
 	if vecBest == nil || uintptr(unsafe.Pointer(unsafe.SliceData(dst)))%64 != 0 {
 		copy(dst, src)
@@ -205,6 +207,15 @@ func StoreStream(dst, src []byte) {
 	d, s := asSlice[float32](dst), asSlice[float32](src)
 	n := vecBest.copyNT(d, s[:len(d)])
 	copy(dst[4*n:], src[4*n:])
+}
+
+// StoreFence orders the StoreStream stores before it before every store
+// after it. It is one fence for a batch: each waits for the stores before
+// it to reach memory.
+func StoreFence() {
+	if vecBest != nil {
+		vecBest.storeFence()
+	}
 }
 
 // ConvertTileFunc returns the conversion of contiguous runs from dtype

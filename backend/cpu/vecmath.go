@@ -71,6 +71,7 @@ type vecImpl struct {
 	mulAddS, mulMulS                                                     tripleKernelS
 	prefetch                                                             func(p []byte)
 	copyNT                                                               func(dst, src []float32) int
+	storeFence                                                           func()
 
 	cmpEqVV, cmpNeVV, cmpLtVV, cmpLeVV, cmpGtVV, cmpGeVV             func(dst []bool, a, b []float32) int
 	cmpEqVS, cmpNeVS, cmpLtVS, cmpLeVS, cmpGtVS, cmpGeVS             func(dst []bool, a []float32, b float32) int

@@ -84,6 +84,7 @@ func asmImpls() []vecImpl {
 			u8ToF64:    u8ToF64AVX512,
 			prefetch:   prefetchAVX512,
 			copyNT:     copyNTAVX512,
+			storeFence: storeFenceAVX512,
 		})
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
@@ -160,6 +161,7 @@ func asmImpls() []vecImpl {
 			u8ToF64:    u8ToF64AVX2,
 			prefetch:   prefetchAVX2,
 			copyNT:     copyNTAVX2,
+			storeFence: storeFenceAVX2,
 		})
 	}
 	return impls
@@ -619,6 +621,11 @@ func prefetchAVX2(p []byte)
 //go:noescape
 func copyNTAVX2(dst, src []float32) int
 
+// storeFenceAVX2 orders the non-temporal stores before it before every store after it.
+//
+//go:noescape
+func storeFenceAVX2()
+
 // maxRedAVX512 sets each of the first 16 lanes of acc to the larger of it and the elements of x's whole 16-lane vectors in that lane, or to a NaN among them, and returns the number of elements read.
 //
 //go:noescape
@@ -888,3 +895,8 @@ func prefetchAVX512(p []byte)
 //
 //go:noescape
 func copyNTAVX512(dst, src []float32) int
+
+// storeFenceAVX512 orders the non-temporal stores before it before every store after it.
+//
+//go:noescape
+func storeFenceAVX512()

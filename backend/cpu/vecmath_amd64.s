@@ -5713,7 +5713,7 @@ done:
 	RET
 
 // func copyNTAVX2(dst []float32, src []float32) int
-// Requires: AVX, MMX+
+// Requires: AVX
 TEXT ·copyNTAVX2(SB), NOSPLIT, $0-56
 	MOVQ dst_base+0(FP), AX
 	MOVQ dst_len+8(FP), CX
@@ -5730,9 +5730,14 @@ loop:
 	JMP      loop
 
 done:
-	SFENCE
 	MOVQ BX, ret+48(FP)
 	VZEROUPPER
+	RET
+
+// func storeFenceAVX2()
+// Requires: MMX+
+TEXT ·storeFenceAVX2(SB), NOSPLIT, $0
+	SFENCE
 	RET
 
 // func maxRedAVX512(acc *[16]float32, x []float32) int
@@ -8609,7 +8614,7 @@ done:
 	RET
 
 // func copyNTAVX512(dst []float32, src []float32) int
-// Requires: AVX, AVX512F, MMX+
+// Requires: AVX, AVX512F
 TEXT ·copyNTAVX512(SB), NOSPLIT, $0-56
 	MOVQ dst_base+0(FP), AX
 	MOVQ dst_len+8(FP), CX
@@ -8626,9 +8631,14 @@ loop:
 	JMP      loop
 
 done:
-	SFENCE
 	MOVQ BX, ret+48(FP)
 	VZEROUPPER
+	RET
+
+// func storeFenceAVX512()
+// Requires: MMX+
+TEXT ·storeFenceAVX512(SB), NOSPLIT, $0
+	SFENCE
 	RET
 
 DATA vmconst<>+0(SB)/4, $0xc2d00000

@@ -131,7 +131,7 @@ func (s *isa) compareKernel(name, sig string, scalar bool, pred uint8) {
 			return
 		}
 		c.MOVQ(w, out)
-	}, false)
+	})
 }
 
 // u8ToFloatKernel emits the conversion of bytes to float32 (or float64)
@@ -164,15 +164,14 @@ func (s *isa) u8ToFloatKernel(name string) {
 			c.VCVTDQ2PD(h, r)
 		}
 		c.VMOVUPS(r, operand.Mem{Base: d, Index: i, Scale: size})
-	}, false)
+	})
 }
 
 // wholeVectorKernel emits a kernel of signature sig, whose first
 // parameter is the slice dst, that returns how many elements it covered:
 // the whole vectors of dst. load loads the other parameters; body
-// handles the vector at element i. fence orders the kernel's
-// non-temporal stores before it returns.
-func (s *isa) wholeVectorKernel(name, sig string, load func(), body func(d, i reg.Register), fence bool) {
+// handles the vector at element i.
+func (s *isa) wholeVectorKernel(name, sig string, load func(), body func(d, i reg.Register)) {
 	c := s.c
 	c.Function(name + s.name)
 	c.Attributes(attr.NOSPLIT)
@@ -190,11 +189,6 @@ func (s *isa) wholeVectorKernel(name, sig string, load func(), body func(d, i re
 	c.ADDQ(operand.U32(s.lanes()), i)
 	c.JMP(operand.LabelRef("loop"))
 	c.Label("done")
-	if fence {
-		// non-temporal stores are weakly ordered: fence them before
-		// whoever synchronises with this goroutine reads dst
-		c.SFENCE()
-	}
 	c.Store(i, c.ReturnIndex(0))
 	c.VZEROUPPER()
 	c.RET()
@@ -317,6 +311,22 @@ var memFns = []lineFn{
 	{"copyNT", "(dst, src []float32) int",
 		"copies the whole vectors of src to dst, which must be 64-byte aligned, with non-temporal stores, and returns the number of elements copied",
 		func(s *isa, name string, _ []string) { s.copyNTKernel(name) }},
+	{"storeFence", "()",
+		"orders the non-temporal stores before it before every store after it",
+		func(s *isa, name string, _ []string) { s.storeFenceKernel(name) }},
+}
+
+// storeFenceKernel is an SFENCE. copyNT leaves it to its callers: on
+// these machines a fence waits for the stores before it to reach memory,
+// and once per interpreter tile that wait took a fifth of a memory-bound
+// program's time.
+func (s *isa) storeFenceKernel(name string) {
+	c := s.c
+	c.Function(name + s.name)
+	c.Attributes(attr.NOSPLIT)
+	c.SignatureExpr("func()")
+	c.SFENCE()
+	c.RET()
 }
 
 func (s *isa) prefetchKernel(name string) {
@@ -346,5 +356,5 @@ func (s *isa) copyNTKernel(name string) {
 	}, func(d, i reg.Register) {
 		at := func(p reg.Register) operand.Mem { return operand.Mem{Base: p, Index: i, Scale: 4} }
 		c.VMOVNTPS(s.copy(at(src)), at(d))
-	}, true)
+	})
 }
