@@ -515,7 +515,7 @@ func (c *Compiled) runTiles(tlo, thi, n int, inBufs []cpu.Buf, walkers []*cpu.Wa
 	// overlaps the arithmetic. A whole tile at once stalls the core:
 	// prefetches beyond the misses it can have outstanding are dropped,
 	// and non-temporal stores wait for the write-combining buffers
-	// (compiled GELU over 16M took 14% longer). Smaller results, which
+	// (compiled GELU over 16M took 16–21% longer). Smaller results, which
 	// come from the caches, lose more to the calls than they gain.
 	steps := 0
 	for _, cl := range calls {
