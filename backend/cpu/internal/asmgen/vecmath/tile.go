@@ -316,10 +316,10 @@ var memFns = []lineFn{
 		func(s *isa, name string, _ []string) { s.storeFenceKernel(name) }},
 }
 
-// storeFenceKernel is an SFENCE. copyNT leaves it to its callers: on
-// these machines a fence waits for the stores before it to reach memory,
-// and once per interpreter tile that wait took a fifth of a memory-bound
-// program's time.
+// storeFenceKernel is an SFENCE. copyNT leaves it to its callers, who
+// fence once for a batch of copies: a fence waits for the stores before it
+// to reach memory, and one after every interpreter tile kept them from
+// overlapping the next tile's arithmetic.
 func (s *isa) storeFenceKernel(name string) {
 	c := s.c
 	c.Function(name + s.name)
