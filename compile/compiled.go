@@ -517,10 +517,13 @@ func (c *Compiled) runTiles(tlo, thi, n int, inBufs []cpu.Buf, walkers []*cpu.Wa
 	// and non-temporal stores wait for the write-combining buffers
 	// (compiled GELU over 16M took 16–21% longer). Smaller results, which
 	// come from the caches, lose more to the calls than they gain.
-	steps := 0
-	for _, cl := range calls {
+	steps, outSteps := 0, []int(nil)
+	for k, cl := range calls {
 		if cl.kind != callSkip {
 			steps++
+			if stream && c.steps[k].out >= 0 {
+				outSteps = append(outSteps, k)
+			}
 		}
 	}
 	steps = max(steps, 1)
@@ -612,16 +615,12 @@ func (c *Compiled) runTiles(tlo, thi, n int, inBufs []cpu.Buf, walkers []*cpu.Wa
 				pending[i].store(pending[i].piece)
 			}
 		}
-		if stream {
-			for i := range pending {
-				pending[i].store(len(pending[i].src))
-			}
-			pending = pending[:0]
-			for k, cl := range calls {
-				if st := &c.steps[k]; st.out >= 0 && cl.kind != callSkip {
-					pending = append(pending, streamOut{outData[st.out][lo*st.size : (lo+m)*st.size], regs[nIn+k], (m*st.size + steps - 1) / steps})
-				}
-			}
+		// The pieces after this tile's steps stored the last tile's
+		// outputs whole: this tile's are next.
+		pending = pending[:0]
+		for _, k := range outSteps {
+			st := &c.steps[k]
+			pending = append(pending, streamOut{outData[st.out][lo*st.size : (lo+m)*st.size], regs[nIn+k], (m*st.size + steps - 1) / steps})
 		}
 	}
 	for i := range pending {

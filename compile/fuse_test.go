@@ -8,18 +8,12 @@ import (
 
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/internal/randgraph"
+	"github.com/fathom-go/fathom/internal/workload"
 	"github.com/fathom-go/fathom/ops"
 )
 
-func gelu(in ...*array.Array) []*array.Array {
-	x := in[0]
-	// 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
-	inner := ops.MulScalar(ops.Add(x, ops.MulScalar(ops.Mul(ops.Square(x), x), 0.044715)), math.Sqrt(2/math.Pi))
-	return []*array.Array{ops.Mul(ops.MulScalar(x, 0.5), ops.AddScalar(ops.Tanh(inner), 1))}
-}
-
 func TestGELUFusesIntoOneStep(t *testing.T) {
-	f := Compile(gelu)
+	f := Compile(workload.GELU)
 	defer f.Release()
 	x := array.FromSlice([]float32{-2, -1, 0, 0.5, 3}, 5)
 	tr := newTrace(f, []*array.Array{x}, array.CurrentStream())
@@ -35,7 +29,7 @@ func TestGELUFusesIntoOneStep(t *testing.T) {
 	if len(c.InDTypes) != 5 {
 		t.Errorf("fused step reads %d inputs, want 5 (x and 4 scalars):\n%s", len(c.InDTypes), c.Program())
 	}
-	want, _ := array.ToSlice[float32](gelu(x)[0])
+	want, _ := array.ToSlice[float32](workload.GELU(x)[0])
 	got, err := array.ToSlice[float32](f.Call(x)[0])
 	if err != nil {
 		t.Fatal(err)

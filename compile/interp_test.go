@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/internal/workload"
 	"github.com/fathom-go/fathom/ops"
 )
 
@@ -29,8 +30,8 @@ func TestInterpreterMatchesOps(t *testing.T) {
 		fused int
 	}{
 		// x*x*x, the product with 0.044715 plus x, and 0.5x times the rest
-		"gelu float32": {gelu, []*array.Array{x32}, 3},
-		"gelu float64": {gelu, []*array.Array{y64}, 3},
+		"gelu float32": {workload.GELU, []*array.Array{x32}, 3},
+		"gelu float64": {workload.GELU, []*array.Array{y64}, 3},
 		// the second product takes in the first and the Add the third,
 		// leaving Square alone: a fused instruction is not fused again,
 		// and an Add takes in one product

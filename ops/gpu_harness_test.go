@@ -13,6 +13,7 @@ import (
 	"github.com/fathom-go/fathom/backend/metal/mslharness"
 	"github.com/fathom-go/fathom/compile"
 	"github.com/fathom-go/fathom/graph"
+	"github.com/fathom-go/fathom/internal/workload"
 	"github.com/fathom-go/fathom/ops"
 )
 
@@ -41,12 +42,6 @@ func harnessData(n, seed int) []float32 {
 		x[i] = float32(s>>8)/float32(1<<24)*6 - 3
 	}
 	return x
-}
-
-func harnessGELU(in ...*array.Array) []*array.Array {
-	x := in[0]
-	inner := ops.MulScalar(ops.Add(x, ops.MulScalar(ops.Mul(ops.Square(x), x), 0.044715)), math.Sqrt(2/math.Pi))
-	return []*array.Array{ops.Mul(ops.MulScalar(x, 0.5), ops.AddScalar(ops.Tanh(inner), 1))}
 }
 
 // asFloat64 evaluates a and returns its elements widened to float64.
@@ -84,7 +79,7 @@ func asFloat64(a *array.Array) ([]float64, error) {
 // TestGPUHarnessMatchesCPU runs each case on the GPU (through gpu.go, the
 // plans and the MSL kernels) and on the CPU, and compares the results.
 func TestGPUHarnessMatchesCPU(t *testing.T) {
-	gelu := compile.Compile(harnessGELU)
+	gelu := compile.Compile(workload.GELU)
 	defer gelu.Release()
 	cases := []struct {
 		name   string

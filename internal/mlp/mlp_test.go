@@ -13,6 +13,9 @@ import (
 // guess over the ten classes, ln 10.
 func TestLossStartsNearChance(t *testing.T) {
 	args := Args()
+	if got := len(args); got != 6 {
+		t.Fatalf("%d arguments, want 6", got)
+	}
 	l, err := array.ToSlice[float32](Loss(args...))
 	if err != nil {
 		t.Fatal(err)

@@ -16,21 +16,18 @@ import (
 )
 
 // RandF32 returns n values uniform in [-1, 1), the same for the same seed.
-func RandF32(n int, seed uint64) []float32 {
-	r := rand.New(rand.NewPCG(seed, 1))
-	v := make([]float32, n)
-	for i := range v {
-		v[i] = r.Float32()*2 - 1
-	}
-	return v
-}
+func RandF32(n int, seed uint64) []float32 { return uniform(n, seed, 1, (*rand.Rand).Float32) }
 
 // RandF64 is RandF32 for float64.
-func RandF64(n int, seed uint64) []float64 {
-	r := rand.New(rand.NewPCG(seed, 2))
-	v := make([]float64, n)
+func RandF64(n int, seed uint64) []float64 { return uniform(n, seed, 2, (*rand.Rand).Float64) }
+
+// uniform returns n values uniform in [-1, 1) from next, drawn from the
+// stream of a generator seeded with seed.
+func uniform[T float32 | float64](n int, seed, stream uint64, next func(*rand.Rand) T) []T {
+	r := rand.New(rand.NewPCG(seed, stream))
+	v := make([]T, n)
 	for i := range v {
-		v[i] = r.Float64()*2 - 1
+		v[i] = next(r)*2 - 1
 	}
 	return v
 }
