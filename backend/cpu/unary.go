@@ -233,8 +233,34 @@ func floatUnary[T ewFloat](op UnaryOp, out, x Buf) {
 	case LogicalNot, IsNaN, IsInf:
 		runUnary(out, x, fixed(floatPredicate[T](op)))
 	default:
+		if v, ok := vecOpOf[op]; ok && out.DType == array.Float32 && streamUnary(v, out, x) {
+			return
+		}
 		runUnary(out, x, fixed(floatKernel[T](op)))
 	}
+}
+
+// streamFrom is the size of result, in bytes, from which elementwise
+// kernels store it around the caches: the last-level cache could not
+// keep it for its reader anyway (compile's interpreter streams from the
+// same size).
+var streamFrom = 32 << 20
+
+// streamUnary computes the float32 function op into a row-major out of
+// streamFrom bytes or more, from a row-major x, with vecApplyStream, and
+// reports whether it did: only functions with kernels that store around
+// the caches (the cheaper ones, see the vecmath generator's fn.stream).
+func streamUnary(op vecOp, out, x Buf) bool {
+	n := out.Size()
+	if vecBest == nil || vecBest.kernelsNT[op] == nil || 4*n < streamFrom || !out.RowMajor() || !x.RowMajor() {
+		return false
+	}
+	o, s := Elems[float32](out)[out.Offset:out.Offset+n], Elems[float32](x)[x.Offset:x.Offset+n]
+	ParallelFor(n, Grain, func(lo, hi int) {
+		vecApplyStream(vecBest, op, o[lo:hi], s[lo:hi])
+		StoreFence()
+	})
+	return true
 }
 
 // floatKernel returns the slice kernel of op for a float type: a vector

@@ -21,6 +21,13 @@ func asmImpls() []vecImpl {
 			vecErf:     erfAVX512,
 			vecSin:     sinAVX512,
 			vecCos:     cosAVX512,
+		}, kernelsNT: [numVecOps]vecKernel{
+			vecExp:     expAVX512NT,
+			vecExpm1:   expm1AVX512NT,
+			vecTanh:    tanhAVX512NT,
+			vecSigmoid: sigmoidAVX512NT,
+			vecSin:     sinAVX512NT,
+			vecCos:     cosAVX512NT,
 		}, binary: map[BinaryOp]vecBinKernel{
 			Add:     addAVX512,
 			Sub:     subAVX512,
@@ -98,6 +105,13 @@ func asmImpls() []vecImpl {
 			vecErf:     erfAVX2,
 			vecSin:     sinAVX2,
 			vecCos:     cosAVX2,
+		}, kernelsNT: [numVecOps]vecKernel{
+			vecExp:     expAVX2NT,
+			vecExpm1:   expm1AVX2NT,
+			vecTanh:    tanhAVX2NT,
+			vecSigmoid: sigmoidAVX2NT,
+			vecSin:     sinAVX2NT,
+			vecCos:     cosAVX2NT,
 		}, binary: map[BinaryOp]vecBinKernel{
 			Add:     addAVX2,
 			Sub:     subAVX2,
@@ -173,11 +187,23 @@ func asmImpls() []vecImpl {
 //go:noescape
 func expAVX2(dst, src []float32) int
 
+// expAVX2NT is expAVX2 with the whole vectors stored around the caches:
+// dst must be 32-byte aligned.
+//
+//go:noescape
+func expAVX2NT(dst, src []float32) int
+
 // expm1AVX2 sets dst[i] to expm1(src[i]) for the whole 8-lane vectors of dst
 // and returns the number of elements written.
 //
 //go:noescape
 func expm1AVX2(dst, src []float32) int
+
+// expm1AVX2NT is expm1AVX2 with the whole vectors stored around the caches:
+// dst must be 32-byte aligned.
+//
+//go:noescape
+func expm1AVX2NT(dst, src []float32) int
 
 // logAVX2 sets dst[i] to log(src[i]) for the whole 8-lane vectors of dst
 // and returns the number of elements written.
@@ -197,11 +223,23 @@ func log1pAVX2(dst, src []float32) int
 //go:noescape
 func tanhAVX2(dst, src []float32) int
 
+// tanhAVX2NT is tanhAVX2 with the whole vectors stored around the caches:
+// dst must be 32-byte aligned.
+//
+//go:noescape
+func tanhAVX2NT(dst, src []float32) int
+
 // sigmoidAVX2 sets dst[i] to sigmoid(src[i]) for the whole 8-lane vectors of dst
 // and returns the number of elements written.
 //
 //go:noescape
 func sigmoidAVX2(dst, src []float32) int
+
+// sigmoidAVX2NT is sigmoidAVX2 with the whole vectors stored around the caches:
+// dst must be 32-byte aligned.
+//
+//go:noescape
+func sigmoidAVX2NT(dst, src []float32) int
 
 // erfAVX2 sets dst[i] to erf(src[i]) for the whole 8-lane vectors of dst
 // and returns the number of elements written.
@@ -216,12 +254,24 @@ func erfAVX2(dst, src []float32) int
 //go:noescape
 func sinAVX2(dst, src []float32) int
 
+// sinAVX2NT is sinAVX2 with the whole vectors stored around the caches:
+// dst must be 32-byte aligned.
+//
+//go:noescape
+func sinAVX2NT(dst, src []float32) int
+
 // cosAVX2 sets dst[i] to cos(src[i]) for the whole 8-lane vectors of dst
 // up to the first with an argument beyond sinCosMax (or ±Inf)
 // and returns the number of elements written.
 //
 //go:noescape
 func cosAVX2(dst, src []float32) int
+
+// cosAVX2NT is cosAVX2 with the whole vectors stored around the caches:
+// dst must be 32-byte aligned.
+//
+//go:noescape
+func cosAVX2NT(dst, src []float32) int
 
 // addAVX2 sets dst[i] to a[i] + b[i] for the whole 8-lane vectors of dst
 // and returns the number of elements written.
@@ -265,11 +315,23 @@ func minAVX2(dst, a, b []float32) int
 //go:noescape
 func expAVX512(dst, src []float32) int
 
+// expAVX512NT is expAVX512 with the whole vectors stored around the caches:
+// dst must be 64-byte aligned.
+//
+//go:noescape
+func expAVX512NT(dst, src []float32) int
+
 // expm1AVX512 sets dst[i] to expm1(src[i]) for the whole 16-lane vectors of dst
 // and returns the number of elements written.
 //
 //go:noescape
 func expm1AVX512(dst, src []float32) int
+
+// expm1AVX512NT is expm1AVX512 with the whole vectors stored around the caches:
+// dst must be 64-byte aligned.
+//
+//go:noescape
+func expm1AVX512NT(dst, src []float32) int
 
 // logAVX512 sets dst[i] to log(src[i]) for the whole 16-lane vectors of dst
 // and returns the number of elements written.
@@ -289,11 +351,23 @@ func log1pAVX512(dst, src []float32) int
 //go:noescape
 func tanhAVX512(dst, src []float32) int
 
+// tanhAVX512NT is tanhAVX512 with the whole vectors stored around the caches:
+// dst must be 64-byte aligned.
+//
+//go:noescape
+func tanhAVX512NT(dst, src []float32) int
+
 // sigmoidAVX512 sets dst[i] to sigmoid(src[i]) for the whole 16-lane vectors of dst
 // and returns the number of elements written.
 //
 //go:noescape
 func sigmoidAVX512(dst, src []float32) int
+
+// sigmoidAVX512NT is sigmoidAVX512 with the whole vectors stored around the caches:
+// dst must be 64-byte aligned.
+//
+//go:noescape
+func sigmoidAVX512NT(dst, src []float32) int
 
 // erfAVX512 sets dst[i] to erf(src[i]) for the whole 16-lane vectors of dst
 // and returns the number of elements written.
@@ -308,12 +382,24 @@ func erfAVX512(dst, src []float32) int
 //go:noescape
 func sinAVX512(dst, src []float32) int
 
+// sinAVX512NT is sinAVX512 with the whole vectors stored around the caches:
+// dst must be 64-byte aligned.
+//
+//go:noescape
+func sinAVX512NT(dst, src []float32) int
+
 // cosAVX512 sets dst[i] to cos(src[i]) for the whole 16-lane vectors of dst
 // up to the first with an argument beyond sinCosMax (or ±Inf)
 // and returns the number of elements written.
 //
 //go:noescape
 func cosAVX512(dst, src []float32) int
+
+// cosAVX512NT is cosAVX512 with the whole vectors stored around the caches:
+// dst must be 64-byte aligned.
+//
+//go:noescape
+func cosAVX512NT(dst, src []float32) int
 
 // addAVX512 sets dst[i] to a[i] + b[i] for the whole 16-lane vectors of dst
 // and returns the number of elements written.

@@ -104,6 +104,106 @@ done:
 	VZEROUPPER
 	RET
 
+// func expAVX2NT(dst []float32, src []float32) int
+// Requires: AVX, AVX2, FMA3
+TEXT ·expAVX2NT(SB), NOSPLIT, $0-56
+	MOVQ    dst_base+0(FP), AX
+	MOVQ    dst_len+8(FP), CX
+	MOVQ    src_base+24(FP), DX
+	MOVQ    CX, BX
+	ANDQ    $-8, BX
+	VMOVUPS vmconst<>+768(SB), Y0
+	VMOVUPS vmconst<>+0(SB), Y1
+	VMOVUPS vmconst<>+64(SB), Y2
+	VMOVUPS vmconst<>+128(SB), Y3
+	VMOVUPS vmconst<>+192(SB), Y4
+	VMOVUPS vmconst<>+256(SB), Y5
+	VMOVUPS vmconst<>+320(SB), Y6
+	VMOVUPS vmconst<>+384(SB), Y7
+	VMOVUPS vmconst<>+448(SB), Y8
+	VMOVUPS vmconst<>+512(SB), Y9
+	VMOVUPS vmconst<>+576(SB), Y10
+	VMOVUPS vmconst<>+640(SB), Y11
+	XORQ    SI, SI
+
+loop:
+	CMPQ        SI, BX
+	JAE         tail
+	VMOVUPS     (DX)(SI*4), Y12
+	VMAXPS      Y12, Y1, Y12
+	VMINPS      Y12, Y2, Y12
+	VMULPS      Y3, Y12, Y13
+	VROUNDPS    $0x00, Y13, Y13
+	VMOVUPS     Y13, Y14
+	VFMADD213PS Y12, Y4, Y14
+	VMOVUPS     Y13, Y12
+	VFMADD213PS Y14, Y5, Y12
+	VMOVUPS     Y12, Y14
+	VFMADD213PS Y7, Y6, Y14
+	VFMADD213PS Y8, Y12, Y14
+	VFMADD213PS Y9, Y12, Y14
+	VFMADD213PS Y10, Y12, Y14
+	VFMADD213PS Y11, Y12, Y14
+	VMULPS      Y12, Y12, Y15
+	VFMADD213PS Y12, Y15, Y14
+	VADDPS      vmconst<>+704(SB), Y14, Y12
+	VCVTTPS2DQ  Y13, Y13
+	VPSRAD      $0x01, Y13, Y14
+	VPADDD      Y0, Y14, Y15
+	VPSLLD      $0x17, Y15, Y15
+	VMULPS      Y15, Y12, Y12
+	VPSUBD      Y14, Y13, Y13
+	VPADDD      Y0, Y13, Y13
+	VPSLLD      $0x17, Y13, Y13
+	VMULPS      Y13, Y12, Y12
+	VMOVNTPS    Y12, (AX)(SI*4)
+	ADDQ        $0x00000008, SI
+	JMP         loop
+
+tail:
+	CMPQ        SI, CX
+	JAE         done
+	MOVQ        CX, BX
+	SUBQ        SI, BX
+	LEAQ        vmconst<>+832(SB), DI
+	MOVQ        $0x00000008, R8
+	SUBQ        BX, R8
+	VMOVUPS     (DI)(R8*4), Y12
+	VMASKMOVPS  (DX)(SI*4), Y12, Y13
+	VMAXPS      Y13, Y1, Y1
+	VMINPS      Y1, Y2, Y1
+	VMULPS      Y3, Y1, Y2
+	VROUNDPS    $0x00, Y2, Y2
+	VMOVUPS     Y2, Y3
+	VFMADD213PS Y1, Y4, Y3
+	VMOVUPS     Y2, Y1
+	VFMADD213PS Y3, Y5, Y1
+	VMOVUPS     Y1, Y3
+	VFMADD213PS Y7, Y6, Y3
+	VFMADD213PS Y8, Y1, Y3
+	VFMADD213PS Y9, Y1, Y3
+	VFMADD213PS Y10, Y1, Y3
+	VFMADD213PS Y11, Y1, Y3
+	VMULPS      Y1, Y1, Y4
+	VFMADD213PS Y1, Y4, Y3
+	VADDPS      vmconst<>+704(SB), Y3, Y1
+	VCVTTPS2DQ  Y2, Y2
+	VPSRAD      $0x01, Y2, Y3
+	VPADDD      Y0, Y3, Y4
+	VPSLLD      $0x17, Y4, Y4
+	VMULPS      Y4, Y1, Y1
+	VPSUBD      Y3, Y2, Y2
+	VPADDD      Y0, Y2, Y0
+	VPSLLD      $0x17, Y0, Y0
+	VMULPS      Y0, Y1, Y0
+	VMASKMOVPS  Y0, Y12, (AX)(SI*4)
+	MOVQ        CX, SI
+
+done:
+	MOVQ SI, ret+48(FP)
+	VZEROUPPER
+	RET
+
 // func expm1AVX2(dst []float32, src []float32) int
 // Requires: AVX, AVX2, FMA3
 TEXT ·expm1AVX2(SB), NOSPLIT, $0-56
@@ -156,6 +256,105 @@ loop:
 	VCMPPS      $0x11, vmconst<>+1088(SB), Y13, Y13
 	VBLENDVPS   Y13, Y11, Y12, Y11
 	VMOVUPS     Y11, (AX)(SI*4)
+	ADDQ        $0x00000008, SI
+	JMP         loop
+
+tail:
+	CMPQ        SI, CX
+	JAE         done
+	MOVQ        CX, BX
+	SUBQ        SI, BX
+	LEAQ        vmconst<>+832(SB), DI
+	MOVQ        $0x00000008, R8
+	SUBQ        BX, R8
+	VMOVUPS     (DI)(R8*4), Y11
+	VMASKMOVPS  (DX)(SI*4), Y11, Y12
+	VMAXPS      Y12, Y1, Y1
+	VMINPS      Y1, Y2, Y1
+	VMULPS      Y3, Y1, Y2
+	VROUNDPS    $0x00, Y2, Y2
+	VMOVUPS     Y2, Y3
+	VFMADD213PS Y1, Y4, Y3
+	VMOVUPS     Y2, Y1
+	VFMADD213PS Y3, Y5, Y1
+	VMOVUPS     Y1, Y3
+	VFMADD213PS Y7, Y6, Y3
+	VFMADD213PS Y8, Y1, Y3
+	VFMADD213PS Y9, Y1, Y3
+	VFMADD213PS Y10, Y1, Y3
+	VFMADD213PS Y0, Y1, Y3
+	VMULPS      Y1, Y1, Y4
+	VFMADD213PS Y1, Y4, Y3
+	VCVTTPS2DQ  Y2, Y1
+	VPSUBD      vmconst<>+960(SB), Y1, Y1
+	VPADDD      vmconst<>+768(SB), Y1, Y1
+	VPSLLD      $0x17, Y1, Y1
+	VSUBPS      Y0, Y1, Y0
+	VFMADD213PS Y0, Y3, Y1
+	VADDPS      Y1, Y1, Y0
+	VPAND       vmconst<>+1024(SB), Y12, Y1
+	VCMPPS      $0x11, vmconst<>+1088(SB), Y1, Y1
+	VBLENDVPS   Y1, Y12, Y0, Y0
+	VMASKMOVPS  Y0, Y11, (AX)(SI*4)
+	MOVQ        CX, SI
+
+done:
+	MOVQ SI, ret+48(FP)
+	VZEROUPPER
+	RET
+
+// func expm1AVX2NT(dst []float32, src []float32) int
+// Requires: AVX, AVX2, FMA3
+TEXT ·expm1AVX2NT(SB), NOSPLIT, $0-56
+	MOVQ    dst_base+0(FP), AX
+	MOVQ    dst_len+8(FP), CX
+	MOVQ    src_base+24(FP), DX
+	MOVQ    CX, BX
+	ANDQ    $-8, BX
+	VMOVUPS vmconst<>+640(SB), Y0
+	VMOVUPS vmconst<>+896(SB), Y1
+	VMOVUPS vmconst<>+64(SB), Y2
+	VMOVUPS vmconst<>+128(SB), Y3
+	VMOVUPS vmconst<>+192(SB), Y4
+	VMOVUPS vmconst<>+256(SB), Y5
+	VMOVUPS vmconst<>+320(SB), Y6
+	VMOVUPS vmconst<>+384(SB), Y7
+	VMOVUPS vmconst<>+448(SB), Y8
+	VMOVUPS vmconst<>+512(SB), Y9
+	VMOVUPS vmconst<>+576(SB), Y10
+	XORQ    SI, SI
+
+loop:
+	CMPQ        SI, BX
+	JAE         tail
+	VMOVUPS     (DX)(SI*4), Y11
+	VMAXPS      Y11, Y1, Y12
+	VMINPS      Y12, Y2, Y12
+	VMULPS      Y3, Y12, Y13
+	VROUNDPS    $0x00, Y13, Y13
+	VMOVUPS     Y13, Y14
+	VFMADD213PS Y12, Y4, Y14
+	VMOVUPS     Y13, Y12
+	VFMADD213PS Y14, Y5, Y12
+	VMOVUPS     Y12, Y14
+	VFMADD213PS Y7, Y6, Y14
+	VFMADD213PS Y8, Y12, Y14
+	VFMADD213PS Y9, Y12, Y14
+	VFMADD213PS Y10, Y12, Y14
+	VFMADD213PS Y0, Y12, Y14
+	VMULPS      Y12, Y12, Y15
+	VFMADD213PS Y12, Y15, Y14
+	VCVTTPS2DQ  Y13, Y12
+	VPSUBD      vmconst<>+960(SB), Y12, Y12
+	VPADDD      vmconst<>+768(SB), Y12, Y12
+	VPSLLD      $0x17, Y12, Y12
+	VSUBPS      Y0, Y12, Y13
+	VFMADD213PS Y13, Y14, Y12
+	VADDPS      Y12, Y12, Y12
+	VPAND       vmconst<>+1024(SB), Y11, Y13
+	VCMPPS      $0x11, vmconst<>+1088(SB), Y13, Y13
+	VBLENDVPS   Y13, Y11, Y12, Y11
+	VMOVNTPS    Y11, (AX)(SI*4)
 	ADDQ        $0x00000008, SI
 	JMP         loop
 
@@ -590,6 +789,139 @@ done:
 	VZEROUPPER
 	RET
 
+// func tanhAVX2NT(dst []float32, src []float32) int
+// Requires: AVX, AVX2, FMA3
+TEXT ·tanhAVX2NT(SB), NOSPLIT, $0-56
+	MOVQ    dst_base+0(FP), AX
+	MOVQ    dst_len+8(FP), CX
+	MOVQ    src_base+24(FP), DX
+	MOVQ    CX, BX
+	ANDQ    $-8, BX
+	VMOVUPS vmconst<>+1024(SB), Y0
+	VMOVUPS vmconst<>+2560(SB), Y1
+	VMOVUPS vmconst<>+2624(SB), Y2
+	VMOVUPS vmconst<>+1280(SB), Y3
+	VMOVUPS vmconst<>+2688(SB), Y4
+	VMOVUPS vmconst<>+2720(SB), Y5
+	VMOVUPS vmconst<>+2752(SB), Y6
+	VMOVUPS vmconst<>+2784(SB), Y7
+	VMOVUPS vmconst<>+2816(SB), Y8
+	XORQ    SI, SI
+
+loop:
+	CMPQ        SI, BX
+	JAE         tail
+	VMOVUPS     (DX)(SI*4), Y9
+	VPAND       Y0, Y9, Y10
+	VMINPS      Y10, Y1, Y10
+	VPSRLD      $0x16, Y10, Y11
+	VPSUBD      Y2, Y11, Y11
+	VPMAXSD     Y3, Y11, Y11
+	VPSLLD      $0x1c, Y11, Y12
+	VPERMPS     Y4, Y11, Y13
+	VPERMPS     Y5, Y11, Y14
+	VBLENDVPS   Y12, Y14, Y13, Y13
+	VSUBPS      Y13, Y10, Y10
+	VPERMPS     Y6, Y11, Y13
+	VPERMPS     Y7, Y11, Y14
+	VBLENDVPS   Y12, Y14, Y13, Y13
+	VPERMPS     Y8, Y11, Y14
+	VPERMPS     vmconst<>+2848(SB), Y11, Y15
+	VBLENDVPS   Y12, Y15, Y14, Y14
+	VMOVUPS     Y10, Y15
+	VFMADD213PS Y14, Y13, Y15
+	VPERMPS     vmconst<>+2880(SB), Y11, Y13
+	VPERMPS     vmconst<>+2912(SB), Y11, Y14
+	VBLENDVPS   Y12, Y14, Y13, Y13
+	VFMADD213PS Y13, Y10, Y15
+	VPERMPS     vmconst<>+2944(SB), Y11, Y13
+	VPERMPS     vmconst<>+2976(SB), Y11, Y14
+	VBLENDVPS   Y12, Y14, Y13, Y13
+	VFMADD213PS Y13, Y10, Y15
+	VPERMPS     vmconst<>+3008(SB), Y11, Y13
+	VPERMPS     vmconst<>+3040(SB), Y11, Y14
+	VBLENDVPS   Y12, Y14, Y13, Y13
+	VFMADD213PS Y13, Y10, Y15
+	VPERMPS     vmconst<>+3072(SB), Y11, Y13
+	VPERMPS     vmconst<>+3104(SB), Y11, Y14
+	VBLENDVPS   Y12, Y14, Y13, Y13
+	VFMADD213PS Y13, Y10, Y15
+	VPERMPS     vmconst<>+3136(SB), Y11, Y13
+	VPERMPS     vmconst<>+3168(SB), Y11, Y14
+	VBLENDVPS   Y12, Y14, Y13, Y13
+	VFMADD213PS Y13, Y10, Y15
+	VPERMPS     vmconst<>+3200(SB), Y11, Y13
+	VPERMPS     vmconst<>+3232(SB), Y11, Y11
+	VBLENDVPS   Y12, Y11, Y13, Y11
+	VFMADD213PS Y11, Y10, Y15
+	VPAND       vmconst<>+3264(SB), Y9, Y9
+	VPXOR       Y9, Y15, Y9
+	VMOVNTPS    Y9, (AX)(SI*4)
+	ADDQ        $0x00000008, SI
+	JMP         loop
+
+tail:
+	CMPQ        SI, CX
+	JAE         done
+	MOVQ        CX, BX
+	SUBQ        SI, BX
+	LEAQ        vmconst<>+832(SB), DI
+	MOVQ        $0x00000008, R8
+	SUBQ        BX, R8
+	VMOVUPS     (DI)(R8*4), Y9
+	VMASKMOVPS  (DX)(SI*4), Y9, Y10
+	VPAND       Y0, Y10, Y0
+	VMINPS      Y0, Y1, Y0
+	VPSRLD      $0x16, Y0, Y1
+	VPSUBD      Y2, Y1, Y1
+	VPMAXSD     Y3, Y1, Y1
+	VPSLLD      $0x1c, Y1, Y2
+	VPERMPS     Y4, Y1, Y3
+	VPERMPS     Y5, Y1, Y4
+	VBLENDVPS   Y2, Y4, Y3, Y3
+	VSUBPS      Y3, Y0, Y0
+	VPERMPS     Y6, Y1, Y3
+	VPERMPS     Y7, Y1, Y4
+	VBLENDVPS   Y2, Y4, Y3, Y3
+	VPERMPS     Y8, Y1, Y4
+	VPERMPS     vmconst<>+2848(SB), Y1, Y5
+	VBLENDVPS   Y2, Y5, Y4, Y4
+	VMOVUPS     Y0, Y5
+	VFMADD213PS Y4, Y3, Y5
+	VPERMPS     vmconst<>+2880(SB), Y1, Y3
+	VPERMPS     vmconst<>+2912(SB), Y1, Y4
+	VBLENDVPS   Y2, Y4, Y3, Y3
+	VFMADD213PS Y3, Y0, Y5
+	VPERMPS     vmconst<>+2944(SB), Y1, Y3
+	VPERMPS     vmconst<>+2976(SB), Y1, Y4
+	VBLENDVPS   Y2, Y4, Y3, Y3
+	VFMADD213PS Y3, Y0, Y5
+	VPERMPS     vmconst<>+3008(SB), Y1, Y3
+	VPERMPS     vmconst<>+3040(SB), Y1, Y4
+	VBLENDVPS   Y2, Y4, Y3, Y3
+	VFMADD213PS Y3, Y0, Y5
+	VPERMPS     vmconst<>+3072(SB), Y1, Y3
+	VPERMPS     vmconst<>+3104(SB), Y1, Y4
+	VBLENDVPS   Y2, Y4, Y3, Y3
+	VFMADD213PS Y3, Y0, Y5
+	VPERMPS     vmconst<>+3136(SB), Y1, Y3
+	VPERMPS     vmconst<>+3168(SB), Y1, Y4
+	VBLENDVPS   Y2, Y4, Y3, Y3
+	VFMADD213PS Y3, Y0, Y5
+	VPERMPS     vmconst<>+3200(SB), Y1, Y3
+	VPERMPS     vmconst<>+3232(SB), Y1, Y1
+	VBLENDVPS   Y2, Y1, Y3, Y1
+	VFMADD213PS Y1, Y0, Y5
+	VPAND       vmconst<>+3264(SB), Y10, Y0
+	VPXOR       Y0, Y5, Y0
+	VMASKMOVPS  Y0, Y9, (AX)(SI*4)
+	MOVQ        CX, SI
+
+done:
+	MOVQ SI, ret+48(FP)
+	VZEROUPPER
+	RET
+
 // func sigmoidAVX2(dst []float32, src []float32) int
 // Requires: AVX, AVX2, FMA3
 TEXT ·sigmoidAVX2(SB), NOSPLIT, $0-56
@@ -647,6 +979,115 @@ loop:
 	VADDPS      Y0, Y12, Y12
 	VDIVPS      Y12, Y11, Y11
 	VMOVUPS     Y11, (AX)(SI*4)
+	ADDQ        $0x00000008, SI
+	JMP         loop
+
+tail:
+	CMPQ        SI, CX
+	JAE         done
+	MOVQ        CX, BX
+	SUBQ        SI, BX
+	LEAQ        vmconst<>+832(SB), DI
+	MOVQ        $0x00000008, R8
+	SUBQ        BX, R8
+	VMOVUPS     (DI)(R8*4), Y11
+	VMASKMOVPS  (DX)(SI*4), Y11, Y12
+	VPOR        Y2, Y12, Y2
+	VMAXPS      Y2, Y3, Y2
+	VMINPS      Y2, Y4, Y2
+	VMULPS      Y5, Y2, Y3
+	VROUNDPS    $0x00, Y3, Y3
+	VMOVUPS     Y3, Y4
+	VFMADD213PS Y2, Y6, Y4
+	VMOVUPS     Y3, Y2
+	VFMADD213PS Y4, Y7, Y2
+	VMOVUPS     Y2, Y4
+	VFMADD213PS Y9, Y8, Y4
+	VFMADD213PS Y10, Y2, Y4
+	VFMADD213PS vmconst<>+512(SB), Y2, Y4
+	VFMADD213PS vmconst<>+576(SB), Y2, Y4
+	VFMADD213PS vmconst<>+640(SB), Y2, Y4
+	VMULPS      Y2, Y2, Y5
+	VFMADD213PS Y2, Y5, Y4
+	VADDPS      Y0, Y4, Y2
+	VCVTTPS2DQ  Y3, Y3
+	VPSRAD      $0x01, Y3, Y4
+	VPADDD      Y1, Y4, Y5
+	VPSLLD      $0x17, Y5, Y5
+	VMULPS      Y5, Y2, Y2
+	VPSUBD      Y4, Y3, Y3
+	VPADDD      Y1, Y3, Y1
+	VPSLLD      $0x17, Y1, Y1
+	VMULPS      Y1, Y2, Y1
+	VCMPPS      $0x11, vmconst<>+1280(SB), Y12, Y2
+	VBLENDVPS   Y2, Y1, Y0, Y2
+	VADDPS      Y0, Y1, Y0
+	VDIVPS      Y0, Y2, Y0
+	VMASKMOVPS  Y0, Y11, (AX)(SI*4)
+	MOVQ        CX, SI
+
+done:
+	MOVQ SI, ret+48(FP)
+	VZEROUPPER
+	RET
+
+// func sigmoidAVX2NT(dst []float32, src []float32) int
+// Requires: AVX, AVX2, FMA3
+TEXT ·sigmoidAVX2NT(SB), NOSPLIT, $0-56
+	MOVQ    dst_base+0(FP), AX
+	MOVQ    dst_len+8(FP), CX
+	MOVQ    src_base+24(FP), DX
+	MOVQ    CX, BX
+	ANDQ    $-8, BX
+	VMOVUPS vmconst<>+704(SB), Y0
+	VMOVUPS vmconst<>+768(SB), Y1
+	VMOVUPS vmconst<>+3264(SB), Y2
+	VMOVUPS vmconst<>+0(SB), Y3
+	VMOVUPS vmconst<>+64(SB), Y4
+	VMOVUPS vmconst<>+128(SB), Y5
+	VMOVUPS vmconst<>+192(SB), Y6
+	VMOVUPS vmconst<>+256(SB), Y7
+	VMOVUPS vmconst<>+320(SB), Y8
+	VMOVUPS vmconst<>+384(SB), Y9
+	VMOVUPS vmconst<>+448(SB), Y10
+	XORQ    SI, SI
+
+loop:
+	CMPQ        SI, BX
+	JAE         tail
+	VMOVUPS     (DX)(SI*4), Y11
+	VPOR        Y2, Y11, Y12
+	VMAXPS      Y12, Y3, Y12
+	VMINPS      Y12, Y4, Y12
+	VMULPS      Y5, Y12, Y13
+	VROUNDPS    $0x00, Y13, Y13
+	VMOVUPS     Y13, Y14
+	VFMADD213PS Y12, Y6, Y14
+	VMOVUPS     Y13, Y12
+	VFMADD213PS Y14, Y7, Y12
+	VMOVUPS     Y12, Y14
+	VFMADD213PS Y9, Y8, Y14
+	VFMADD213PS Y10, Y12, Y14
+	VFMADD213PS vmconst<>+512(SB), Y12, Y14
+	VFMADD213PS vmconst<>+576(SB), Y12, Y14
+	VFMADD213PS vmconst<>+640(SB), Y12, Y14
+	VMULPS      Y12, Y12, Y15
+	VFMADD213PS Y12, Y15, Y14
+	VADDPS      Y0, Y14, Y12
+	VCVTTPS2DQ  Y13, Y13
+	VPSRAD      $0x01, Y13, Y14
+	VPADDD      Y1, Y14, Y15
+	VPSLLD      $0x17, Y15, Y15
+	VMULPS      Y15, Y12, Y12
+	VPSUBD      Y14, Y13, Y13
+	VPADDD      Y1, Y13, Y13
+	VPSLLD      $0x17, Y13, Y13
+	VMULPS      Y13, Y12, Y12
+	VCMPPS      $0x11, vmconst<>+1280(SB), Y11, Y11
+	VBLENDVPS   Y11, Y12, Y0, Y11
+	VADDPS      Y0, Y12, Y12
+	VDIVPS      Y12, Y11, Y11
+	VMOVNTPS    Y11, (AX)(SI*4)
 	ADDQ        $0x00000008, SI
 	JMP         loop
 
@@ -965,6 +1406,121 @@ done:
 	VZEROUPPER
 	RET
 
+// func sinAVX2NT(dst []float32, src []float32) int
+// Requires: AVX, AVX2, FMA3
+TEXT ·sinAVX2NT(SB), NOSPLIT, $0-56
+	MOVQ    dst_base+0(FP), AX
+	MOVQ    dst_len+8(FP), CX
+	MOVQ    src_base+24(FP), DX
+	MOVQ    CX, BX
+	ANDQ    $-8, BX
+	VMOVUPS vmconst<>+1024(SB), Y0
+	VMOVUPS vmconst<>+3264(SB), Y1
+	VMOVUPS vmconst<>+4480(SB), Y2
+	VMOVUPS vmconst<>+4544(SB), Y3
+	VMOVUPS vmconst<>+4608(SB), Y4
+	VMOVUPS vmconst<>+4672(SB), Y5
+	VMOVUPS vmconst<>+4736(SB), Y6
+	VMOVUPS vmconst<>+4800(SB), Y7
+	VMOVUPS vmconst<>+4864(SB), Y8
+	VMOVUPS vmconst<>+4928(SB), Y9
+	VMOVUPS vmconst<>+4992(SB), Y10
+	XORQ    SI, SI
+
+loop:
+	CMPQ        SI, BX
+	JAE         tail
+	VMOVUPS     (DX)(SI*4), Y11
+	VPAND       Y0, Y11, Y12
+	VCMPPS      $0x1e, Y2, Y12, Y12
+	VMOVMSKPS   Y12, DI
+	TESTL       DI, DI
+	JNZ         done
+	VPAND       Y0, Y11, Y12
+	VMULPS      Y3, Y12, Y13
+	VROUNDPS    $0x00, Y13, Y13
+	VMOVUPS     Y13, Y14
+	VFMADD213PS Y12, Y4, Y14
+	VMOVUPS     Y13, Y12
+	VFMADD213PS Y14, Y5, Y12
+	VMOVUPS     Y13, Y14
+	VFMADD213PS Y12, Y6, Y14
+	VCVTTPS2DQ  Y13, Y12
+	VMULPS      Y14, Y14, Y13
+	VMOVUPS     Y13, Y15
+	VFMADD213PS Y8, Y7, Y15
+	VFMADD213PS Y9, Y13, Y15
+	VFMADD213PS Y10, Y13, Y15
+	VMULPS      Y13, Y15, Y15
+	VFMADD213PS Y14, Y14, Y15
+	VMOVUPS     vmconst<>+5120(SB), Y14
+	VFMADD231PS vmconst<>+5056(SB), Y13, Y14
+	VFMADD213PS vmconst<>+5184(SB), Y13, Y14
+	VFMADD213PS vmconst<>+2176(SB), Y13, Y14
+	VFMADD213PS vmconst<>+704(SB), Y13, Y14
+	VPSLLD      $0x1f, Y12, Y13
+	VBLENDVPS   Y13, Y14, Y15, Y13
+	VPSLLD      $0x1e, Y12, Y12
+	VPAND       Y1, Y12, Y12
+	VPXOR       Y12, Y13, Y12
+	VPAND       Y1, Y11, Y11
+	VPXOR       Y11, Y12, Y11
+	VMOVNTPS    Y11, (AX)(SI*4)
+	ADDQ        $0x00000008, SI
+	JMP         loop
+
+tail:
+	CMPQ        SI, CX
+	JAE         done
+	MOVQ        CX, BX
+	SUBQ        SI, BX
+	LEAQ        vmconst<>+832(SB), DI
+	MOVQ        $0x00000008, R8
+	SUBQ        BX, R8
+	VMOVUPS     (DI)(R8*4), Y11
+	VMASKMOVPS  (DX)(SI*4), Y11, Y12
+	VPAND       Y0, Y12, Y13
+	VCMPPS      $0x1e, Y2, Y13, Y2
+	VMOVMSKPS   Y2, DX
+	TESTL       DX, DX
+	JNZ         done
+	VPAND       Y0, Y12, Y0
+	VMULPS      Y3, Y0, Y2
+	VROUNDPS    $0x00, Y2, Y2
+	VMOVUPS     Y2, Y3
+	VFMADD213PS Y0, Y4, Y3
+	VMOVUPS     Y2, Y0
+	VFMADD213PS Y3, Y5, Y0
+	VMOVUPS     Y2, Y3
+	VFMADD213PS Y0, Y6, Y3
+	VCVTTPS2DQ  Y2, Y0
+	VMULPS      Y3, Y3, Y2
+	VMOVUPS     Y2, Y4
+	VFMADD213PS Y8, Y7, Y4
+	VFMADD213PS Y9, Y2, Y4
+	VFMADD213PS Y10, Y2, Y4
+	VMULPS      Y2, Y4, Y4
+	VFMADD213PS Y3, Y3, Y4
+	VMOVUPS     vmconst<>+5120(SB), Y3
+	VFMADD231PS vmconst<>+5056(SB), Y2, Y3
+	VFMADD213PS vmconst<>+5184(SB), Y2, Y3
+	VFMADD213PS vmconst<>+2176(SB), Y2, Y3
+	VFMADD213PS vmconst<>+704(SB), Y2, Y3
+	VPSLLD      $0x1f, Y0, Y2
+	VBLENDVPS   Y2, Y3, Y4, Y2
+	VPSLLD      $0x1e, Y0, Y0
+	VPAND       Y1, Y0, Y0
+	VPXOR       Y0, Y2, Y0
+	VPAND       Y1, Y12, Y1
+	VPXOR       Y1, Y0, Y0
+	VMASKMOVPS  Y0, Y11, (AX)(SI*4)
+	MOVQ        CX, SI
+
+done:
+	MOVQ SI, ret+48(FP)
+	VZEROUPPER
+	RET
+
 // func cosAVX2(dst []float32, src []float32) int
 // Requires: AVX, AVX2, FMA3
 TEXT ·cosAVX2(SB), NOSPLIT, $0-56
@@ -1025,6 +1581,120 @@ loop:
 	VPAND       vmconst<>+3264(SB), Y12, Y12
 	VPXOR       Y12, Y13, Y12
 	VMOVUPS     Y12, (AX)(SI*4)
+	ADDQ        $0x00000008, SI
+	JMP         loop
+
+tail:
+	CMPQ        SI, CX
+	JAE         done
+	MOVQ        CX, BX
+	SUBQ        SI, BX
+	LEAQ        vmconst<>+832(SB), DI
+	MOVQ        $0x00000008, R8
+	SUBQ        BX, R8
+	VMOVUPS     (DI)(R8*4), Y12
+	VMASKMOVPS  (DX)(SI*4), Y12, Y13
+	VPAND       Y0, Y13, Y14
+	VCMPPS      $0x1e, Y1, Y14, Y1
+	VMOVMSKPS   Y1, DX
+	TESTL       DX, DX
+	JNZ         done
+	VPAND       Y0, Y13, Y0
+	VMULPS      Y2, Y0, Y1
+	VROUNDPS    $0x00, Y1, Y1
+	VMOVUPS     Y1, Y2
+	VFMADD213PS Y0, Y3, Y2
+	VMOVUPS     Y1, Y0
+	VFMADD213PS Y2, Y4, Y0
+	VMOVUPS     Y1, Y2
+	VFMADD213PS Y0, Y5, Y2
+	VCVTTPS2DQ  Y1, Y0
+	VPADDD      Y6, Y0, Y0
+	VMULPS      Y2, Y2, Y1
+	VMOVUPS     Y1, Y3
+	VFMADD213PS Y8, Y7, Y3
+	VFMADD213PS Y9, Y1, Y3
+	VFMADD213PS Y10, Y1, Y3
+	VMULPS      Y1, Y3, Y3
+	VFMADD213PS Y2, Y2, Y3
+	VMOVUPS     Y1, Y2
+	VFMADD213PS vmconst<>+5120(SB), Y11, Y2
+	VFMADD213PS vmconst<>+5184(SB), Y1, Y2
+	VFMADD213PS vmconst<>+2176(SB), Y1, Y2
+	VFMADD213PS vmconst<>+704(SB), Y1, Y2
+	VPSLLD      $0x1f, Y0, Y1
+	VBLENDVPS   Y1, Y2, Y3, Y1
+	VPSLLD      $0x1e, Y0, Y0
+	VPAND       vmconst<>+3264(SB), Y0, Y0
+	VPXOR       Y0, Y1, Y0
+	VMASKMOVPS  Y0, Y12, (AX)(SI*4)
+	MOVQ        CX, SI
+
+done:
+	MOVQ SI, ret+48(FP)
+	VZEROUPPER
+	RET
+
+// func cosAVX2NT(dst []float32, src []float32) int
+// Requires: AVX, AVX2, FMA3
+TEXT ·cosAVX2NT(SB), NOSPLIT, $0-56
+	MOVQ    dst_base+0(FP), AX
+	MOVQ    dst_len+8(FP), CX
+	MOVQ    src_base+24(FP), DX
+	MOVQ    CX, BX
+	ANDQ    $-8, BX
+	VMOVUPS vmconst<>+1024(SB), Y0
+	VMOVUPS vmconst<>+4480(SB), Y1
+	VMOVUPS vmconst<>+4544(SB), Y2
+	VMOVUPS vmconst<>+4608(SB), Y3
+	VMOVUPS vmconst<>+4672(SB), Y4
+	VMOVUPS vmconst<>+4736(SB), Y5
+	VMOVUPS vmconst<>+960(SB), Y6
+	VMOVUPS vmconst<>+4800(SB), Y7
+	VMOVUPS vmconst<>+4864(SB), Y8
+	VMOVUPS vmconst<>+4928(SB), Y9
+	VMOVUPS vmconst<>+4992(SB), Y10
+	VMOVUPS vmconst<>+5056(SB), Y11
+	XORQ    SI, SI
+
+loop:
+	CMPQ        SI, BX
+	JAE         tail
+	VMOVUPS     (DX)(SI*4), Y12
+	VPAND       Y0, Y12, Y13
+	VCMPPS      $0x1e, Y1, Y13, Y13
+	VMOVMSKPS   Y13, DI
+	TESTL       DI, DI
+	JNZ         done
+	VPAND       Y0, Y12, Y12
+	VMULPS      Y2, Y12, Y13
+	VROUNDPS    $0x00, Y13, Y13
+	VMOVUPS     Y13, Y14
+	VFMADD213PS Y12, Y3, Y14
+	VMOVUPS     Y13, Y12
+	VFMADD213PS Y14, Y4, Y12
+	VMOVUPS     Y13, Y14
+	VFMADD213PS Y12, Y5, Y14
+	VCVTTPS2DQ  Y13, Y12
+	VPADDD      Y6, Y12, Y12
+	VMULPS      Y14, Y14, Y13
+	VMOVUPS     Y13, Y15
+	VFMADD213PS Y8, Y7, Y15
+	VFMADD213PS Y9, Y13, Y15
+	VFMADD213PS Y10, Y13, Y15
+	VMULPS      Y13, Y15, Y15
+	VFMADD213PS Y14, Y14, Y15
+	VMOVUPS     Y13, Y14
+	VFMADD213PS vmconst<>+5120(SB), Y11, Y14
+	VFMADD213PS vmconst<>+5184(SB), Y13, Y14
+	VFMADD213PS vmconst<>+2176(SB), Y13, Y14
+	VFMADD213PS vmconst<>+704(SB), Y13, Y14
+	VPSLLD      $0x1f, Y12, Y13
+	VBLENDVPS   Y13, Y14, Y15, Y13
+	VPSLLD      $0x1e, Y12, Y12
+	VPAND       vmconst<>+3264(SB), Y12, Y12
+	VPXOR       Y12, Y13, Y12
+	VMOVNTPS    Y12, (AX)(SI*4)
 	ADDQ        $0x00000008, SI
 	JMP         loop
 
@@ -1475,6 +2145,88 @@ done:
 	VZEROUPPER
 	RET
 
+// func expAVX512NT(dst []float32, src []float32) int
+// Requires: AVX, AVX512F
+TEXT ·expAVX512NT(SB), NOSPLIT, $0-56
+	MOVQ    dst_base+0(FP), AX
+	MOVQ    dst_len+8(FP), CX
+	MOVQ    src_base+24(FP), DX
+	MOVQ    CX, BX
+	ANDQ    $-16, BX
+	VMOVUPS vmconst<>+0(SB), Z0
+	VMOVUPS vmconst<>+64(SB), Z1
+	VMOVUPS vmconst<>+128(SB), Z2
+	VMOVUPS vmconst<>+192(SB), Z3
+	VMOVUPS vmconst<>+256(SB), Z4
+	VMOVUPS vmconst<>+320(SB), Z5
+	VMOVUPS vmconst<>+384(SB), Z6
+	VMOVUPS vmconst<>+448(SB), Z7
+	VMOVUPS vmconst<>+512(SB), Z8
+	VMOVUPS vmconst<>+576(SB), Z9
+	VMOVUPS vmconst<>+640(SB), Z10
+	VMOVUPS vmconst<>+704(SB), Z11
+	XORQ    SI, SI
+
+loop:
+	CMPQ        SI, BX
+	JAE         tail
+	VMOVUPS     (DX)(SI*4), Z12
+	VMAXPS      Z12, Z0, Z12
+	VMINPS      Z12, Z1, Z12
+	VMULPS      Z2, Z12, Z13
+	VRNDSCALEPS $0x00, Z13, Z13
+	VMOVUPS     Z13, Z14
+	VFMADD213PS Z12, Z3, Z14
+	VMOVUPS     Z13, Z12
+	VFMADD213PS Z14, Z4, Z12
+	VMOVUPS     Z12, Z14
+	VFMADD213PS Z6, Z5, Z14
+	VFMADD213PS Z7, Z12, Z14
+	VFMADD213PS Z8, Z12, Z14
+	VFMADD213PS Z9, Z12, Z14
+	VFMADD213PS Z10, Z12, Z14
+	VMULPS      Z12, Z12, Z15
+	VFMADD213PS Z12, Z15, Z14
+	VADDPS      Z11, Z14, Z12
+	VSCALEFPS   Z13, Z12, Z12
+	VMOVNTPS    Z12, (AX)(SI*4)
+	ADDQ        $0x00000010, SI
+	JMP         loop
+
+tail:
+	CMPQ        SI, CX
+	JAE         done
+	MOVQ        CX, BX
+	SUBQ        SI, BX
+	LEAQ        vmconst<>+5248(SB), DI
+	KMOVW       (DI)(BX*4), K1
+	VMOVUPS.Z   (DX)(SI*4), K1, Z12
+	VMAXPS      Z12, Z0, Z0
+	VMINPS      Z0, Z1, Z0
+	VMULPS      Z2, Z0, Z1
+	VRNDSCALEPS $0x00, Z1, Z1
+	VMOVUPS     Z1, Z2
+	VFMADD213PS Z0, Z3, Z2
+	VMOVUPS     Z1, Z0
+	VFMADD213PS Z2, Z4, Z0
+	VMOVUPS     Z0, Z2
+	VFMADD213PS Z6, Z5, Z2
+	VFMADD213PS Z7, Z0, Z2
+	VFMADD213PS Z8, Z0, Z2
+	VFMADD213PS Z9, Z0, Z2
+	VFMADD213PS Z10, Z0, Z2
+	VMULPS      Z0, Z0, Z3
+	VFMADD213PS Z0, Z3, Z2
+	VADDPS      Z11, Z2, Z0
+	VSCALEFPS   Z1, Z0, Z0
+	VMOVUPS     Z0, K1, (AX)(SI*4)
+	MOVQ        CX, SI
+
+done:
+	MOVQ SI, ret+48(FP)
+	VZEROUPPER
+	RET
+
 // func expm1AVX512(dst []float32, src []float32) int
 // Requires: AVX, AVX512F
 TEXT ·expm1AVX512(SB), NOSPLIT, $0-56
@@ -1526,6 +2278,99 @@ loop:
 	VCMPPS      $0x11, Z12, Z17, K1
 	VBLENDMPS   Z13, Z14, K1, Z15
 	VMOVUPS     Z15, (AX)(SI*4)
+	ADDQ        $0x00000010, SI
+	JMP         loop
+
+tail:
+	CMPQ        SI, CX
+	JAE         done
+	MOVQ        CX, BX
+	SUBQ        SI, BX
+	LEAQ        vmconst<>+5248(SB), DI
+	KMOVW       (DI)(BX*4), K1
+	VMOVUPS.Z   (DX)(SI*4), K1, Z13
+	VMAXPS      Z13, Z1, Z1
+	VMINPS      Z1, Z2, Z1
+	VMULPS      Z3, Z1, Z2
+	VRNDSCALEPS $0x00, Z2, Z2
+	VMOVUPS     Z2, Z3
+	VFMADD213PS Z1, Z4, Z3
+	VMOVUPS     Z2, Z1
+	VFMADD213PS Z3, Z5, Z1
+	VMOVUPS     Z1, Z3
+	VFMADD213PS Z7, Z6, Z3
+	VFMADD213PS Z8, Z1, Z3
+	VFMADD213PS Z9, Z1, Z3
+	VFMADD213PS Z10, Z1, Z3
+	VFMADD213PS Z0, Z1, Z3
+	VMULPS      Z1, Z1, Z4
+	VFMADD213PS Z1, Z4, Z3
+	VSCALEFPS   Z2, Z0, Z1
+	VSUBPS      Z0, Z1, Z0
+	VFMADD213PS Z0, Z3, Z1
+	VADDPS      Z1, Z1, Z0
+	VPANDD      Z11, Z13, Z1
+	VCMPPS      $0x11, Z12, Z1, K2
+	VBLENDMPS   Z13, Z0, K2, Z16
+	VMOVUPS     Z16, K1, (AX)(SI*4)
+	MOVQ        CX, SI
+
+done:
+	MOVQ SI, ret+48(FP)
+	VZEROUPPER
+	RET
+
+// func expm1AVX512NT(dst []float32, src []float32) int
+// Requires: AVX, AVX512F
+TEXT ·expm1AVX512NT(SB), NOSPLIT, $0-56
+	MOVQ    dst_base+0(FP), AX
+	MOVQ    dst_len+8(FP), CX
+	MOVQ    src_base+24(FP), DX
+	MOVQ    CX, BX
+	ANDQ    $-16, BX
+	VMOVUPS vmconst<>+640(SB), Z0
+	VMOVUPS vmconst<>+896(SB), Z1
+	VMOVUPS vmconst<>+64(SB), Z2
+	VMOVUPS vmconst<>+128(SB), Z3
+	VMOVUPS vmconst<>+192(SB), Z4
+	VMOVUPS vmconst<>+256(SB), Z5
+	VMOVUPS vmconst<>+320(SB), Z6
+	VMOVUPS vmconst<>+384(SB), Z7
+	VMOVUPS vmconst<>+448(SB), Z8
+	VMOVUPS vmconst<>+512(SB), Z9
+	VMOVUPS vmconst<>+576(SB), Z10
+	VMOVUPS vmconst<>+1024(SB), Z11
+	VMOVUPS vmconst<>+1088(SB), Z12
+	XORQ    SI, SI
+
+loop:
+	CMPQ        SI, BX
+	JAE         tail
+	VMOVUPS     (DX)(SI*4), Z13
+	VMAXPS      Z13, Z1, Z14
+	VMINPS      Z14, Z2, Z14
+	VMULPS      Z3, Z14, Z17
+	VRNDSCALEPS $0x00, Z17, Z17
+	VMOVUPS     Z17, Z18
+	VFMADD213PS Z14, Z4, Z18
+	VMOVUPS     Z17, Z14
+	VFMADD213PS Z18, Z5, Z14
+	VMOVUPS     Z14, Z18
+	VFMADD213PS Z7, Z6, Z18
+	VFMADD213PS Z8, Z14, Z18
+	VFMADD213PS Z9, Z14, Z18
+	VFMADD213PS Z10, Z14, Z18
+	VFMADD213PS Z0, Z14, Z18
+	VMULPS      Z14, Z14, Z19
+	VFMADD213PS Z14, Z19, Z18
+	VSCALEFPS   Z17, Z0, Z14
+	VSUBPS      Z0, Z14, Z17
+	VFMADD213PS Z17, Z18, Z14
+	VADDPS      Z14, Z14, Z14
+	VPANDD      Z11, Z13, Z17
+	VCMPPS      $0x11, Z12, Z17, K1
+	VBLENDMPS   Z13, Z14, K1, Z15
+	VMOVNTPS    Z15, (AX)(SI*4)
 	ADDQ        $0x00000010, SI
 	JMP         loop
 
@@ -1921,6 +2766,104 @@ done:
 	VZEROUPPER
 	RET
 
+// func tanhAVX512NT(dst []float32, src []float32) int
+// Requires: AVX, AVX512F
+TEXT ·tanhAVX512NT(SB), NOSPLIT, $0-56
+	MOVQ    dst_base+0(FP), AX
+	MOVQ    dst_len+8(FP), CX
+	MOVQ    src_base+24(FP), DX
+	MOVQ    CX, BX
+	ANDQ    $-16, BX
+	VMOVUPS vmconst<>+1024(SB), Z0
+	VMOVUPS vmconst<>+2560(SB), Z1
+	VMOVUPS vmconst<>+2624(SB), Z2
+	VMOVUPS vmconst<>+1280(SB), Z3
+	VMOVUPS vmconst<>+2688(SB), Z4
+	VMOVUPS vmconst<>+2752(SB), Z5
+	VMOVUPS vmconst<>+2816(SB), Z6
+	VMOVUPS vmconst<>+2880(SB), Z7
+	VMOVUPS vmconst<>+2944(SB), Z8
+	VMOVUPS vmconst<>+3008(SB), Z9
+	VMOVUPS vmconst<>+3072(SB), Z10
+	VMOVUPS vmconst<>+3136(SB), Z11
+	VMOVUPS vmconst<>+3200(SB), Z12
+	VMOVUPS vmconst<>+3264(SB), Z13
+	XORQ    SI, SI
+
+loop:
+	CMPQ        SI, BX
+	JAE         tail
+	VMOVUPS     (DX)(SI*4), Z14
+	VPANDD      Z0, Z14, Z15
+	VMINPS      Z15, Z1, Z15
+	VPSRLD      $0x16, Z15, Z16
+	VPSUBD      Z2, Z16, Z16
+	VPMAXSD     Z3, Z16, Z16
+	VPERMPS     Z4, Z16, Z17
+	VSUBPS      Z17, Z15, Z15
+	VPERMPS     Z5, Z16, Z17
+	VPERMPS     Z6, Z16, Z18
+	VMOVUPS     Z15, Z19
+	VFMADD213PS Z18, Z17, Z19
+	VPERMPS     Z7, Z16, Z17
+	VFMADD213PS Z17, Z15, Z19
+	VPERMPS     Z8, Z16, Z17
+	VFMADD213PS Z17, Z15, Z19
+	VPERMPS     Z9, Z16, Z17
+	VFMADD213PS Z17, Z15, Z19
+	VPERMPS     Z10, Z16, Z17
+	VFMADD213PS Z17, Z15, Z19
+	VPERMPS     Z11, Z16, Z17
+	VFMADD213PS Z17, Z15, Z19
+	VPERMPS     Z12, Z16, Z16
+	VFMADD213PS Z16, Z15, Z19
+	VPANDD      Z13, Z14, Z14
+	VPXORD      Z14, Z19, Z14
+	VMOVNTPS    Z14, (AX)(SI*4)
+	ADDQ        $0x00000010, SI
+	JMP         loop
+
+tail:
+	CMPQ        SI, CX
+	JAE         done
+	MOVQ        CX, BX
+	SUBQ        SI, BX
+	LEAQ        vmconst<>+5248(SB), DI
+	KMOVW       (DI)(BX*4), K1
+	VMOVUPS.Z   (DX)(SI*4), K1, Z14
+	VPANDD      Z0, Z14, Z0
+	VMINPS      Z0, Z1, Z0
+	VPSRLD      $0x16, Z0, Z1
+	VPSUBD      Z2, Z1, Z1
+	VPMAXSD     Z3, Z1, Z1
+	VPERMPS     Z4, Z1, Z2
+	VSUBPS      Z2, Z0, Z0
+	VPERMPS     Z5, Z1, Z2
+	VPERMPS     Z6, Z1, Z3
+	VMOVUPS     Z0, Z4
+	VFMADD213PS Z3, Z2, Z4
+	VPERMPS     Z7, Z1, Z2
+	VFMADD213PS Z2, Z0, Z4
+	VPERMPS     Z8, Z1, Z2
+	VFMADD213PS Z2, Z0, Z4
+	VPERMPS     Z9, Z1, Z2
+	VFMADD213PS Z2, Z0, Z4
+	VPERMPS     Z10, Z1, Z2
+	VFMADD213PS Z2, Z0, Z4
+	VPERMPS     Z11, Z1, Z2
+	VFMADD213PS Z2, Z0, Z4
+	VPERMPS     Z12, Z1, Z1
+	VFMADD213PS Z1, Z0, Z4
+	VPANDD      Z13, Z14, Z0
+	VPXORD      Z0, Z4, Z0
+	VMOVUPS     Z0, K1, (AX)(SI*4)
+	MOVQ        CX, SI
+
+done:
+	MOVQ SI, ret+48(FP)
+	VZEROUPPER
+	RET
+
 // func sigmoidAVX512(dst []float32, src []float32) int
 // Requires: AVX, AVX512F
 TEXT ·sigmoidAVX512(SB), NOSPLIT, $0-56
@@ -1973,6 +2916,100 @@ loop:
 	VADDPS      Z0, Z15, Z14
 	VDIVPS      Z14, Z16, Z14
 	VMOVUPS     Z14, (AX)(SI*4)
+	ADDQ        $0x00000010, SI
+	JMP         loop
+
+tail:
+	CMPQ        SI, CX
+	JAE         done
+	MOVQ        CX, BX
+	SUBQ        SI, BX
+	LEAQ        vmconst<>+5248(SB), DI
+	KMOVW       (DI)(BX*4), K1
+	VMOVUPS.Z   (DX)(SI*4), K1, Z14
+	VPORD       Z1, Z14, Z1
+	VMAXPS      Z1, Z2, Z1
+	VMINPS      Z1, Z3, Z1
+	VMULPS      Z4, Z1, Z2
+	VRNDSCALEPS $0x00, Z2, Z2
+	VMOVUPS     Z2, Z3
+	VFMADD213PS Z1, Z5, Z3
+	VMOVUPS     Z2, Z1
+	VFMADD213PS Z3, Z6, Z1
+	VMOVUPS     Z1, Z3
+	VFMADD213PS Z8, Z7, Z3
+	VFMADD213PS Z9, Z1, Z3
+	VFMADD213PS Z10, Z1, Z3
+	VFMADD213PS Z11, Z1, Z3
+	VFMADD213PS Z12, Z1, Z3
+	VMULPS      Z1, Z1, Z4
+	VFMADD213PS Z1, Z4, Z3
+	VADDPS      Z0, Z3, Z1
+	VSCALEFPS   Z2, Z1, Z1
+	VCMPPS      $0x11, Z13, Z14, K2
+	VBLENDMPS   Z1, Z0, K2, Z17
+	VADDPS      Z0, Z1, Z0
+	VDIVPS      Z0, Z17, Z0
+	VMOVUPS     Z0, K1, (AX)(SI*4)
+	MOVQ        CX, SI
+
+done:
+	MOVQ SI, ret+48(FP)
+	VZEROUPPER
+	RET
+
+// func sigmoidAVX512NT(dst []float32, src []float32) int
+// Requires: AVX, AVX512F
+TEXT ·sigmoidAVX512NT(SB), NOSPLIT, $0-56
+	MOVQ    dst_base+0(FP), AX
+	MOVQ    dst_len+8(FP), CX
+	MOVQ    src_base+24(FP), DX
+	MOVQ    CX, BX
+	ANDQ    $-16, BX
+	VMOVUPS vmconst<>+704(SB), Z0
+	VMOVUPS vmconst<>+3264(SB), Z1
+	VMOVUPS vmconst<>+0(SB), Z2
+	VMOVUPS vmconst<>+64(SB), Z3
+	VMOVUPS vmconst<>+128(SB), Z4
+	VMOVUPS vmconst<>+192(SB), Z5
+	VMOVUPS vmconst<>+256(SB), Z6
+	VMOVUPS vmconst<>+320(SB), Z7
+	VMOVUPS vmconst<>+384(SB), Z8
+	VMOVUPS vmconst<>+448(SB), Z9
+	VMOVUPS vmconst<>+512(SB), Z10
+	VMOVUPS vmconst<>+576(SB), Z11
+	VMOVUPS vmconst<>+640(SB), Z12
+	VMOVUPS vmconst<>+1280(SB), Z13
+	XORQ    SI, SI
+
+loop:
+	CMPQ        SI, BX
+	JAE         tail
+	VMOVUPS     (DX)(SI*4), Z14
+	VPORD       Z1, Z14, Z15
+	VMAXPS      Z15, Z2, Z15
+	VMINPS      Z15, Z3, Z15
+	VMULPS      Z4, Z15, Z18
+	VRNDSCALEPS $0x00, Z18, Z18
+	VMOVUPS     Z18, Z19
+	VFMADD213PS Z15, Z5, Z19
+	VMOVUPS     Z18, Z15
+	VFMADD213PS Z19, Z6, Z15
+	VMOVUPS     Z15, Z19
+	VFMADD213PS Z8, Z7, Z19
+	VFMADD213PS Z9, Z15, Z19
+	VFMADD213PS Z10, Z15, Z19
+	VFMADD213PS Z11, Z15, Z19
+	VFMADD213PS Z12, Z15, Z19
+	VMULPS      Z15, Z15, Z20
+	VFMADD213PS Z15, Z20, Z19
+	VADDPS      Z0, Z19, Z15
+	VSCALEFPS   Z18, Z15, Z15
+	VCMPPS      $0x11, Z13, Z14, K1
+	VBLENDMPS   Z15, Z0, K1, Z16
+	VADDPS      Z0, Z15, Z14
+	VDIVPS      Z14, Z16, Z14
+	VMOVNTPS    Z14, (AX)(SI*4)
 	ADDQ        $0x00000010, SI
 	JMP         loop
 
@@ -2277,6 +3314,123 @@ done:
 	VZEROUPPER
 	RET
 
+// func sinAVX512NT(dst []float32, src []float32) int
+// Requires: AVX, AVX512F
+TEXT ·sinAVX512NT(SB), NOSPLIT, $0-56
+	MOVQ    dst_base+0(FP), AX
+	MOVQ    dst_len+8(FP), CX
+	MOVQ    src_base+24(FP), DX
+	MOVQ    CX, BX
+	ANDQ    $-16, BX
+	VMOVUPS vmconst<>+1024(SB), Z0
+	VMOVUPS vmconst<>+3264(SB), Z1
+	VMOVUPS vmconst<>+4480(SB), Z2
+	VMOVUPS vmconst<>+4544(SB), Z3
+	VMOVUPS vmconst<>+4608(SB), Z4
+	VMOVUPS vmconst<>+4672(SB), Z5
+	VMOVUPS vmconst<>+4736(SB), Z6
+	VMOVUPS vmconst<>+4800(SB), Z7
+	VMOVUPS vmconst<>+4864(SB), Z8
+	VMOVUPS vmconst<>+4928(SB), Z9
+	VMOVUPS vmconst<>+4992(SB), Z10
+	VMOVUPS vmconst<>+5056(SB), Z11
+	VMOVUPS vmconst<>+5120(SB), Z12
+	VMOVUPS vmconst<>+5184(SB), Z13
+	VMOVUPS vmconst<>+2176(SB), Z14
+	VMOVUPS vmconst<>+704(SB), Z15
+	VMOVUPS vmconst<>+960(SB), Z16
+	XORQ    SI, SI
+
+loop:
+	CMPQ        SI, BX
+	JAE         tail
+	VMOVUPS     (DX)(SI*4), Z17
+	VPANDD      Z0, Z17, Z18
+	VCMPPS      $0x1e, Z2, Z18, K1
+	KORTESTW    K1, K1
+	JNZ         done
+	VPANDD      Z0, Z17, Z18
+	VMULPS      Z3, Z18, Z21
+	VRNDSCALEPS $0x00, Z21, Z21
+	VMOVUPS     Z21, Z22
+	VFMADD213PS Z18, Z4, Z22
+	VMOVUPS     Z21, Z18
+	VFMADD213PS Z22, Z5, Z18
+	VMOVUPS     Z21, Z22
+	VFMADD213PS Z18, Z6, Z22
+	VCVTTPS2DQ  Z21, Z18
+	VMULPS      Z22, Z22, Z21
+	VMOVUPS     Z21, Z23
+	VFMADD213PS Z8, Z7, Z23
+	VFMADD213PS Z9, Z21, Z23
+	VFMADD213PS Z10, Z21, Z23
+	VMULPS      Z21, Z23, Z23
+	VFMADD213PS Z22, Z22, Z23
+	VMOVUPS     Z21, Z22
+	VFMADD213PS Z12, Z11, Z22
+	VFMADD213PS Z13, Z21, Z22
+	VFMADD213PS Z14, Z21, Z22
+	VFMADD213PS Z15, Z21, Z22
+	VPTESTMD    Z16, Z18, K1
+	VBLENDMPS   Z22, Z23, K1, Z19
+	VPSLLD      $0x1e, Z18, Z18
+	VPANDD      Z1, Z18, Z18
+	VPXORD      Z18, Z19, Z18
+	VPANDD      Z1, Z17, Z17
+	VPXORD      Z17, Z18, Z17
+	VMOVNTPS    Z17, (AX)(SI*4)
+	ADDQ        $0x00000010, SI
+	JMP         loop
+
+tail:
+	CMPQ        SI, CX
+	JAE         done
+	MOVQ        CX, BX
+	SUBQ        SI, BX
+	LEAQ        vmconst<>+5248(SB), DI
+	KMOVW       (DI)(BX*4), K1
+	VMOVUPS.Z   (DX)(SI*4), K1, Z17
+	VPANDD      Z0, Z17, Z18
+	VCMPPS      $0x1e, Z2, Z18, K2
+	KORTESTW    K2, K2
+	JNZ         done
+	VPANDD      Z0, Z17, Z0
+	VMULPS      Z3, Z0, Z2
+	VRNDSCALEPS $0x00, Z2, Z2
+	VMOVUPS     Z2, Z3
+	VFMADD213PS Z0, Z4, Z3
+	VMOVUPS     Z2, Z0
+	VFMADD213PS Z3, Z5, Z0
+	VMOVUPS     Z2, Z3
+	VFMADD213PS Z0, Z6, Z3
+	VCVTTPS2DQ  Z2, Z0
+	VMULPS      Z3, Z3, Z2
+	VMOVUPS     Z2, Z4
+	VFMADD213PS Z8, Z7, Z4
+	VFMADD213PS Z9, Z2, Z4
+	VFMADD213PS Z10, Z2, Z4
+	VMULPS      Z2, Z4, Z4
+	VFMADD213PS Z3, Z3, Z4
+	VMOVUPS     Z2, Z3
+	VFMADD213PS Z12, Z11, Z3
+	VFMADD213PS Z13, Z2, Z3
+	VFMADD213PS Z14, Z2, Z3
+	VFMADD213PS Z15, Z2, Z3
+	VPTESTMD    Z16, Z0, K2
+	VBLENDMPS   Z3, Z4, K2, Z20
+	VPSLLD      $0x1e, Z0, Z0
+	VPANDD      Z1, Z0, Z0
+	VPXORD      Z0, Z20, Z0
+	VPANDD      Z1, Z17, Z1
+	VPXORD      Z1, Z0, Z0
+	VMOVUPS     Z0, K1, (AX)(SI*4)
+	MOVQ        CX, SI
+
+done:
+	MOVQ SI, ret+48(FP)
+	VZEROUPPER
+	RET
+
 // func cosAVX512(dst []float32, src []float32) int
 // Requires: AVX, AVX512F
 TEXT ·cosAVX512(SB), NOSPLIT, $0-56
@@ -2341,6 +3495,121 @@ loop:
 	VPANDD      Z16, Z17, Z17
 	VPXORD      Z17, Z19, Z17
 	VMOVUPS     Z17, (AX)(SI*4)
+	ADDQ        $0x00000010, SI
+	JMP         loop
+
+tail:
+	CMPQ        SI, CX
+	JAE         done
+	MOVQ        CX, BX
+	SUBQ        SI, BX
+	LEAQ        vmconst<>+5248(SB), DI
+	KMOVW       (DI)(BX*4), K1
+	VMOVUPS.Z   (DX)(SI*4), K1, Z17
+	VPANDD      Z0, Z17, Z18
+	VCMPPS      $0x1e, Z2, Z18, K2
+	KORTESTW    K2, K2
+	JNZ         done
+	VPANDD      Z0, Z17, Z0
+	VMULPS      Z3, Z0, Z2
+	VRNDSCALEPS $0x00, Z2, Z2
+	VMOVUPS     Z2, Z3
+	VFMADD213PS Z0, Z4, Z3
+	VMOVUPS     Z2, Z0
+	VFMADD213PS Z3, Z5, Z0
+	VMOVUPS     Z2, Z3
+	VFMADD213PS Z0, Z6, Z3
+	VCVTTPS2DQ  Z2, Z0
+	VPADDD      Z1, Z0, Z0
+	VMULPS      Z3, Z3, Z2
+	VMOVUPS     Z2, Z4
+	VFMADD213PS Z8, Z7, Z4
+	VFMADD213PS Z9, Z2, Z4
+	VFMADD213PS Z10, Z2, Z4
+	VMULPS      Z2, Z4, Z4
+	VFMADD213PS Z3, Z3, Z4
+	VMOVUPS     Z2, Z3
+	VFMADD213PS Z12, Z11, Z3
+	VFMADD213PS Z13, Z2, Z3
+	VFMADD213PS Z14, Z2, Z3
+	VFMADD213PS Z15, Z2, Z3
+	VPTESTMD    Z1, Z0, K2
+	VBLENDMPS   Z3, Z4, K2, Z20
+	VPSLLD      $0x1e, Z0, Z0
+	VPANDD      Z16, Z0, Z0
+	VPXORD      Z0, Z20, Z0
+	VMOVUPS     Z0, K1, (AX)(SI*4)
+	MOVQ        CX, SI
+
+done:
+	MOVQ SI, ret+48(FP)
+	VZEROUPPER
+	RET
+
+// func cosAVX512NT(dst []float32, src []float32) int
+// Requires: AVX, AVX512F
+TEXT ·cosAVX512NT(SB), NOSPLIT, $0-56
+	MOVQ    dst_base+0(FP), AX
+	MOVQ    dst_len+8(FP), CX
+	MOVQ    src_base+24(FP), DX
+	MOVQ    CX, BX
+	ANDQ    $-16, BX
+	VMOVUPS vmconst<>+1024(SB), Z0
+	VMOVUPS vmconst<>+960(SB), Z1
+	VMOVUPS vmconst<>+4480(SB), Z2
+	VMOVUPS vmconst<>+4544(SB), Z3
+	VMOVUPS vmconst<>+4608(SB), Z4
+	VMOVUPS vmconst<>+4672(SB), Z5
+	VMOVUPS vmconst<>+4736(SB), Z6
+	VMOVUPS vmconst<>+4800(SB), Z7
+	VMOVUPS vmconst<>+4864(SB), Z8
+	VMOVUPS vmconst<>+4928(SB), Z9
+	VMOVUPS vmconst<>+4992(SB), Z10
+	VMOVUPS vmconst<>+5056(SB), Z11
+	VMOVUPS vmconst<>+5120(SB), Z12
+	VMOVUPS vmconst<>+5184(SB), Z13
+	VMOVUPS vmconst<>+2176(SB), Z14
+	VMOVUPS vmconst<>+704(SB), Z15
+	VMOVUPS vmconst<>+3264(SB), Z16
+	XORQ    SI, SI
+
+loop:
+	CMPQ        SI, BX
+	JAE         tail
+	VMOVUPS     (DX)(SI*4), Z17
+	VPANDD      Z0, Z17, Z18
+	VCMPPS      $0x1e, Z2, Z18, K1
+	KORTESTW    K1, K1
+	JNZ         done
+	VPANDD      Z0, Z17, Z17
+	VMULPS      Z3, Z17, Z18
+	VRNDSCALEPS $0x00, Z18, Z18
+	VMOVUPS     Z18, Z21
+	VFMADD213PS Z17, Z4, Z21
+	VMOVUPS     Z18, Z17
+	VFMADD213PS Z21, Z5, Z17
+	VMOVUPS     Z18, Z21
+	VFMADD213PS Z17, Z6, Z21
+	VCVTTPS2DQ  Z18, Z17
+	VPADDD      Z1, Z17, Z17
+	VMULPS      Z21, Z21, Z18
+	VMOVUPS     Z18, Z22
+	VFMADD213PS Z8, Z7, Z22
+	VFMADD213PS Z9, Z18, Z22
+	VFMADD213PS Z10, Z18, Z22
+	VMULPS      Z18, Z22, Z22
+	VFMADD213PS Z21, Z21, Z22
+	VMOVUPS     Z18, Z21
+	VFMADD213PS Z12, Z11, Z21
+	VFMADD213PS Z13, Z18, Z21
+	VFMADD213PS Z14, Z18, Z21
+	VFMADD213PS Z15, Z18, Z21
+	VPTESTMD    Z1, Z17, K1
+	VBLENDMPS   Z21, Z22, K1, Z19
+	VPSLLD      $0x1e, Z17, Z17
+	VPANDD      Z16, Z17, Z17
+	VPXORD      Z17, Z19, Z17
+	VMOVNTPS    Z17, (AX)(SI*4)
 	ADDQ        $0x00000010, SI
 	JMP         loop
 

@@ -55,7 +55,7 @@ func BenchmarkUnary16M(b *testing.B) {
 	out := make([]float32, n)
 	bytes := func(s []float32) []byte { return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), 4*len(s)) }
 	in, o := Contiguous(bytes(x), array.Float32, []int{n}), Contiguous(bytes(out), array.Float32, []int{n})
-	for _, op := range []UnaryOp{Exp, Tanh, Sigmoid, Log, Erf, Sin} {
+	for _, op := range []UnaryOp{Exp, Expm1, Log, Log1p, Tanh, Sigmoid, Erf, Sin, Cos} {
 		b.Run(op.String(), func(b *testing.B) {
 			b.SetBytes(8 * n)
 			for b.Loop() {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unsafe"
 
 	"github.com/fathom-go/fathom/array"
 )
@@ -232,6 +233,94 @@ func TestVecMathLayout(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestVecMathStream checks that vecApplyStream gives vecApply's results
+// to the last bit, at every alignment of dst to the vector and every
+// length up to a few vectors, with vectors the kernels hand back to Go
+// (sin and cos beyond sinCosMax), and that the functions meant to stream
+// have the kernels to (see the vecmath generator's fn.stream).
+func TestVecMathStream(t *testing.T) {
+	in := append(vecSpecial(), benchInput(200)...)
+	for i := 3; i < len(in); i += 37 {
+		in[i] = 1e9 + float32(i) // beyond sinCosMax
+	}
+	for _, impl := range asmImpls() {
+		streams := 0
+		for op := range numVecOps {
+			if impl.kernelsNT[op] == nil {
+				continue
+			}
+			streams++
+			want := make([]float32, len(in))
+			vecApply(&impl, op, want, in)
+			buf := make([]float32, len(in)+32)
+			for lo := range 16 {
+				for _, n := range []int{0, 1, 15, 16, 17, 40, 100, len(in)} {
+					// got starts lo elements past a 64-byte boundary
+					a := uintptr(unsafe.Pointer(&buf[0]))
+					got := buf[int(-a%64/4)+lo:][:n]
+					clear(got)
+					vecApplyStream(&impl, op, got, in[:n])
+					StoreFence()
+					for i := range n {
+						if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
+							t.Fatalf("%s/%s streamed %d elements, %d past alignment: element %d = %g, want %g", impl.name, vecRef[op].name, n, lo, i, got[i], want[i])
+						}
+					}
+				}
+			}
+		}
+		if streams != 6 {
+			t.Errorf("%s streams %d functions, want 6 (exp, expm1, tanh, sigmoid, sin, cos)", impl.name, streams)
+		}
+	}
+}
+
+// TestUnaryStream runs Unary on results at least streamFrom bytes large:
+// the functions with streaming kernels take that path, over a 2-D result
+// that starts off a vector boundary, and give the ordinary path's values;
+// the others, and strided operands, keep to the ordinary path.
+func TestUnaryStream(t *testing.T) {
+	if vecBest == nil {
+		t.Skip("no vector kernels")
+	}
+	const rows, cols, off = 37, 53, 3
+	x := append(make([]float32, off), benchInput(rows*cols)...)
+	x[off+100] = 1e9 // beyond sinCosMax
+	in := ewView(x, array.Float32, []int{rows, cols}, []int{cols, 1}, off)
+	newOut := func() (Buf, []float32) {
+		o := make([]float32, rows*cols+off)
+		return ewView(o, array.Float32, []int{rows, cols}, []int{cols, 1}, off), o
+	}
+	defer func(v int) { streamFrom = v }(streamFrom)
+	for op, v := range vecOpOf {
+		want, w := newOut()
+		streamFrom = 1 << 62
+		if err := Unary(op, want, in); err != nil {
+			t.Fatal(err)
+		}
+		streamFrom = 4 * rows * cols
+		got, g := newOut()
+		if streams := streamUnary(v, got, in); streams != (vecBest.kernelsNT[v] != nil) {
+			t.Errorf("%v: streamed %v", op, streams)
+		}
+		got, g = newOut()
+		if err := Unary(op, got, in); err != nil {
+			t.Fatal(err)
+		}
+		for i := range g {
+			if math.Float32bits(g[i]) != math.Float32bits(w[i]) {
+				t.Fatalf("%v: element %d = %g, want %g", op, i, g[i], w[i])
+			}
+		}
+		strided := in
+		strided.Shape, strided.Strides = []int{rows, cols / 2}, []int{cols, 2}
+		half := Buf{Data: got.Data, DType: array.Float32, Shape: []int{rows, cols / 2}, Strides: []int{cols / 2, 1}}
+		if streamUnary(v, half, strided) {
+			t.Errorf("%v: streamed a strided operand", op)
 		}
 	}
 }
