@@ -140,11 +140,14 @@ func Binary(op BinaryOp, out, a, b Buf) error {
 
 // binKernel is one operation over slices. vv takes two slices; vs and sv,
 // when not nil, take a slice and a broadcast scalar, which spares the
-// runner from filling a tile with the scalar.
+// runner from filling a tile with the scalar. flush, when not nil, runs
+// after each parallel chunk's slices: kernels that store around the
+// caches fence their stores there.
 type binKernel[T, D any] struct {
-	vv func(d []D, a, b []T)
-	vs func(d []D, a []T, b T)
-	sv func(d []D, a T, b []T)
+	vv    func(d []D, a, b []T)
+	vs    func(d []D, a []T, b T)
+	sv    func(d []D, a T, b []T)
+	flush func()
 }
 
 func fixedBin[T, D any](k binKernel[T, D]) func(int) binKernel[T, D] {
@@ -189,15 +192,21 @@ func runBinary[T, D any](out, a, b Buf, mk func(n int) binKernel[T, D]) {
 	if n := out.Size(); n <= Grain && flat(out) {
 		k := mk(n)
 		o := Elems[D](out)[out.Offset : out.Offset+n]
+		done := true
 		switch {
 		case flat(a, b):
 			k.vv(o, Elems[T](a)[a.Offset:a.Offset+n], Elems[T](b)[b.Offset:b.Offset+n])
-			return
 		case flat(a) && repeated(b) && k.vs != nil:
 			k.vs(o, Elems[T](a)[a.Offset:a.Offset+n], Elems[T](b)[b.Offset])
-			return
 		case repeated(a) && flat(b) && k.sv != nil:
 			k.sv(o, Elems[T](a)[a.Offset], Elems[T](b)[b.Offset:b.Offset+n])
+		default:
+			done = false
+		}
+		if done {
+			if k.flush != nil {
+				k.flush()
+			}
 			return
 		}
 	}
@@ -243,6 +252,9 @@ func runBinary[T, D any](out, a, b Buf, mk func(n int) binKernel[T, D]) {
 				}
 			}
 		})
+		if k.flush != nil {
+			k.flush()
+		}
 	})
 }
 
@@ -538,7 +550,11 @@ func realBinary[T ewReal](op BinaryOp, out, a, b Buf) {
 		runBinary(out, a, b, fixedBin(compareKernel[T](op)))
 		return
 	}
-	runBinary(out, a, b, fixedBin(arithKernel[T](op)))
+	k := arithKernel[T](op)
+	if s, ok := any(&vecArithNT[op]).(*binKernel[T, T]); ok && s.vv != nil && 4*out.Size() >= streamFrom && out.RowMajor() {
+		k = *s
+	}
+	runBinary(out, a, b, fixedBin(k))
 }
 
 // intKernel returns the FloorDivide, Remainder or Pow kernel of the

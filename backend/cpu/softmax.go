@@ -343,7 +343,7 @@ func smOps32(impl *vecImpl) *smOps[float32] {
 	if impl == nil {
 		return ops
 	}
-	bin := vecArithLoops(impl)
+	bin := vecArithLoops(impl, false)
 	vmax := vecReduceRuns(impl)[ReduceMax]
 	maximum, sub := bin[Maximum].vv, bin[Sub].vv
 	ops.max = func(x []float32) float32 { return vmax(float32(math.Inf(-1)), x) }

@@ -32,11 +32,18 @@ func TestVecScalar(t *testing.T) {
 		if impl == nil {
 			continue
 		}
-		for i, l := range vecArithLoops(impl) {
+		// the loops that store the ordinary way, then those that store
+		// around the caches
+		plain, nt := vecArithLoops(impl, false), vecArithLoops(impl, true)
+		for i, l := range append(plain[:], nt[:]...) {
 			if l.vv == nil {
 				continue
 			}
-			op := BinaryOp(i)
+			op := BinaryOp(i % len(plain))
+			how := "stores the ordinary way"
+			if i >= len(plain) {
+				how = "stores around the caches"
+			}
 			g := goBinaryKernel(op)
 			for _, s := range tileSpecials {
 				for n := range 70 {
@@ -44,17 +51,19 @@ func TestVecScalar(t *testing.T) {
 						x := a[lo : lo+n]
 						got, want := make([]float32, n), make([]float32, n)
 						l.vs(got, x, s)
+						StoreFence()
 						g.vs(want, x, s)
 						for i := range n {
 							if !sameF32(got[i], want[i]) {
-								t.Fatalf("%s %v(%g, scalar %g) = %g, want %g", names[k], op, x[i], s, got[i], want[i])
+								t.Fatalf("%s %v, which %s: (%g, scalar %g) = %g, want %g", names[k], op, how, x[i], s, got[i], want[i])
 							}
 						}
 						l.sv(got, s, x)
+						StoreFence()
 						g.sv(want, s, x)
 						for i := range n {
 							if !sameF32(got[i], want[i]) {
-								t.Fatalf("%s %v(scalar %g, %g) = %g, want %g", names[k], op, s, x[i], got[i], want[i])
+								t.Fatalf("%s %v, which %s: (scalar %g, %g) = %g, want %g", names[k], op, how, s, x[i], got[i], want[i])
 							}
 						}
 					}

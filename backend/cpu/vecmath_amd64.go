@@ -35,6 +35,13 @@ func asmImpls() []vecImpl {
 			Div:     divAVX512,
 			Maximum: maxAVX512,
 			Minimum: minAVX512,
+		}, binaryNT: map[BinaryOp]vecBinKernel{
+			Add:     addAVX512NT,
+			Sub:     subAVX512NT,
+			Mul:     mulAVX512NT,
+			Div:     divAVX512NT,
+			Maximum: maxAVX512NT,
+			Minimum: minAVX512NT,
 		}, reduce: map[ReduceOp]vecRedKernel{
 			ReduceMax: maxRedAVX512,
 			ReduceMin: minRedAVX512,
@@ -92,6 +99,16 @@ func asmImpls() []vecImpl {
 			prefetch:   prefetchAVX512,
 			copyNT:     copyNTAVX512,
 			storeFence: storeFenceAVX512,
+			addVSNT:    addVSAVX512NT,
+			subVSNT:    subVSAVX512NT,
+			subSVNT:    subSVAVX512NT,
+			mulVSNT:    mulVSAVX512NT,
+			divVSNT:    divVSAVX512NT,
+			divSVNT:    divSVAVX512NT,
+			maxVSNT:    maxVSAVX512NT,
+			maxSVNT:    maxSVAVX512NT,
+			minVSNT:    minVSAVX512NT,
+			minSVNT:    minSVAVX512NT,
 		})
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
@@ -119,6 +136,13 @@ func asmImpls() []vecImpl {
 			Div:     divAVX2,
 			Maximum: maxAVX2,
 			Minimum: minAVX2,
+		}, binaryNT: map[BinaryOp]vecBinKernel{
+			Add:     addAVX2NT,
+			Sub:     subAVX2NT,
+			Mul:     mulAVX2NT,
+			Div:     divAVX2NT,
+			Maximum: maxAVX2NT,
+			Minimum: minAVX2NT,
 		}, reduce: map[ReduceOp]vecRedKernel{
 			ReduceMax: maxRedAVX2,
 			ReduceMin: minRedAVX2,
@@ -176,6 +200,16 @@ func asmImpls() []vecImpl {
 			prefetch:   prefetchAVX2,
 			copyNT:     copyNTAVX2,
 			storeFence: storeFenceAVX2,
+			addVSNT:    addVSAVX2NT,
+			subVSNT:    subVSAVX2NT,
+			subSVNT:    subSVAVX2NT,
+			mulVSNT:    mulVSAVX2NT,
+			divVSNT:    divVSAVX2NT,
+			divSVNT:    divSVAVX2NT,
+			maxVSNT:    maxVSAVX2NT,
+			maxSVNT:    maxSVAVX2NT,
+			minVSNT:    minVSAVX2NT,
+			minSVNT:    minSVAVX2NT,
 		})
 	}
 	return impls
@@ -279,11 +313,23 @@ func cosAVX2NT(dst, src []float32) int
 //go:noescape
 func addAVX2(dst, a, b []float32) int
 
+// addAVX2NT is addAVX2 with the whole vectors stored around the caches:
+// dst must be 32-byte aligned.
+//
+//go:noescape
+func addAVX2NT(dst, a, b []float32) int
+
 // subAVX2 sets dst[i] to a[i] - b[i] for the whole 8-lane vectors of dst
 // and returns the number of elements written.
 //
 //go:noescape
 func subAVX2(dst, a, b []float32) int
+
+// subAVX2NT is subAVX2 with the whole vectors stored around the caches:
+// dst must be 32-byte aligned.
+//
+//go:noescape
+func subAVX2NT(dst, a, b []float32) int
 
 // mulAVX2 sets dst[i] to a[i] * b[i] for the whole 8-lane vectors of dst
 // and returns the number of elements written.
@@ -291,11 +337,23 @@ func subAVX2(dst, a, b []float32) int
 //go:noescape
 func mulAVX2(dst, a, b []float32) int
 
+// mulAVX2NT is mulAVX2 with the whole vectors stored around the caches:
+// dst must be 32-byte aligned.
+//
+//go:noescape
+func mulAVX2NT(dst, a, b []float32) int
+
 // divAVX2 sets dst[i] to a[i] / b[i] for the whole 8-lane vectors of dst
 // and returns the number of elements written.
 //
 //go:noescape
 func divAVX2(dst, a, b []float32) int
+
+// divAVX2NT is divAVX2 with the whole vectors stored around the caches:
+// dst must be 32-byte aligned.
+//
+//go:noescape
+func divAVX2NT(dst, a, b []float32) int
 
 // maxAVX2 sets dst[i] to the larger of a[i] and b[i], or the NaN among them for the whole 8-lane vectors of dst
 // and returns the number of elements written.
@@ -303,11 +361,23 @@ func divAVX2(dst, a, b []float32) int
 //go:noescape
 func maxAVX2(dst, a, b []float32) int
 
+// maxAVX2NT is maxAVX2 with the whole vectors stored around the caches:
+// dst must be 32-byte aligned.
+//
+//go:noescape
+func maxAVX2NT(dst, a, b []float32) int
+
 // minAVX2 sets dst[i] to the smaller of a[i] and b[i], or the NaN among them for the whole 8-lane vectors of dst
 // and returns the number of elements written.
 //
 //go:noescape
 func minAVX2(dst, a, b []float32) int
+
+// minAVX2NT is minAVX2 with the whole vectors stored around the caches:
+// dst must be 32-byte aligned.
+//
+//go:noescape
+func minAVX2NT(dst, a, b []float32) int
 
 // expAVX512 sets dst[i] to exp(src[i]) for the whole 16-lane vectors of dst
 // and returns the number of elements written.
@@ -407,11 +477,23 @@ func cosAVX512NT(dst, src []float32) int
 //go:noescape
 func addAVX512(dst, a, b []float32) int
 
+// addAVX512NT is addAVX512 with the whole vectors stored around the caches:
+// dst must be 64-byte aligned.
+//
+//go:noescape
+func addAVX512NT(dst, a, b []float32) int
+
 // subAVX512 sets dst[i] to a[i] - b[i] for the whole 16-lane vectors of dst
 // and returns the number of elements written.
 //
 //go:noescape
 func subAVX512(dst, a, b []float32) int
+
+// subAVX512NT is subAVX512 with the whole vectors stored around the caches:
+// dst must be 64-byte aligned.
+//
+//go:noescape
+func subAVX512NT(dst, a, b []float32) int
 
 // mulAVX512 sets dst[i] to a[i] * b[i] for the whole 16-lane vectors of dst
 // and returns the number of elements written.
@@ -419,11 +501,23 @@ func subAVX512(dst, a, b []float32) int
 //go:noescape
 func mulAVX512(dst, a, b []float32) int
 
+// mulAVX512NT is mulAVX512 with the whole vectors stored around the caches:
+// dst must be 64-byte aligned.
+//
+//go:noescape
+func mulAVX512NT(dst, a, b []float32) int
+
 // divAVX512 sets dst[i] to a[i] / b[i] for the whole 16-lane vectors of dst
 // and returns the number of elements written.
 //
 //go:noescape
 func divAVX512(dst, a, b []float32) int
+
+// divAVX512NT is divAVX512 with the whole vectors stored around the caches:
+// dst must be 64-byte aligned.
+//
+//go:noescape
+func divAVX512NT(dst, a, b []float32) int
 
 // maxAVX512 sets dst[i] to the larger of a[i] and b[i], or the NaN among them for the whole 16-lane vectors of dst
 // and returns the number of elements written.
@@ -431,11 +525,23 @@ func divAVX512(dst, a, b []float32) int
 //go:noescape
 func maxAVX512(dst, a, b []float32) int
 
+// maxAVX512NT is maxAVX512 with the whole vectors stored around the caches:
+// dst must be 64-byte aligned.
+//
+//go:noescape
+func maxAVX512NT(dst, a, b []float32) int
+
 // minAVX512 sets dst[i] to the smaller of a[i] and b[i], or the NaN among them for the whole 16-lane vectors of dst
 // and returns the number of elements written.
 //
 //go:noescape
 func minAVX512(dst, a, b []float32) int
+
+// minAVX512NT is minAVX512 with the whole vectors stored around the caches:
+// dst must be 64-byte aligned.
+//
+//go:noescape
+func minAVX512NT(dst, a, b []float32) int
 
 // maxRedAVX2 sets each of the first 8 lanes of acc to the larger of it and the elements of x's whole 8-lane vectors in that lane, or to a NaN among them, and returns the number of elements read.
 //
@@ -712,6 +818,66 @@ func copyNTAVX2(dst, src []float32) int
 //go:noescape
 func storeFenceAVX2()
 
+// addVSAVX2NT is addVSAVX2 with the whole vectors stored around the caches:
+// dst must be 32-byte aligned.
+//
+//go:noescape
+func addVSAVX2NT(dst, a []float32, b float32) int
+
+// subVSAVX2NT is subVSAVX2 with the whole vectors stored around the caches:
+// dst must be 32-byte aligned.
+//
+//go:noescape
+func subVSAVX2NT(dst, a []float32, b float32) int
+
+// subSVAVX2NT is subSVAVX2 with the whole vectors stored around the caches:
+// dst must be 32-byte aligned.
+//
+//go:noescape
+func subSVAVX2NT(dst, a []float32, b float32) int
+
+// mulVSAVX2NT is mulVSAVX2 with the whole vectors stored around the caches:
+// dst must be 32-byte aligned.
+//
+//go:noescape
+func mulVSAVX2NT(dst, a []float32, b float32) int
+
+// divVSAVX2NT is divVSAVX2 with the whole vectors stored around the caches:
+// dst must be 32-byte aligned.
+//
+//go:noescape
+func divVSAVX2NT(dst, a []float32, b float32) int
+
+// divSVAVX2NT is divSVAVX2 with the whole vectors stored around the caches:
+// dst must be 32-byte aligned.
+//
+//go:noescape
+func divSVAVX2NT(dst, a []float32, b float32) int
+
+// maxVSAVX2NT is maxVSAVX2 with the whole vectors stored around the caches:
+// dst must be 32-byte aligned.
+//
+//go:noescape
+func maxVSAVX2NT(dst, a []float32, b float32) int
+
+// maxSVAVX2NT is maxSVAVX2 with the whole vectors stored around the caches:
+// dst must be 32-byte aligned.
+//
+//go:noescape
+func maxSVAVX2NT(dst, a []float32, b float32) int
+
+// minVSAVX2NT is minVSAVX2 with the whole vectors stored around the caches:
+// dst must be 32-byte aligned.
+//
+//go:noescape
+func minVSAVX2NT(dst, a []float32, b float32) int
+
+// minSVAVX2NT is minSVAVX2 with the whole vectors stored around the caches:
+// dst must be 32-byte aligned.
+//
+//go:noescape
+func minSVAVX2NT(dst, a []float32, b float32) int
+
 // maxRedAVX512 sets each of the first 16 lanes of acc to the larger of it and the elements of x's whole 16-lane vectors in that lane, or to a NaN among them, and returns the number of elements read.
 //
 //go:noescape
@@ -986,3 +1152,63 @@ func copyNTAVX512(dst, src []float32) int
 //
 //go:noescape
 func storeFenceAVX512()
+
+// addVSAVX512NT is addVSAVX512 with the whole vectors stored around the caches:
+// dst must be 64-byte aligned.
+//
+//go:noescape
+func addVSAVX512NT(dst, a []float32, b float32) int
+
+// subVSAVX512NT is subVSAVX512 with the whole vectors stored around the caches:
+// dst must be 64-byte aligned.
+//
+//go:noescape
+func subVSAVX512NT(dst, a []float32, b float32) int
+
+// subSVAVX512NT is subSVAVX512 with the whole vectors stored around the caches:
+// dst must be 64-byte aligned.
+//
+//go:noescape
+func subSVAVX512NT(dst, a []float32, b float32) int
+
+// mulVSAVX512NT is mulVSAVX512 with the whole vectors stored around the caches:
+// dst must be 64-byte aligned.
+//
+//go:noescape
+func mulVSAVX512NT(dst, a []float32, b float32) int
+
+// divVSAVX512NT is divVSAVX512 with the whole vectors stored around the caches:
+// dst must be 64-byte aligned.
+//
+//go:noescape
+func divVSAVX512NT(dst, a []float32, b float32) int
+
+// divSVAVX512NT is divSVAVX512 with the whole vectors stored around the caches:
+// dst must be 64-byte aligned.
+//
+//go:noescape
+func divSVAVX512NT(dst, a []float32, b float32) int
+
+// maxVSAVX512NT is maxVSAVX512 with the whole vectors stored around the caches:
+// dst must be 64-byte aligned.
+//
+//go:noescape
+func maxVSAVX512NT(dst, a []float32, b float32) int
+
+// maxSVAVX512NT is maxSVAVX512 with the whole vectors stored around the caches:
+// dst must be 64-byte aligned.
+//
+//go:noescape
+func maxSVAVX512NT(dst, a []float32, b float32) int
+
+// minVSAVX512NT is minVSAVX512 with the whole vectors stored around the caches:
+// dst must be 64-byte aligned.
+//
+//go:noescape
+func minVSAVX512NT(dst, a []float32, b float32) int
+
+// minSVAVX512NT is minSVAVX512 with the whole vectors stored around the caches:
+// dst must be 64-byte aligned.
+//
+//go:noescape
+func minSVAVX512NT(dst, a []float32, b float32) int

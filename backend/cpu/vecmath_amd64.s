@@ -1798,6 +1798,55 @@ done:
 	VZEROUPPER
 	RET
 
+// func addAVX2NT(dst []float32, a []float32, b []float32) int
+// Requires: AVX
+TEXT ·addAVX2NT(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ a_base+24(FP), DX
+	MOVQ b_base+48(FP), BX
+	MOVQ CX, SI
+	ANDQ $-32, SI
+	ANDQ $-8, CX
+	XORQ DI, DI
+
+loop4:
+	CMPQ     DI, SI
+	JAE      loop1
+	VMOVUPS  (DX)(DI*4), Y0
+	VMOVUPS  (BX)(DI*4), Y1
+	VADDPS   Y1, Y0, Y0
+	VMOVNTPS Y0, (AX)(DI*4)
+	VMOVUPS  32(DX)(DI*4), Y0
+	VMOVUPS  32(BX)(DI*4), Y1
+	VADDPS   Y1, Y0, Y0
+	VMOVNTPS Y0, 32(AX)(DI*4)
+	VMOVUPS  64(DX)(DI*4), Y0
+	VMOVUPS  64(BX)(DI*4), Y1
+	VADDPS   Y1, Y0, Y0
+	VMOVNTPS Y0, 64(AX)(DI*4)
+	VMOVUPS  96(DX)(DI*4), Y0
+	VMOVUPS  96(BX)(DI*4), Y1
+	VADDPS   Y1, Y0, Y0
+	VMOVNTPS Y0, 96(AX)(DI*4)
+	ADDQ     $0x00000020, DI
+	JMP      loop4
+
+loop1:
+	CMPQ     DI, CX
+	JAE      done
+	VMOVUPS  (DX)(DI*4), Y0
+	VMOVUPS  (BX)(DI*4), Y1
+	VADDPS   Y1, Y0, Y0
+	VMOVNTPS Y0, (AX)(DI*4)
+	ADDQ     $0x00000008, DI
+	JMP      loop1
+
+done:
+	MOVQ DI, ret+72(FP)
+	VZEROUPPER
+	RET
+
 // func subAVX2(dst []float32, a []float32, b []float32) int
 // Requires: AVX
 TEXT ·subAVX2(SB), NOSPLIT, $0-80
@@ -1841,6 +1890,55 @@ loop1:
 	VMOVUPS Y0, (AX)(DI*4)
 	ADDQ    $0x00000008, DI
 	JMP     loop1
+
+done:
+	MOVQ DI, ret+72(FP)
+	VZEROUPPER
+	RET
+
+// func subAVX2NT(dst []float32, a []float32, b []float32) int
+// Requires: AVX
+TEXT ·subAVX2NT(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ a_base+24(FP), DX
+	MOVQ b_base+48(FP), BX
+	MOVQ CX, SI
+	ANDQ $-32, SI
+	ANDQ $-8, CX
+	XORQ DI, DI
+
+loop4:
+	CMPQ     DI, SI
+	JAE      loop1
+	VMOVUPS  (DX)(DI*4), Y0
+	VMOVUPS  (BX)(DI*4), Y1
+	VSUBPS   Y1, Y0, Y0
+	VMOVNTPS Y0, (AX)(DI*4)
+	VMOVUPS  32(DX)(DI*4), Y0
+	VMOVUPS  32(BX)(DI*4), Y1
+	VSUBPS   Y1, Y0, Y0
+	VMOVNTPS Y0, 32(AX)(DI*4)
+	VMOVUPS  64(DX)(DI*4), Y0
+	VMOVUPS  64(BX)(DI*4), Y1
+	VSUBPS   Y1, Y0, Y0
+	VMOVNTPS Y0, 64(AX)(DI*4)
+	VMOVUPS  96(DX)(DI*4), Y0
+	VMOVUPS  96(BX)(DI*4), Y1
+	VSUBPS   Y1, Y0, Y0
+	VMOVNTPS Y0, 96(AX)(DI*4)
+	ADDQ     $0x00000020, DI
+	JMP      loop4
+
+loop1:
+	CMPQ     DI, CX
+	JAE      done
+	VMOVUPS  (DX)(DI*4), Y0
+	VMOVUPS  (BX)(DI*4), Y1
+	VSUBPS   Y1, Y0, Y0
+	VMOVNTPS Y0, (AX)(DI*4)
+	ADDQ     $0x00000008, DI
+	JMP      loop1
 
 done:
 	MOVQ DI, ret+72(FP)
@@ -1896,6 +1994,55 @@ done:
 	VZEROUPPER
 	RET
 
+// func mulAVX2NT(dst []float32, a []float32, b []float32) int
+// Requires: AVX
+TEXT ·mulAVX2NT(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ a_base+24(FP), DX
+	MOVQ b_base+48(FP), BX
+	MOVQ CX, SI
+	ANDQ $-32, SI
+	ANDQ $-8, CX
+	XORQ DI, DI
+
+loop4:
+	CMPQ     DI, SI
+	JAE      loop1
+	VMOVUPS  (DX)(DI*4), Y0
+	VMOVUPS  (BX)(DI*4), Y1
+	VMULPS   Y1, Y0, Y0
+	VMOVNTPS Y0, (AX)(DI*4)
+	VMOVUPS  32(DX)(DI*4), Y0
+	VMOVUPS  32(BX)(DI*4), Y1
+	VMULPS   Y1, Y0, Y0
+	VMOVNTPS Y0, 32(AX)(DI*4)
+	VMOVUPS  64(DX)(DI*4), Y0
+	VMOVUPS  64(BX)(DI*4), Y1
+	VMULPS   Y1, Y0, Y0
+	VMOVNTPS Y0, 64(AX)(DI*4)
+	VMOVUPS  96(DX)(DI*4), Y0
+	VMOVUPS  96(BX)(DI*4), Y1
+	VMULPS   Y1, Y0, Y0
+	VMOVNTPS Y0, 96(AX)(DI*4)
+	ADDQ     $0x00000020, DI
+	JMP      loop4
+
+loop1:
+	CMPQ     DI, CX
+	JAE      done
+	VMOVUPS  (DX)(DI*4), Y0
+	VMOVUPS  (BX)(DI*4), Y1
+	VMULPS   Y1, Y0, Y0
+	VMOVNTPS Y0, (AX)(DI*4)
+	ADDQ     $0x00000008, DI
+	JMP      loop1
+
+done:
+	MOVQ DI, ret+72(FP)
+	VZEROUPPER
+	RET
+
 // func divAVX2(dst []float32, a []float32, b []float32) int
 // Requires: AVX
 TEXT ·divAVX2(SB), NOSPLIT, $0-80
@@ -1939,6 +2086,55 @@ loop1:
 	VMOVUPS Y0, (AX)(DI*4)
 	ADDQ    $0x00000008, DI
 	JMP     loop1
+
+done:
+	MOVQ DI, ret+72(FP)
+	VZEROUPPER
+	RET
+
+// func divAVX2NT(dst []float32, a []float32, b []float32) int
+// Requires: AVX
+TEXT ·divAVX2NT(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ a_base+24(FP), DX
+	MOVQ b_base+48(FP), BX
+	MOVQ CX, SI
+	ANDQ $-32, SI
+	ANDQ $-8, CX
+	XORQ DI, DI
+
+loop4:
+	CMPQ     DI, SI
+	JAE      loop1
+	VMOVUPS  (DX)(DI*4), Y0
+	VMOVUPS  (BX)(DI*4), Y1
+	VDIVPS   Y1, Y0, Y0
+	VMOVNTPS Y0, (AX)(DI*4)
+	VMOVUPS  32(DX)(DI*4), Y0
+	VMOVUPS  32(BX)(DI*4), Y1
+	VDIVPS   Y1, Y0, Y0
+	VMOVNTPS Y0, 32(AX)(DI*4)
+	VMOVUPS  64(DX)(DI*4), Y0
+	VMOVUPS  64(BX)(DI*4), Y1
+	VDIVPS   Y1, Y0, Y0
+	VMOVNTPS Y0, 64(AX)(DI*4)
+	VMOVUPS  96(DX)(DI*4), Y0
+	VMOVUPS  96(BX)(DI*4), Y1
+	VDIVPS   Y1, Y0, Y0
+	VMOVNTPS Y0, 96(AX)(DI*4)
+	ADDQ     $0x00000020, DI
+	JMP      loop4
+
+loop1:
+	CMPQ     DI, CX
+	JAE      done
+	VMOVUPS  (DX)(DI*4), Y0
+	VMOVUPS  (BX)(DI*4), Y1
+	VDIVPS   Y1, Y0, Y0
+	VMOVNTPS Y0, (AX)(DI*4)
+	ADDQ     $0x00000008, DI
+	JMP      loop1
 
 done:
 	MOVQ DI, ret+72(FP)
@@ -2004,6 +2200,65 @@ done:
 	VZEROUPPER
 	RET
 
+// func maxAVX2NT(dst []float32, a []float32, b []float32) int
+// Requires: AVX
+TEXT ·maxAVX2NT(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ a_base+24(FP), DX
+	MOVQ b_base+48(FP), BX
+	MOVQ CX, SI
+	ANDQ $-32, SI
+	ANDQ $-8, CX
+	XORQ DI, DI
+
+loop4:
+	CMPQ      DI, SI
+	JAE       loop1
+	VMOVUPS   (DX)(DI*4), Y0
+	VMOVUPS   (BX)(DI*4), Y1
+	VMAXPS    Y0, Y1, Y0
+	VCMPPS    $0x03, Y1, Y1, Y2
+	VBLENDVPS Y2, Y1, Y0, Y0
+	VMOVNTPS  Y0, (AX)(DI*4)
+	VMOVUPS   32(DX)(DI*4), Y0
+	VMOVUPS   32(BX)(DI*4), Y1
+	VMAXPS    Y0, Y1, Y0
+	VCMPPS    $0x03, Y1, Y1, Y2
+	VBLENDVPS Y2, Y1, Y0, Y0
+	VMOVNTPS  Y0, 32(AX)(DI*4)
+	VMOVUPS   64(DX)(DI*4), Y0
+	VMOVUPS   64(BX)(DI*4), Y1
+	VMAXPS    Y0, Y1, Y0
+	VCMPPS    $0x03, Y1, Y1, Y2
+	VBLENDVPS Y2, Y1, Y0, Y0
+	VMOVNTPS  Y0, 64(AX)(DI*4)
+	VMOVUPS   96(DX)(DI*4), Y0
+	VMOVUPS   96(BX)(DI*4), Y1
+	VMAXPS    Y0, Y1, Y0
+	VCMPPS    $0x03, Y1, Y1, Y2
+	VBLENDVPS Y2, Y1, Y0, Y0
+	VMOVNTPS  Y0, 96(AX)(DI*4)
+	ADDQ      $0x00000020, DI
+	JMP       loop4
+
+loop1:
+	CMPQ      DI, CX
+	JAE       done
+	VMOVUPS   (DX)(DI*4), Y0
+	VMOVUPS   (BX)(DI*4), Y1
+	VMAXPS    Y0, Y1, Y0
+	VCMPPS    $0x03, Y1, Y1, Y2
+	VBLENDVPS Y2, Y1, Y0, Y0
+	VMOVNTPS  Y0, (AX)(DI*4)
+	ADDQ      $0x00000008, DI
+	JMP       loop1
+
+done:
+	MOVQ DI, ret+72(FP)
+	VZEROUPPER
+	RET
+
 // func minAVX2(dst []float32, a []float32, b []float32) int
 // Requires: AVX
 TEXT ·minAVX2(SB), NOSPLIT, $0-80
@@ -2060,6 +2315,545 @@ loop1:
 
 done:
 	MOVQ DI, ret+72(FP)
+	VZEROUPPER
+	RET
+
+// func minAVX2NT(dst []float32, a []float32, b []float32) int
+// Requires: AVX
+TEXT ·minAVX2NT(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ a_base+24(FP), DX
+	MOVQ b_base+48(FP), BX
+	MOVQ CX, SI
+	ANDQ $-32, SI
+	ANDQ $-8, CX
+	XORQ DI, DI
+
+loop4:
+	CMPQ      DI, SI
+	JAE       loop1
+	VMOVUPS   (DX)(DI*4), Y0
+	VMOVUPS   (BX)(DI*4), Y1
+	VMINPS    Y0, Y1, Y0
+	VCMPPS    $0x03, Y1, Y1, Y2
+	VBLENDVPS Y2, Y1, Y0, Y0
+	VMOVNTPS  Y0, (AX)(DI*4)
+	VMOVUPS   32(DX)(DI*4), Y0
+	VMOVUPS   32(BX)(DI*4), Y1
+	VMINPS    Y0, Y1, Y0
+	VCMPPS    $0x03, Y1, Y1, Y2
+	VBLENDVPS Y2, Y1, Y0, Y0
+	VMOVNTPS  Y0, 32(AX)(DI*4)
+	VMOVUPS   64(DX)(DI*4), Y0
+	VMOVUPS   64(BX)(DI*4), Y1
+	VMINPS    Y0, Y1, Y0
+	VCMPPS    $0x03, Y1, Y1, Y2
+	VBLENDVPS Y2, Y1, Y0, Y0
+	VMOVNTPS  Y0, 64(AX)(DI*4)
+	VMOVUPS   96(DX)(DI*4), Y0
+	VMOVUPS   96(BX)(DI*4), Y1
+	VMINPS    Y0, Y1, Y0
+	VCMPPS    $0x03, Y1, Y1, Y2
+	VBLENDVPS Y2, Y1, Y0, Y0
+	VMOVNTPS  Y0, 96(AX)(DI*4)
+	ADDQ      $0x00000020, DI
+	JMP       loop4
+
+loop1:
+	CMPQ      DI, CX
+	JAE       done
+	VMOVUPS   (DX)(DI*4), Y0
+	VMOVUPS   (BX)(DI*4), Y1
+	VMINPS    Y0, Y1, Y0
+	VCMPPS    $0x03, Y1, Y1, Y2
+	VBLENDVPS Y2, Y1, Y0, Y0
+	VMOVNTPS  Y0, (AX)(DI*4)
+	ADDQ      $0x00000008, DI
+	JMP       loop1
+
+done:
+	MOVQ DI, ret+72(FP)
+	VZEROUPPER
+	RET
+
+// func addVSAVX2NT(dst []float32, a []float32, b float32) int
+// Requires: AVX
+TEXT ·addVSAVX2NT(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSS b+48(FP), Y0
+	MOVQ         CX, BX
+	ANDQ         $-32, BX
+	ANDQ         $-8, CX
+	XORQ         SI, SI
+
+loop4:
+	CMPQ     SI, BX
+	JAE      loop1
+	VMOVUPS  (DX)(SI*4), Y1
+	VADDPS   Y0, Y1, Y1
+	VMOVNTPS Y1, (AX)(SI*4)
+	VMOVUPS  32(DX)(SI*4), Y1
+	VADDPS   Y0, Y1, Y1
+	VMOVNTPS Y1, 32(AX)(SI*4)
+	VMOVUPS  64(DX)(SI*4), Y1
+	VADDPS   Y0, Y1, Y1
+	VMOVNTPS Y1, 64(AX)(SI*4)
+	VMOVUPS  96(DX)(SI*4), Y1
+	VADDPS   Y0, Y1, Y1
+	VMOVNTPS Y1, 96(AX)(SI*4)
+	ADDQ     $0x00000020, SI
+	JMP      loop4
+
+loop1:
+	CMPQ     SI, CX
+	JAE      done
+	VMOVUPS  (DX)(SI*4), Y1
+	VADDPS   Y0, Y1, Y1
+	VMOVNTPS Y1, (AX)(SI*4)
+	ADDQ     $0x00000008, SI
+	JMP      loop1
+
+done:
+	MOVQ SI, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func subVSAVX2NT(dst []float32, a []float32, b float32) int
+// Requires: AVX
+TEXT ·subVSAVX2NT(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSS b+48(FP), Y0
+	MOVQ         CX, BX
+	ANDQ         $-32, BX
+	ANDQ         $-8, CX
+	XORQ         SI, SI
+
+loop4:
+	CMPQ     SI, BX
+	JAE      loop1
+	VMOVUPS  (DX)(SI*4), Y1
+	VSUBPS   Y0, Y1, Y1
+	VMOVNTPS Y1, (AX)(SI*4)
+	VMOVUPS  32(DX)(SI*4), Y1
+	VSUBPS   Y0, Y1, Y1
+	VMOVNTPS Y1, 32(AX)(SI*4)
+	VMOVUPS  64(DX)(SI*4), Y1
+	VSUBPS   Y0, Y1, Y1
+	VMOVNTPS Y1, 64(AX)(SI*4)
+	VMOVUPS  96(DX)(SI*4), Y1
+	VSUBPS   Y0, Y1, Y1
+	VMOVNTPS Y1, 96(AX)(SI*4)
+	ADDQ     $0x00000020, SI
+	JMP      loop4
+
+loop1:
+	CMPQ     SI, CX
+	JAE      done
+	VMOVUPS  (DX)(SI*4), Y1
+	VSUBPS   Y0, Y1, Y1
+	VMOVNTPS Y1, (AX)(SI*4)
+	ADDQ     $0x00000008, SI
+	JMP      loop1
+
+done:
+	MOVQ SI, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func subSVAVX2NT(dst []float32, a []float32, b float32) int
+// Requires: AVX
+TEXT ·subSVAVX2NT(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSS b+48(FP), Y0
+	MOVQ         CX, BX
+	ANDQ         $-32, BX
+	ANDQ         $-8, CX
+	XORQ         SI, SI
+
+loop4:
+	CMPQ     SI, BX
+	JAE      loop1
+	VMOVUPS  (DX)(SI*4), Y1
+	VSUBPS   Y1, Y0, Y1
+	VMOVNTPS Y1, (AX)(SI*4)
+	VMOVUPS  32(DX)(SI*4), Y1
+	VSUBPS   Y1, Y0, Y1
+	VMOVNTPS Y1, 32(AX)(SI*4)
+	VMOVUPS  64(DX)(SI*4), Y1
+	VSUBPS   Y1, Y0, Y1
+	VMOVNTPS Y1, 64(AX)(SI*4)
+	VMOVUPS  96(DX)(SI*4), Y1
+	VSUBPS   Y1, Y0, Y1
+	VMOVNTPS Y1, 96(AX)(SI*4)
+	ADDQ     $0x00000020, SI
+	JMP      loop4
+
+loop1:
+	CMPQ     SI, CX
+	JAE      done
+	VMOVUPS  (DX)(SI*4), Y1
+	VSUBPS   Y1, Y0, Y1
+	VMOVNTPS Y1, (AX)(SI*4)
+	ADDQ     $0x00000008, SI
+	JMP      loop1
+
+done:
+	MOVQ SI, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func mulVSAVX2NT(dst []float32, a []float32, b float32) int
+// Requires: AVX
+TEXT ·mulVSAVX2NT(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSS b+48(FP), Y0
+	MOVQ         CX, BX
+	ANDQ         $-32, BX
+	ANDQ         $-8, CX
+	XORQ         SI, SI
+
+loop4:
+	CMPQ     SI, BX
+	JAE      loop1
+	VMOVUPS  (DX)(SI*4), Y1
+	VMULPS   Y0, Y1, Y1
+	VMOVNTPS Y1, (AX)(SI*4)
+	VMOVUPS  32(DX)(SI*4), Y1
+	VMULPS   Y0, Y1, Y1
+	VMOVNTPS Y1, 32(AX)(SI*4)
+	VMOVUPS  64(DX)(SI*4), Y1
+	VMULPS   Y0, Y1, Y1
+	VMOVNTPS Y1, 64(AX)(SI*4)
+	VMOVUPS  96(DX)(SI*4), Y1
+	VMULPS   Y0, Y1, Y1
+	VMOVNTPS Y1, 96(AX)(SI*4)
+	ADDQ     $0x00000020, SI
+	JMP      loop4
+
+loop1:
+	CMPQ     SI, CX
+	JAE      done
+	VMOVUPS  (DX)(SI*4), Y1
+	VMULPS   Y0, Y1, Y1
+	VMOVNTPS Y1, (AX)(SI*4)
+	ADDQ     $0x00000008, SI
+	JMP      loop1
+
+done:
+	MOVQ SI, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func divVSAVX2NT(dst []float32, a []float32, b float32) int
+// Requires: AVX
+TEXT ·divVSAVX2NT(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSS b+48(FP), Y0
+	MOVQ         CX, BX
+	ANDQ         $-32, BX
+	ANDQ         $-8, CX
+	XORQ         SI, SI
+
+loop4:
+	CMPQ     SI, BX
+	JAE      loop1
+	VMOVUPS  (DX)(SI*4), Y1
+	VDIVPS   Y0, Y1, Y1
+	VMOVNTPS Y1, (AX)(SI*4)
+	VMOVUPS  32(DX)(SI*4), Y1
+	VDIVPS   Y0, Y1, Y1
+	VMOVNTPS Y1, 32(AX)(SI*4)
+	VMOVUPS  64(DX)(SI*4), Y1
+	VDIVPS   Y0, Y1, Y1
+	VMOVNTPS Y1, 64(AX)(SI*4)
+	VMOVUPS  96(DX)(SI*4), Y1
+	VDIVPS   Y0, Y1, Y1
+	VMOVNTPS Y1, 96(AX)(SI*4)
+	ADDQ     $0x00000020, SI
+	JMP      loop4
+
+loop1:
+	CMPQ     SI, CX
+	JAE      done
+	VMOVUPS  (DX)(SI*4), Y1
+	VDIVPS   Y0, Y1, Y1
+	VMOVNTPS Y1, (AX)(SI*4)
+	ADDQ     $0x00000008, SI
+	JMP      loop1
+
+done:
+	MOVQ SI, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func divSVAVX2NT(dst []float32, a []float32, b float32) int
+// Requires: AVX
+TEXT ·divSVAVX2NT(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSS b+48(FP), Y0
+	MOVQ         CX, BX
+	ANDQ         $-32, BX
+	ANDQ         $-8, CX
+	XORQ         SI, SI
+
+loop4:
+	CMPQ     SI, BX
+	JAE      loop1
+	VMOVUPS  (DX)(SI*4), Y1
+	VDIVPS   Y1, Y0, Y1
+	VMOVNTPS Y1, (AX)(SI*4)
+	VMOVUPS  32(DX)(SI*4), Y1
+	VDIVPS   Y1, Y0, Y1
+	VMOVNTPS Y1, 32(AX)(SI*4)
+	VMOVUPS  64(DX)(SI*4), Y1
+	VDIVPS   Y1, Y0, Y1
+	VMOVNTPS Y1, 64(AX)(SI*4)
+	VMOVUPS  96(DX)(SI*4), Y1
+	VDIVPS   Y1, Y0, Y1
+	VMOVNTPS Y1, 96(AX)(SI*4)
+	ADDQ     $0x00000020, SI
+	JMP      loop4
+
+loop1:
+	CMPQ     SI, CX
+	JAE      done
+	VMOVUPS  (DX)(SI*4), Y1
+	VDIVPS   Y1, Y0, Y1
+	VMOVNTPS Y1, (AX)(SI*4)
+	ADDQ     $0x00000008, SI
+	JMP      loop1
+
+done:
+	MOVQ SI, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func maxVSAVX2NT(dst []float32, a []float32, b float32) int
+// Requires: AVX
+TEXT ·maxVSAVX2NT(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSS b+48(FP), Y0
+	MOVQ         CX, BX
+	ANDQ         $-32, BX
+	ANDQ         $-8, CX
+	XORQ         SI, SI
+
+loop4:
+	CMPQ      SI, BX
+	JAE       loop1
+	VMOVUPS   (DX)(SI*4), Y1
+	VMAXPS    Y1, Y0, Y1
+	VCMPPS    $0x03, Y0, Y0, Y2
+	VBLENDVPS Y2, Y0, Y1, Y1
+	VMOVNTPS  Y1, (AX)(SI*4)
+	VMOVUPS   32(DX)(SI*4), Y1
+	VMAXPS    Y1, Y0, Y1
+	VCMPPS    $0x03, Y0, Y0, Y2
+	VBLENDVPS Y2, Y0, Y1, Y1
+	VMOVNTPS  Y1, 32(AX)(SI*4)
+	VMOVUPS   64(DX)(SI*4), Y1
+	VMAXPS    Y1, Y0, Y1
+	VCMPPS    $0x03, Y0, Y0, Y2
+	VBLENDVPS Y2, Y0, Y1, Y1
+	VMOVNTPS  Y1, 64(AX)(SI*4)
+	VMOVUPS   96(DX)(SI*4), Y1
+	VMAXPS    Y1, Y0, Y1
+	VCMPPS    $0x03, Y0, Y0, Y2
+	VBLENDVPS Y2, Y0, Y1, Y1
+	VMOVNTPS  Y1, 96(AX)(SI*4)
+	ADDQ      $0x00000020, SI
+	JMP       loop4
+
+loop1:
+	CMPQ      SI, CX
+	JAE       done
+	VMOVUPS   (DX)(SI*4), Y1
+	VMAXPS    Y1, Y0, Y1
+	VCMPPS    $0x03, Y0, Y0, Y2
+	VBLENDVPS Y2, Y0, Y1, Y1
+	VMOVNTPS  Y1, (AX)(SI*4)
+	ADDQ      $0x00000008, SI
+	JMP       loop1
+
+done:
+	MOVQ SI, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func maxSVAVX2NT(dst []float32, a []float32, b float32) int
+// Requires: AVX
+TEXT ·maxSVAVX2NT(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSS b+48(FP), Y0
+	MOVQ         CX, BX
+	ANDQ         $-32, BX
+	ANDQ         $-8, CX
+	XORQ         SI, SI
+
+loop4:
+	CMPQ      SI, BX
+	JAE       loop1
+	VMOVUPS   (DX)(SI*4), Y1
+	VMAXPS    Y0, Y1, Y2
+	VCMPPS    $0x03, Y1, Y1, Y3
+	VBLENDVPS Y3, Y1, Y2, Y1
+	VMOVNTPS  Y1, (AX)(SI*4)
+	VMOVUPS   32(DX)(SI*4), Y1
+	VMAXPS    Y0, Y1, Y2
+	VCMPPS    $0x03, Y1, Y1, Y3
+	VBLENDVPS Y3, Y1, Y2, Y1
+	VMOVNTPS  Y1, 32(AX)(SI*4)
+	VMOVUPS   64(DX)(SI*4), Y1
+	VMAXPS    Y0, Y1, Y2
+	VCMPPS    $0x03, Y1, Y1, Y3
+	VBLENDVPS Y3, Y1, Y2, Y1
+	VMOVNTPS  Y1, 64(AX)(SI*4)
+	VMOVUPS   96(DX)(SI*4), Y1
+	VMAXPS    Y0, Y1, Y2
+	VCMPPS    $0x03, Y1, Y1, Y3
+	VBLENDVPS Y3, Y1, Y2, Y1
+	VMOVNTPS  Y1, 96(AX)(SI*4)
+	ADDQ      $0x00000020, SI
+	JMP       loop4
+
+loop1:
+	CMPQ      SI, CX
+	JAE       done
+	VMOVUPS   (DX)(SI*4), Y1
+	VMAXPS    Y0, Y1, Y2
+	VCMPPS    $0x03, Y1, Y1, Y3
+	VBLENDVPS Y3, Y1, Y2, Y1
+	VMOVNTPS  Y1, (AX)(SI*4)
+	ADDQ      $0x00000008, SI
+	JMP       loop1
+
+done:
+	MOVQ SI, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func minVSAVX2NT(dst []float32, a []float32, b float32) int
+// Requires: AVX
+TEXT ·minVSAVX2NT(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSS b+48(FP), Y0
+	MOVQ         CX, BX
+	ANDQ         $-32, BX
+	ANDQ         $-8, CX
+	XORQ         SI, SI
+
+loop4:
+	CMPQ      SI, BX
+	JAE       loop1
+	VMOVUPS   (DX)(SI*4), Y1
+	VMINPS    Y1, Y0, Y1
+	VCMPPS    $0x03, Y0, Y0, Y2
+	VBLENDVPS Y2, Y0, Y1, Y1
+	VMOVNTPS  Y1, (AX)(SI*4)
+	VMOVUPS   32(DX)(SI*4), Y1
+	VMINPS    Y1, Y0, Y1
+	VCMPPS    $0x03, Y0, Y0, Y2
+	VBLENDVPS Y2, Y0, Y1, Y1
+	VMOVNTPS  Y1, 32(AX)(SI*4)
+	VMOVUPS   64(DX)(SI*4), Y1
+	VMINPS    Y1, Y0, Y1
+	VCMPPS    $0x03, Y0, Y0, Y2
+	VBLENDVPS Y2, Y0, Y1, Y1
+	VMOVNTPS  Y1, 64(AX)(SI*4)
+	VMOVUPS   96(DX)(SI*4), Y1
+	VMINPS    Y1, Y0, Y1
+	VCMPPS    $0x03, Y0, Y0, Y2
+	VBLENDVPS Y2, Y0, Y1, Y1
+	VMOVNTPS  Y1, 96(AX)(SI*4)
+	ADDQ      $0x00000020, SI
+	JMP       loop4
+
+loop1:
+	CMPQ      SI, CX
+	JAE       done
+	VMOVUPS   (DX)(SI*4), Y1
+	VMINPS    Y1, Y0, Y1
+	VCMPPS    $0x03, Y0, Y0, Y2
+	VBLENDVPS Y2, Y0, Y1, Y1
+	VMOVNTPS  Y1, (AX)(SI*4)
+	ADDQ      $0x00000008, SI
+	JMP       loop1
+
+done:
+	MOVQ SI, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func minSVAVX2NT(dst []float32, a []float32, b float32) int
+// Requires: AVX
+TEXT ·minSVAVX2NT(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSS b+48(FP), Y0
+	MOVQ         CX, BX
+	ANDQ         $-32, BX
+	ANDQ         $-8, CX
+	XORQ         SI, SI
+
+loop4:
+	CMPQ      SI, BX
+	JAE       loop1
+	VMOVUPS   (DX)(SI*4), Y1
+	VMINPS    Y0, Y1, Y2
+	VCMPPS    $0x03, Y1, Y1, Y3
+	VBLENDVPS Y3, Y1, Y2, Y1
+	VMOVNTPS  Y1, (AX)(SI*4)
+	VMOVUPS   32(DX)(SI*4), Y1
+	VMINPS    Y0, Y1, Y2
+	VCMPPS    $0x03, Y1, Y1, Y3
+	VBLENDVPS Y3, Y1, Y2, Y1
+	VMOVNTPS  Y1, 32(AX)(SI*4)
+	VMOVUPS   64(DX)(SI*4), Y1
+	VMINPS    Y0, Y1, Y2
+	VCMPPS    $0x03, Y1, Y1, Y3
+	VBLENDVPS Y3, Y1, Y2, Y1
+	VMOVNTPS  Y1, 64(AX)(SI*4)
+	VMOVUPS   96(DX)(SI*4), Y1
+	VMINPS    Y0, Y1, Y2
+	VCMPPS    $0x03, Y1, Y1, Y3
+	VBLENDVPS Y3, Y1, Y2, Y1
+	VMOVNTPS  Y1, 96(AX)(SI*4)
+	ADDQ      $0x00000020, SI
+	JMP       loop4
+
+loop1:
+	CMPQ      SI, CX
+	JAE       done
+	VMOVUPS   (DX)(SI*4), Y1
+	VMINPS    Y0, Y1, Y2
+	VCMPPS    $0x03, Y1, Y1, Y3
+	VBLENDVPS Y3, Y1, Y2, Y1
+	VMOVNTPS  Y1, (AX)(SI*4)
+	ADDQ      $0x00000008, SI
+	JMP       loop1
+
+done:
+	MOVQ SI, ret+56(FP)
 	VZEROUPPER
 	RET
 
@@ -3710,6 +4504,55 @@ done:
 	VZEROUPPER
 	RET
 
+// func addAVX512NT(dst []float32, a []float32, b []float32) int
+// Requires: AVX, AVX512F
+TEXT ·addAVX512NT(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ a_base+24(FP), DX
+	MOVQ b_base+48(FP), BX
+	MOVQ CX, SI
+	ANDQ $-64, SI
+	ANDQ $-16, CX
+	XORQ DI, DI
+
+loop4:
+	CMPQ     DI, SI
+	JAE      loop1
+	VMOVUPS  (DX)(DI*4), Z0
+	VMOVUPS  (BX)(DI*4), Z1
+	VADDPS   Z1, Z0, Z0
+	VMOVNTPS Z0, (AX)(DI*4)
+	VMOVUPS  64(DX)(DI*4), Z0
+	VMOVUPS  64(BX)(DI*4), Z1
+	VADDPS   Z1, Z0, Z0
+	VMOVNTPS Z0, 64(AX)(DI*4)
+	VMOVUPS  128(DX)(DI*4), Z0
+	VMOVUPS  128(BX)(DI*4), Z1
+	VADDPS   Z1, Z0, Z0
+	VMOVNTPS Z0, 128(AX)(DI*4)
+	VMOVUPS  192(DX)(DI*4), Z0
+	VMOVUPS  192(BX)(DI*4), Z1
+	VADDPS   Z1, Z0, Z0
+	VMOVNTPS Z0, 192(AX)(DI*4)
+	ADDQ     $0x00000040, DI
+	JMP      loop4
+
+loop1:
+	CMPQ     DI, CX
+	JAE      done
+	VMOVUPS  (DX)(DI*4), Z0
+	VMOVUPS  (BX)(DI*4), Z1
+	VADDPS   Z1, Z0, Z0
+	VMOVNTPS Z0, (AX)(DI*4)
+	ADDQ     $0x00000010, DI
+	JMP      loop1
+
+done:
+	MOVQ DI, ret+72(FP)
+	VZEROUPPER
+	RET
+
 // func subAVX512(dst []float32, a []float32, b []float32) int
 // Requires: AVX, AVX512F
 TEXT ·subAVX512(SB), NOSPLIT, $0-80
@@ -3753,6 +4596,55 @@ loop1:
 	VMOVUPS Z0, (AX)(DI*4)
 	ADDQ    $0x00000010, DI
 	JMP     loop1
+
+done:
+	MOVQ DI, ret+72(FP)
+	VZEROUPPER
+	RET
+
+// func subAVX512NT(dst []float32, a []float32, b []float32) int
+// Requires: AVX, AVX512F
+TEXT ·subAVX512NT(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ a_base+24(FP), DX
+	MOVQ b_base+48(FP), BX
+	MOVQ CX, SI
+	ANDQ $-64, SI
+	ANDQ $-16, CX
+	XORQ DI, DI
+
+loop4:
+	CMPQ     DI, SI
+	JAE      loop1
+	VMOVUPS  (DX)(DI*4), Z0
+	VMOVUPS  (BX)(DI*4), Z1
+	VSUBPS   Z1, Z0, Z0
+	VMOVNTPS Z0, (AX)(DI*4)
+	VMOVUPS  64(DX)(DI*4), Z0
+	VMOVUPS  64(BX)(DI*4), Z1
+	VSUBPS   Z1, Z0, Z0
+	VMOVNTPS Z0, 64(AX)(DI*4)
+	VMOVUPS  128(DX)(DI*4), Z0
+	VMOVUPS  128(BX)(DI*4), Z1
+	VSUBPS   Z1, Z0, Z0
+	VMOVNTPS Z0, 128(AX)(DI*4)
+	VMOVUPS  192(DX)(DI*4), Z0
+	VMOVUPS  192(BX)(DI*4), Z1
+	VSUBPS   Z1, Z0, Z0
+	VMOVNTPS Z0, 192(AX)(DI*4)
+	ADDQ     $0x00000040, DI
+	JMP      loop4
+
+loop1:
+	CMPQ     DI, CX
+	JAE      done
+	VMOVUPS  (DX)(DI*4), Z0
+	VMOVUPS  (BX)(DI*4), Z1
+	VSUBPS   Z1, Z0, Z0
+	VMOVNTPS Z0, (AX)(DI*4)
+	ADDQ     $0x00000010, DI
+	JMP      loop1
 
 done:
 	MOVQ DI, ret+72(FP)
@@ -3808,6 +4700,55 @@ done:
 	VZEROUPPER
 	RET
 
+// func mulAVX512NT(dst []float32, a []float32, b []float32) int
+// Requires: AVX, AVX512F
+TEXT ·mulAVX512NT(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ a_base+24(FP), DX
+	MOVQ b_base+48(FP), BX
+	MOVQ CX, SI
+	ANDQ $-64, SI
+	ANDQ $-16, CX
+	XORQ DI, DI
+
+loop4:
+	CMPQ     DI, SI
+	JAE      loop1
+	VMOVUPS  (DX)(DI*4), Z0
+	VMOVUPS  (BX)(DI*4), Z1
+	VMULPS   Z1, Z0, Z0
+	VMOVNTPS Z0, (AX)(DI*4)
+	VMOVUPS  64(DX)(DI*4), Z0
+	VMOVUPS  64(BX)(DI*4), Z1
+	VMULPS   Z1, Z0, Z0
+	VMOVNTPS Z0, 64(AX)(DI*4)
+	VMOVUPS  128(DX)(DI*4), Z0
+	VMOVUPS  128(BX)(DI*4), Z1
+	VMULPS   Z1, Z0, Z0
+	VMOVNTPS Z0, 128(AX)(DI*4)
+	VMOVUPS  192(DX)(DI*4), Z0
+	VMOVUPS  192(BX)(DI*4), Z1
+	VMULPS   Z1, Z0, Z0
+	VMOVNTPS Z0, 192(AX)(DI*4)
+	ADDQ     $0x00000040, DI
+	JMP      loop4
+
+loop1:
+	CMPQ     DI, CX
+	JAE      done
+	VMOVUPS  (DX)(DI*4), Z0
+	VMOVUPS  (BX)(DI*4), Z1
+	VMULPS   Z1, Z0, Z0
+	VMOVNTPS Z0, (AX)(DI*4)
+	ADDQ     $0x00000010, DI
+	JMP      loop1
+
+done:
+	MOVQ DI, ret+72(FP)
+	VZEROUPPER
+	RET
+
 // func divAVX512(dst []float32, a []float32, b []float32) int
 // Requires: AVX, AVX512F
 TEXT ·divAVX512(SB), NOSPLIT, $0-80
@@ -3851,6 +4792,55 @@ loop1:
 	VMOVUPS Z0, (AX)(DI*4)
 	ADDQ    $0x00000010, DI
 	JMP     loop1
+
+done:
+	MOVQ DI, ret+72(FP)
+	VZEROUPPER
+	RET
+
+// func divAVX512NT(dst []float32, a []float32, b []float32) int
+// Requires: AVX, AVX512F
+TEXT ·divAVX512NT(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ a_base+24(FP), DX
+	MOVQ b_base+48(FP), BX
+	MOVQ CX, SI
+	ANDQ $-64, SI
+	ANDQ $-16, CX
+	XORQ DI, DI
+
+loop4:
+	CMPQ     DI, SI
+	JAE      loop1
+	VMOVUPS  (DX)(DI*4), Z0
+	VMOVUPS  (BX)(DI*4), Z1
+	VDIVPS   Z1, Z0, Z0
+	VMOVNTPS Z0, (AX)(DI*4)
+	VMOVUPS  64(DX)(DI*4), Z0
+	VMOVUPS  64(BX)(DI*4), Z1
+	VDIVPS   Z1, Z0, Z0
+	VMOVNTPS Z0, 64(AX)(DI*4)
+	VMOVUPS  128(DX)(DI*4), Z0
+	VMOVUPS  128(BX)(DI*4), Z1
+	VDIVPS   Z1, Z0, Z0
+	VMOVNTPS Z0, 128(AX)(DI*4)
+	VMOVUPS  192(DX)(DI*4), Z0
+	VMOVUPS  192(BX)(DI*4), Z1
+	VDIVPS   Z1, Z0, Z0
+	VMOVNTPS Z0, 192(AX)(DI*4)
+	ADDQ     $0x00000040, DI
+	JMP      loop4
+
+loop1:
+	CMPQ     DI, CX
+	JAE      done
+	VMOVUPS  (DX)(DI*4), Z0
+	VMOVUPS  (BX)(DI*4), Z1
+	VDIVPS   Z1, Z0, Z0
+	VMOVNTPS Z0, (AX)(DI*4)
+	ADDQ     $0x00000010, DI
+	JMP      loop1
 
 done:
 	MOVQ DI, ret+72(FP)
@@ -3916,6 +4906,65 @@ done:
 	VZEROUPPER
 	RET
 
+// func maxAVX512NT(dst []float32, a []float32, b []float32) int
+// Requires: AVX, AVX512F
+TEXT ·maxAVX512NT(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ a_base+24(FP), DX
+	MOVQ b_base+48(FP), BX
+	MOVQ CX, SI
+	ANDQ $-64, SI
+	ANDQ $-16, CX
+	XORQ DI, DI
+
+loop4:
+	CMPQ      DI, SI
+	JAE       loop1
+	VMOVUPS   (DX)(DI*4), Z0
+	VMOVUPS   (BX)(DI*4), Z1
+	VMAXPS    Z0, Z1, Z0
+	VCMPPS    $0x03, Z1, Z1, K1
+	VBLENDMPS Z1, Z0, K1, Z2
+	VMOVNTPS  Z2, (AX)(DI*4)
+	VMOVUPS   64(DX)(DI*4), Z0
+	VMOVUPS   64(BX)(DI*4), Z1
+	VMAXPS    Z0, Z1, Z0
+	VCMPPS    $0x03, Z1, Z1, K1
+	VBLENDMPS Z1, Z0, K1, Z3
+	VMOVNTPS  Z3, 64(AX)(DI*4)
+	VMOVUPS   128(DX)(DI*4), Z0
+	VMOVUPS   128(BX)(DI*4), Z1
+	VMAXPS    Z0, Z1, Z0
+	VCMPPS    $0x03, Z1, Z1, K1
+	VBLENDMPS Z1, Z0, K1, Z4
+	VMOVNTPS  Z4, 128(AX)(DI*4)
+	VMOVUPS   192(DX)(DI*4), Z0
+	VMOVUPS   192(BX)(DI*4), Z1
+	VMAXPS    Z0, Z1, Z0
+	VCMPPS    $0x03, Z1, Z1, K1
+	VBLENDMPS Z1, Z0, K1, Z5
+	VMOVNTPS  Z5, 192(AX)(DI*4)
+	ADDQ      $0x00000040, DI
+	JMP       loop4
+
+loop1:
+	CMPQ      DI, CX
+	JAE       done
+	VMOVUPS   (DX)(DI*4), Z0
+	VMOVUPS   (BX)(DI*4), Z1
+	VMAXPS    Z0, Z1, Z0
+	VCMPPS    $0x03, Z1, Z1, K1
+	VBLENDMPS Z1, Z0, K1, Z6
+	VMOVNTPS  Z6, (AX)(DI*4)
+	ADDQ      $0x00000010, DI
+	JMP       loop1
+
+done:
+	MOVQ DI, ret+72(FP)
+	VZEROUPPER
+	RET
+
 // func minAVX512(dst []float32, a []float32, b []float32) int
 // Requires: AVX, AVX512F
 TEXT ·minAVX512(SB), NOSPLIT, $0-80
@@ -3972,6 +5021,545 @@ loop1:
 
 done:
 	MOVQ DI, ret+72(FP)
+	VZEROUPPER
+	RET
+
+// func minAVX512NT(dst []float32, a []float32, b []float32) int
+// Requires: AVX, AVX512F
+TEXT ·minAVX512NT(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ a_base+24(FP), DX
+	MOVQ b_base+48(FP), BX
+	MOVQ CX, SI
+	ANDQ $-64, SI
+	ANDQ $-16, CX
+	XORQ DI, DI
+
+loop4:
+	CMPQ      DI, SI
+	JAE       loop1
+	VMOVUPS   (DX)(DI*4), Z0
+	VMOVUPS   (BX)(DI*4), Z1
+	VMINPS    Z0, Z1, Z0
+	VCMPPS    $0x03, Z1, Z1, K1
+	VBLENDMPS Z1, Z0, K1, Z2
+	VMOVNTPS  Z2, (AX)(DI*4)
+	VMOVUPS   64(DX)(DI*4), Z0
+	VMOVUPS   64(BX)(DI*4), Z1
+	VMINPS    Z0, Z1, Z0
+	VCMPPS    $0x03, Z1, Z1, K1
+	VBLENDMPS Z1, Z0, K1, Z3
+	VMOVNTPS  Z3, 64(AX)(DI*4)
+	VMOVUPS   128(DX)(DI*4), Z0
+	VMOVUPS   128(BX)(DI*4), Z1
+	VMINPS    Z0, Z1, Z0
+	VCMPPS    $0x03, Z1, Z1, K1
+	VBLENDMPS Z1, Z0, K1, Z4
+	VMOVNTPS  Z4, 128(AX)(DI*4)
+	VMOVUPS   192(DX)(DI*4), Z0
+	VMOVUPS   192(BX)(DI*4), Z1
+	VMINPS    Z0, Z1, Z0
+	VCMPPS    $0x03, Z1, Z1, K1
+	VBLENDMPS Z1, Z0, K1, Z5
+	VMOVNTPS  Z5, 192(AX)(DI*4)
+	ADDQ      $0x00000040, DI
+	JMP       loop4
+
+loop1:
+	CMPQ      DI, CX
+	JAE       done
+	VMOVUPS   (DX)(DI*4), Z0
+	VMOVUPS   (BX)(DI*4), Z1
+	VMINPS    Z0, Z1, Z0
+	VCMPPS    $0x03, Z1, Z1, K1
+	VBLENDMPS Z1, Z0, K1, Z6
+	VMOVNTPS  Z6, (AX)(DI*4)
+	ADDQ      $0x00000010, DI
+	JMP       loop1
+
+done:
+	MOVQ DI, ret+72(FP)
+	VZEROUPPER
+	RET
+
+// func addVSAVX512NT(dst []float32, a []float32, b float32) int
+// Requires: AVX, AVX512F
+TEXT ·addVSAVX512NT(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSS b+48(FP), Z0
+	MOVQ         CX, BX
+	ANDQ         $-64, BX
+	ANDQ         $-16, CX
+	XORQ         SI, SI
+
+loop4:
+	CMPQ     SI, BX
+	JAE      loop1
+	VMOVUPS  (DX)(SI*4), Z1
+	VADDPS   Z0, Z1, Z1
+	VMOVNTPS Z1, (AX)(SI*4)
+	VMOVUPS  64(DX)(SI*4), Z1
+	VADDPS   Z0, Z1, Z1
+	VMOVNTPS Z1, 64(AX)(SI*4)
+	VMOVUPS  128(DX)(SI*4), Z1
+	VADDPS   Z0, Z1, Z1
+	VMOVNTPS Z1, 128(AX)(SI*4)
+	VMOVUPS  192(DX)(SI*4), Z1
+	VADDPS   Z0, Z1, Z1
+	VMOVNTPS Z1, 192(AX)(SI*4)
+	ADDQ     $0x00000040, SI
+	JMP      loop4
+
+loop1:
+	CMPQ     SI, CX
+	JAE      done
+	VMOVUPS  (DX)(SI*4), Z1
+	VADDPS   Z0, Z1, Z1
+	VMOVNTPS Z1, (AX)(SI*4)
+	ADDQ     $0x00000010, SI
+	JMP      loop1
+
+done:
+	MOVQ SI, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func subVSAVX512NT(dst []float32, a []float32, b float32) int
+// Requires: AVX, AVX512F
+TEXT ·subVSAVX512NT(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSS b+48(FP), Z0
+	MOVQ         CX, BX
+	ANDQ         $-64, BX
+	ANDQ         $-16, CX
+	XORQ         SI, SI
+
+loop4:
+	CMPQ     SI, BX
+	JAE      loop1
+	VMOVUPS  (DX)(SI*4), Z1
+	VSUBPS   Z0, Z1, Z1
+	VMOVNTPS Z1, (AX)(SI*4)
+	VMOVUPS  64(DX)(SI*4), Z1
+	VSUBPS   Z0, Z1, Z1
+	VMOVNTPS Z1, 64(AX)(SI*4)
+	VMOVUPS  128(DX)(SI*4), Z1
+	VSUBPS   Z0, Z1, Z1
+	VMOVNTPS Z1, 128(AX)(SI*4)
+	VMOVUPS  192(DX)(SI*4), Z1
+	VSUBPS   Z0, Z1, Z1
+	VMOVNTPS Z1, 192(AX)(SI*4)
+	ADDQ     $0x00000040, SI
+	JMP      loop4
+
+loop1:
+	CMPQ     SI, CX
+	JAE      done
+	VMOVUPS  (DX)(SI*4), Z1
+	VSUBPS   Z0, Z1, Z1
+	VMOVNTPS Z1, (AX)(SI*4)
+	ADDQ     $0x00000010, SI
+	JMP      loop1
+
+done:
+	MOVQ SI, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func subSVAVX512NT(dst []float32, a []float32, b float32) int
+// Requires: AVX, AVX512F
+TEXT ·subSVAVX512NT(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSS b+48(FP), Z0
+	MOVQ         CX, BX
+	ANDQ         $-64, BX
+	ANDQ         $-16, CX
+	XORQ         SI, SI
+
+loop4:
+	CMPQ     SI, BX
+	JAE      loop1
+	VMOVUPS  (DX)(SI*4), Z1
+	VSUBPS   Z1, Z0, Z1
+	VMOVNTPS Z1, (AX)(SI*4)
+	VMOVUPS  64(DX)(SI*4), Z1
+	VSUBPS   Z1, Z0, Z1
+	VMOVNTPS Z1, 64(AX)(SI*4)
+	VMOVUPS  128(DX)(SI*4), Z1
+	VSUBPS   Z1, Z0, Z1
+	VMOVNTPS Z1, 128(AX)(SI*4)
+	VMOVUPS  192(DX)(SI*4), Z1
+	VSUBPS   Z1, Z0, Z1
+	VMOVNTPS Z1, 192(AX)(SI*4)
+	ADDQ     $0x00000040, SI
+	JMP      loop4
+
+loop1:
+	CMPQ     SI, CX
+	JAE      done
+	VMOVUPS  (DX)(SI*4), Z1
+	VSUBPS   Z1, Z0, Z1
+	VMOVNTPS Z1, (AX)(SI*4)
+	ADDQ     $0x00000010, SI
+	JMP      loop1
+
+done:
+	MOVQ SI, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func mulVSAVX512NT(dst []float32, a []float32, b float32) int
+// Requires: AVX, AVX512F
+TEXT ·mulVSAVX512NT(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSS b+48(FP), Z0
+	MOVQ         CX, BX
+	ANDQ         $-64, BX
+	ANDQ         $-16, CX
+	XORQ         SI, SI
+
+loop4:
+	CMPQ     SI, BX
+	JAE      loop1
+	VMOVUPS  (DX)(SI*4), Z1
+	VMULPS   Z0, Z1, Z1
+	VMOVNTPS Z1, (AX)(SI*4)
+	VMOVUPS  64(DX)(SI*4), Z1
+	VMULPS   Z0, Z1, Z1
+	VMOVNTPS Z1, 64(AX)(SI*4)
+	VMOVUPS  128(DX)(SI*4), Z1
+	VMULPS   Z0, Z1, Z1
+	VMOVNTPS Z1, 128(AX)(SI*4)
+	VMOVUPS  192(DX)(SI*4), Z1
+	VMULPS   Z0, Z1, Z1
+	VMOVNTPS Z1, 192(AX)(SI*4)
+	ADDQ     $0x00000040, SI
+	JMP      loop4
+
+loop1:
+	CMPQ     SI, CX
+	JAE      done
+	VMOVUPS  (DX)(SI*4), Z1
+	VMULPS   Z0, Z1, Z1
+	VMOVNTPS Z1, (AX)(SI*4)
+	ADDQ     $0x00000010, SI
+	JMP      loop1
+
+done:
+	MOVQ SI, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func divVSAVX512NT(dst []float32, a []float32, b float32) int
+// Requires: AVX, AVX512F
+TEXT ·divVSAVX512NT(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSS b+48(FP), Z0
+	MOVQ         CX, BX
+	ANDQ         $-64, BX
+	ANDQ         $-16, CX
+	XORQ         SI, SI
+
+loop4:
+	CMPQ     SI, BX
+	JAE      loop1
+	VMOVUPS  (DX)(SI*4), Z1
+	VDIVPS   Z0, Z1, Z1
+	VMOVNTPS Z1, (AX)(SI*4)
+	VMOVUPS  64(DX)(SI*4), Z1
+	VDIVPS   Z0, Z1, Z1
+	VMOVNTPS Z1, 64(AX)(SI*4)
+	VMOVUPS  128(DX)(SI*4), Z1
+	VDIVPS   Z0, Z1, Z1
+	VMOVNTPS Z1, 128(AX)(SI*4)
+	VMOVUPS  192(DX)(SI*4), Z1
+	VDIVPS   Z0, Z1, Z1
+	VMOVNTPS Z1, 192(AX)(SI*4)
+	ADDQ     $0x00000040, SI
+	JMP      loop4
+
+loop1:
+	CMPQ     SI, CX
+	JAE      done
+	VMOVUPS  (DX)(SI*4), Z1
+	VDIVPS   Z0, Z1, Z1
+	VMOVNTPS Z1, (AX)(SI*4)
+	ADDQ     $0x00000010, SI
+	JMP      loop1
+
+done:
+	MOVQ SI, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func divSVAVX512NT(dst []float32, a []float32, b float32) int
+// Requires: AVX, AVX512F
+TEXT ·divSVAVX512NT(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSS b+48(FP), Z0
+	MOVQ         CX, BX
+	ANDQ         $-64, BX
+	ANDQ         $-16, CX
+	XORQ         SI, SI
+
+loop4:
+	CMPQ     SI, BX
+	JAE      loop1
+	VMOVUPS  (DX)(SI*4), Z1
+	VDIVPS   Z1, Z0, Z1
+	VMOVNTPS Z1, (AX)(SI*4)
+	VMOVUPS  64(DX)(SI*4), Z1
+	VDIVPS   Z1, Z0, Z1
+	VMOVNTPS Z1, 64(AX)(SI*4)
+	VMOVUPS  128(DX)(SI*4), Z1
+	VDIVPS   Z1, Z0, Z1
+	VMOVNTPS Z1, 128(AX)(SI*4)
+	VMOVUPS  192(DX)(SI*4), Z1
+	VDIVPS   Z1, Z0, Z1
+	VMOVNTPS Z1, 192(AX)(SI*4)
+	ADDQ     $0x00000040, SI
+	JMP      loop4
+
+loop1:
+	CMPQ     SI, CX
+	JAE      done
+	VMOVUPS  (DX)(SI*4), Z1
+	VDIVPS   Z1, Z0, Z1
+	VMOVNTPS Z1, (AX)(SI*4)
+	ADDQ     $0x00000010, SI
+	JMP      loop1
+
+done:
+	MOVQ SI, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func maxVSAVX512NT(dst []float32, a []float32, b float32) int
+// Requires: AVX, AVX512F
+TEXT ·maxVSAVX512NT(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSS b+48(FP), Z0
+	MOVQ         CX, BX
+	ANDQ         $-64, BX
+	ANDQ         $-16, CX
+	XORQ         SI, SI
+
+loop4:
+	CMPQ      SI, BX
+	JAE       loop1
+	VMOVUPS   (DX)(SI*4), Z1
+	VMAXPS    Z1, Z0, Z1
+	VCMPPS    $0x03, Z0, Z0, K1
+	VBLENDMPS Z0, Z1, K1, Z2
+	VMOVNTPS  Z2, (AX)(SI*4)
+	VMOVUPS   64(DX)(SI*4), Z1
+	VMAXPS    Z1, Z0, Z1
+	VCMPPS    $0x03, Z0, Z0, K1
+	VBLENDMPS Z0, Z1, K1, Z3
+	VMOVNTPS  Z3, 64(AX)(SI*4)
+	VMOVUPS   128(DX)(SI*4), Z1
+	VMAXPS    Z1, Z0, Z1
+	VCMPPS    $0x03, Z0, Z0, K1
+	VBLENDMPS Z0, Z1, K1, Z4
+	VMOVNTPS  Z4, 128(AX)(SI*4)
+	VMOVUPS   192(DX)(SI*4), Z1
+	VMAXPS    Z1, Z0, Z1
+	VCMPPS    $0x03, Z0, Z0, K1
+	VBLENDMPS Z0, Z1, K1, Z5
+	VMOVNTPS  Z5, 192(AX)(SI*4)
+	ADDQ      $0x00000040, SI
+	JMP       loop4
+
+loop1:
+	CMPQ      SI, CX
+	JAE       done
+	VMOVUPS   (DX)(SI*4), Z1
+	VMAXPS    Z1, Z0, Z1
+	VCMPPS    $0x03, Z0, Z0, K1
+	VBLENDMPS Z0, Z1, K1, Z6
+	VMOVNTPS  Z6, (AX)(SI*4)
+	ADDQ      $0x00000010, SI
+	JMP       loop1
+
+done:
+	MOVQ SI, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func maxSVAVX512NT(dst []float32, a []float32, b float32) int
+// Requires: AVX, AVX512F
+TEXT ·maxSVAVX512NT(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSS b+48(FP), Z0
+	MOVQ         CX, BX
+	ANDQ         $-64, BX
+	ANDQ         $-16, CX
+	XORQ         SI, SI
+
+loop4:
+	CMPQ      SI, BX
+	JAE       loop1
+	VMOVUPS   (DX)(SI*4), Z1
+	VMAXPS    Z0, Z1, Z2
+	VCMPPS    $0x03, Z1, Z1, K1
+	VBLENDMPS Z1, Z2, K1, Z3
+	VMOVNTPS  Z3, (AX)(SI*4)
+	VMOVUPS   64(DX)(SI*4), Z1
+	VMAXPS    Z0, Z1, Z2
+	VCMPPS    $0x03, Z1, Z1, K1
+	VBLENDMPS Z1, Z2, K1, Z4
+	VMOVNTPS  Z4, 64(AX)(SI*4)
+	VMOVUPS   128(DX)(SI*4), Z1
+	VMAXPS    Z0, Z1, Z2
+	VCMPPS    $0x03, Z1, Z1, K1
+	VBLENDMPS Z1, Z2, K1, Z5
+	VMOVNTPS  Z5, 128(AX)(SI*4)
+	VMOVUPS   192(DX)(SI*4), Z1
+	VMAXPS    Z0, Z1, Z2
+	VCMPPS    $0x03, Z1, Z1, K1
+	VBLENDMPS Z1, Z2, K1, Z6
+	VMOVNTPS  Z6, 192(AX)(SI*4)
+	ADDQ      $0x00000040, SI
+	JMP       loop4
+
+loop1:
+	CMPQ      SI, CX
+	JAE       done
+	VMOVUPS   (DX)(SI*4), Z1
+	VMAXPS    Z0, Z1, Z2
+	VCMPPS    $0x03, Z1, Z1, K1
+	VBLENDMPS Z1, Z2, K1, Z7
+	VMOVNTPS  Z7, (AX)(SI*4)
+	ADDQ      $0x00000010, SI
+	JMP       loop1
+
+done:
+	MOVQ SI, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func minVSAVX512NT(dst []float32, a []float32, b float32) int
+// Requires: AVX, AVX512F
+TEXT ·minVSAVX512NT(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSS b+48(FP), Z0
+	MOVQ         CX, BX
+	ANDQ         $-64, BX
+	ANDQ         $-16, CX
+	XORQ         SI, SI
+
+loop4:
+	CMPQ      SI, BX
+	JAE       loop1
+	VMOVUPS   (DX)(SI*4), Z1
+	VMINPS    Z1, Z0, Z1
+	VCMPPS    $0x03, Z0, Z0, K1
+	VBLENDMPS Z0, Z1, K1, Z2
+	VMOVNTPS  Z2, (AX)(SI*4)
+	VMOVUPS   64(DX)(SI*4), Z1
+	VMINPS    Z1, Z0, Z1
+	VCMPPS    $0x03, Z0, Z0, K1
+	VBLENDMPS Z0, Z1, K1, Z3
+	VMOVNTPS  Z3, 64(AX)(SI*4)
+	VMOVUPS   128(DX)(SI*4), Z1
+	VMINPS    Z1, Z0, Z1
+	VCMPPS    $0x03, Z0, Z0, K1
+	VBLENDMPS Z0, Z1, K1, Z4
+	VMOVNTPS  Z4, 128(AX)(SI*4)
+	VMOVUPS   192(DX)(SI*4), Z1
+	VMINPS    Z1, Z0, Z1
+	VCMPPS    $0x03, Z0, Z0, K1
+	VBLENDMPS Z0, Z1, K1, Z5
+	VMOVNTPS  Z5, 192(AX)(SI*4)
+	ADDQ      $0x00000040, SI
+	JMP       loop4
+
+loop1:
+	CMPQ      SI, CX
+	JAE       done
+	VMOVUPS   (DX)(SI*4), Z1
+	VMINPS    Z1, Z0, Z1
+	VCMPPS    $0x03, Z0, Z0, K1
+	VBLENDMPS Z0, Z1, K1, Z6
+	VMOVNTPS  Z6, (AX)(SI*4)
+	ADDQ      $0x00000010, SI
+	JMP       loop1
+
+done:
+	MOVQ SI, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func minSVAVX512NT(dst []float32, a []float32, b float32) int
+// Requires: AVX, AVX512F
+TEXT ·minSVAVX512NT(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSS b+48(FP), Z0
+	MOVQ         CX, BX
+	ANDQ         $-64, BX
+	ANDQ         $-16, CX
+	XORQ         SI, SI
+
+loop4:
+	CMPQ      SI, BX
+	JAE       loop1
+	VMOVUPS   (DX)(SI*4), Z1
+	VMINPS    Z0, Z1, Z2
+	VCMPPS    $0x03, Z1, Z1, K1
+	VBLENDMPS Z1, Z2, K1, Z3
+	VMOVNTPS  Z3, (AX)(SI*4)
+	VMOVUPS   64(DX)(SI*4), Z1
+	VMINPS    Z0, Z1, Z2
+	VCMPPS    $0x03, Z1, Z1, K1
+	VBLENDMPS Z1, Z2, K1, Z4
+	VMOVNTPS  Z4, 64(AX)(SI*4)
+	VMOVUPS   128(DX)(SI*4), Z1
+	VMINPS    Z0, Z1, Z2
+	VCMPPS    $0x03, Z1, Z1, K1
+	VBLENDMPS Z1, Z2, K1, Z5
+	VMOVNTPS  Z5, 128(AX)(SI*4)
+	VMOVUPS   192(DX)(SI*4), Z1
+	VMINPS    Z0, Z1, Z2
+	VCMPPS    $0x03, Z1, Z1, K1
+	VBLENDMPS Z1, Z2, K1, Z6
+	VMOVNTPS  Z6, 192(AX)(SI*4)
+	ADDQ      $0x00000040, SI
+	JMP       loop4
+
+loop1:
+	CMPQ      SI, CX
+	JAE       done
+	VMOVUPS   (DX)(SI*4), Z1
+	VMINPS    Z0, Z1, Z2
+	VCMPPS    $0x03, Z1, Z1, K1
+	VBLENDMPS Z1, Z2, K1, Z7
+	VMOVNTPS  Z7, (AX)(SI*4)
+	ADDQ      $0x00000010, SI
+	JMP       loop1
+
+done:
+	MOVQ SI, ret+56(FP)
 	VZEROUPPER
 	RET
 

@@ -325,6 +325,53 @@ func TestUnaryStream(t *testing.T) {
 	}
 }
 
+// TestBinaryStream runs float32 arithmetic on results at least streamFrom
+// bytes large, which store around the caches: over a 2-D result that
+// starts off a vector boundary, with a second operand that is a matrix, a
+// row broadcast down it, or a scalar, both ways round, they give the
+// ordinary path's values.
+func TestBinaryStream(t *testing.T) {
+	if vecBest == nil {
+		t.Skip("no vector kernels")
+	}
+	const rows, cols, off = 37, 53, 3
+	x := append(make([]float32, off), benchInput(rows*cols)...)
+	y := append(make([]float32, off), benchInput(2 * rows * cols)[rows*cols:]...)
+	y[off+5] = 0 // a division by zero
+	shape := []int{rows, cols}
+	mat := func(s []float32) Buf { return ewView(s, array.Float32, shape, []int{cols, 1}, off) }
+	operands := map[string]Buf{
+		"matrix": mat(y),
+		"row":    ewView(y, array.Float32, shape, []int{0, 1}, off),
+		"scalar": ewView(y, array.Float32, shape, []int{0, 0}, off),
+	}
+	defer func(v int) { streamFrom = v }(streamFrom)
+	for _, op := range []BinaryOp{Add, Sub, Mul, Div, Maximum, Minimum} {
+		for name, b := range operands {
+			for _, swap := range []bool{false, true} {
+				p, q := mat(x), b
+				if swap {
+					p, q = q, p
+				}
+				w, g := make([]float32, rows*cols+off), make([]float32, rows*cols+off)
+				streamFrom = 1 << 62
+				if err := Binary(op, mat(w), p, q); err != nil {
+					t.Fatal(err)
+				}
+				streamFrom = 4 * rows * cols
+				if err := Binary(op, mat(g), p, q); err != nil {
+					t.Fatal(err)
+				}
+				for i := range g {
+					if math.Float32bits(g[i]) != math.Float32bits(w[i]) && !(g[i] != g[i] && w[i] != w[i]) {
+						t.Fatalf("%v with a %s (swapped %v): element %d = %g, want %g", op, name, swap, i, g[i], w[i])
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestVecMathConcurrent runs the kernels from several goroutines, over
 // vectors with arguments the kernels hand back to Go too: they keep no
 // state.
@@ -450,20 +497,26 @@ func TestVecBinary(t *testing.T) {
 		if impl == nil {
 			continue
 		}
-		loops := vecArithLoops(impl)
-		for op := range impl.binary {
-			want := make([]float32, len(a))
-			goBinaryLoop(op)(want, a, b)
-			for n := range 70 {
-				for _, lo := range []int{0, 1, 3, 7, 150} {
-					got := make([]float32, n)
-					loops[op].vv(got, a[lo:lo+n], b[lo:lo+n])
-					in := append([]float32(nil), a[lo:lo+n]...)
-					loops[op].vv(in, in, b[lo:lo+n])
-					for i := range n {
-						if !same(got[i], want[lo+i]) || !same(in[i], want[lo+i]) {
-							t.Fatalf("%s %v(%g, %g) = %g (in place %g), want %g",
-								names[k], op, a[lo+i], b[lo+i], got[i], in[i], want[lo+i])
+		for _, nt := range []bool{false, true} {
+			loops := vecArithLoops(impl, nt)
+			for op := range impl.binary {
+				if (loops[op].flush != nil) != nt {
+					t.Errorf("%s %v: flush set %v, stores around the caches %v", names[k], op, loops[op].flush != nil, nt)
+				}
+				want := make([]float32, len(a))
+				goBinaryLoop(op)(want, a, b)
+				for n := range 70 {
+					for _, lo := range []int{0, 1, 3, 7, 150} {
+						got := make([]float32, n)
+						loops[op].vv(got, a[lo:lo+n], b[lo:lo+n])
+						in := append([]float32(nil), a[lo:lo+n]...)
+						loops[op].vv(in, in, b[lo:lo+n])
+						StoreFence()
+						for i := range n {
+							if !same(got[i], want[lo+i]) || !same(in[i], want[lo+i]) {
+								t.Fatalf("%s %v (around the caches %v)(%g, %g) = %g (in place %g), want %g",
+									names[k], op, nt, a[lo+i], b[lo+i], got[i], in[i], want[lo+i])
+							}
 						}
 					}
 				}

@@ -1036,8 +1036,14 @@ func main() {
 				emit(ctx, nt, f)
 			}
 		}
+		nt := s
+		nt.nt = true
 		for _, f := range binFns {
 			emitBinary(ctx, s, f)
+			emitBinary(ctx, nt, f)
+		}
+		for _, f := range scalarFns {
+			emitLine(ctx, nt, f)
 		}
 	}
 	for _, s := range isas {
@@ -1095,6 +1101,10 @@ func goFile(command string) []byte {
 		for _, f := range binFns {
 			fmt.Fprintf(&b, "\t\t\t%s: %s%s,\n", f.op, f.name, s.name)
 		}
+		fmt.Fprintf(&b, "\t\t}, binaryNT: map[BinaryOp]vecBinKernel{\n")
+		for _, f := range binFns {
+			fmt.Fprintf(&b, "\t\t\t%s: %s%sNT,\n", f.op, f.name, s.name)
+		}
 		fmt.Fprintf(&b, "\t\t}, reduce: map[ReduceOp]vecRedKernel{\n")
 		for _, f := range redFns {
 			if f.op != "" {
@@ -1109,6 +1119,9 @@ func goFile(command string) []byte {
 		}
 		for _, f := range slices.Concat(lineFns, tileFns, memFns) {
 			fmt.Fprintf(&b, "\t\t\t%s: %s%s,\n", f.name, f.name, s.name)
+		}
+		for _, f := range scalarFns {
+			fmt.Fprintf(&b, "\t\t\t%sNT: %s%sNT,\n", f.name, f.name, s.name)
 		}
 		fmt.Fprintf(&b, "\t\t})\n\t}\n")
 	}
@@ -1128,6 +1141,8 @@ func goFile(command string) []byte {
 		for _, f := range binFns {
 			fmt.Fprintf(&b, "\n// %s%s sets dst[i] to %s for the whole %d-lane vectors of dst\n", f.name, s.name, f.doc, s.width)
 			fmt.Fprintf(&b, "// and returns the number of elements written.\n//\n//go:noescape\nfunc %s%s(dst, a, b []float32) int\n", f.name, s.name)
+			fmt.Fprintf(&b, "\n// %s%sNT is %s%s with the whole vectors stored around the caches:\n", f.name, s.name, f.name, s.name)
+			fmt.Fprintf(&b, "// dst must be %d-byte aligned.\n//\n//go:noescape\nfunc %s%sNT(dst, a, b []float32) int\n", 4*s.width, f.name, s.name)
 		}
 	}
 	for _, s := range isas {
@@ -1137,6 +1152,10 @@ func goFile(command string) []byte {
 		}
 		for _, f := range slices.Concat(lineFns, tileFns, memFns) {
 			fmt.Fprintf(&b, "\n// %s%s %s.\n//\n//go:noescape\nfunc %s%s%s\n", f.name, s.name, f.doc, f.name, s.name, f.sig)
+		}
+		for _, f := range scalarFns {
+			fmt.Fprintf(&b, "\n// %s%sNT is %s%s with the whole vectors stored around the caches:\n", f.name, s.name, f.name, s.name)
+			fmt.Fprintf(&b, "// dst must be %d-byte aligned.\n//\n//go:noescape\nfunc %s%sNT%s\n", 4*s.width, f.name, s.name, f.sig)
 		}
 	}
 	out, err := format.Source(b.Bytes())

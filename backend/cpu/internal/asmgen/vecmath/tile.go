@@ -15,8 +15,9 @@ import (
 // multiply-add and a product of three that round the first product (so
 // they match Mul then Add, or Mul then Mul) but pass over the tile once.
 
-// tileFns are emitted like lineFns: each is a vecImpl field.
-var tileFns = slices.Concat([]lineFn{
+// scalarFns are the arithmetic with a scalar operand. Each also has a
+// twin that stores around the caches (see isa.nt), as binFns do.
+var scalarFns = []lineFn{
 	scalarFn("addVS", "a[i] + b", "add", false),
 	scalarFn("subVS", "a[i] - b", "sub", false),
 	scalarFn("subSV", "b - a[i]", "sub", true),
@@ -27,7 +28,10 @@ var tileFns = slices.Concat([]lineFn{
 	scalarFn("maxSV", "the larger of b and a[i], or the NaN among them", "max", true),
 	scalarFn("minVS", "the smaller of a[i] and b, or the NaN among them", "min", false),
 	scalarFn("minSV", "the smaller of b and a[i], or the NaN among them", "min", true),
-},
+}
+
+// tileFns are emitted like lineFns: each is a vecImpl field.
+var tileFns = slices.Concat(scalarFns,
 	tripleFns("mulAdd", "a[i]*%s + c[i], rounding the product,", (*isa).add),
 	tripleFns("mulMul", "(a[i]*%s) * c[i], rounding each product,", (*isa).mul),
 	compareFns(),
@@ -235,10 +239,12 @@ func scalarFn(name, doc, op string, swap bool) lineFn {
 // while it can, that returns how many elements it wrote. operands names
 // the parameters after dst, in order: a lower-case letter is a slice read
 // at the loop's index, an upper-case one a float32 broadcast once, before
-// the loop. core combines one vector of each into the result.
+// the loop. core combines one vector of each into the result. With s.nt
+// the results are stored around the caches, to a dst aligned to a
+// vector, and the name ends in NT.
 func (s *isa) tileKernel(name, operands string, core func(s *isa, v []reg.Register) reg.Register) {
 	c := s.c
-	c.Function(name + s.name)
+	c.Function(name + s.name + s.ntSuffix())
 	c.Attributes(attr.NOSPLIT)
 	var sig []string
 	for _, p := range operands {
@@ -279,7 +285,11 @@ func (s *isa) tileKernel(name, operands string, core func(s *isa, v []reg.Regist
 					vals[j] = s.copy(at(ptrs[j]))
 				}
 			}
-			c.VMOVUPS(core(s, vals), at(d))
+			if s.nt {
+				c.VMOVNTPS(core(s, vals), at(d))
+			} else {
+				c.VMOVUPS(core(s, vals), at(d))
+			}
 		}
 		c.ADDQ(operand.U32(vectors*s.width), i)
 	}
