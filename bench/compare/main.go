@@ -174,6 +174,12 @@ func startPython() (*pyEngine, error) {
 	}
 	sc := bufio.NewScanner(out)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	// Wait until the engines are imported: importing torch keeps a core
+	// busy for over a second, and a bandwidth probe run meanwhile read
+	// 20–25 GB/s in the same hour as 30–32 after the import.
+	if !sc.Scan() {
+		return nil, fmt.Errorf("python exited before it was ready")
+	}
 	return &pyEngine{cmd: cmd, in: in, out: sc}, nil
 }
 

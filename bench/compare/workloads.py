@@ -143,6 +143,9 @@ def build(engine, workload):
 
 
 def main():
+    # main.go waits for this line: importing torch keeps a core busy for
+    # over a second, which would otherwise overlap its bandwidth probe.
+    print(json.dumps({"ready": True}), flush=True)
     cache = {}
     for line in sys.stdin:
         req = json.loads(line)
