@@ -80,6 +80,14 @@ type tileStep struct {
 	fused, fusedS func(dst, a, b, c []byte)
 	fargs         [3]int
 
+	// The twins of the kernels above that store around the caches (see
+	// cpu.UnaryTileFuncNT), nil where there are none: a streamed result
+	// that no later step reads is computed straight into the output.
+	unaryNT           func(dst, src []byte)
+	binaryNT          func(dst, a, b []byte)
+	vsNT, svNT        func(dst, a, s []byte)
+	fusedNT, fusedSNT func(dst, a, b, c []byte)
+
 	out  int // output index, or -1 for a scratch tile
 	slot int // the scratch tile when out < 0
 	size int // element size of the result
@@ -126,9 +134,12 @@ func newCompiled(inDTypes []array.DType, instrs []Instr, outputs []int) *Compile
 		switch {
 		case in.Kind == KindUnary && regDT(in.Args[0]) == in.DType:
 			st.unary = cpu.UnaryTileFunc(cpu.UnaryOp(in.Op), in.DType)
+			st.unaryNT = cpu.UnaryTileFuncNT(cpu.UnaryOp(in.Op), in.DType)
 		case in.Kind == KindBinary && regDT(in.Args[0]) == in.DType && regDT(in.Args[1]) == in.DType:
 			st.binary = cpu.BinaryTileFunc(cpu.BinaryOp(in.Op), in.DType)
 			st.vs, st.sv = cpu.BinaryScalarTileFuncs(cpu.BinaryOp(in.Op), in.DType)
+			st.binaryNT = cpu.BinaryTileFuncNT(cpu.BinaryOp(in.Op), in.DType)
+			st.vsNT, st.svNT = cpu.BinaryScalarTileFuncsNT(cpu.BinaryOp(in.Op), in.DType)
 		case in.Kind == KindAsType:
 			st.unary = cpu.ConvertTileFunc(regDT(in.Args[0]), in.DType)
 		}
@@ -200,6 +211,7 @@ func (c *Compiled) fuseProducts(outOf map[int]int) {
 		if st.fused, st.fusedS = cpu.ProductTileFuncs(cpu.BinaryOp(in.Op), in.DType); st.fused == nil {
 			continue
 		}
+		st.fusedNT, st.fusedSNT = cpu.ProductTileFuncsNT(cpu.BinaryOp(in.Op), in.DType)
 		st.fargs = [3]int{a, b, q}
 		c.steps[p-nIn].skip = true
 	}
@@ -518,11 +530,14 @@ func (c *Compiled) runTiles(tlo, thi, n int, inBufs []cpu.Buf, walkers []*cpu.Wa
 	// (compiled GELU over 16M took 16–21% longer). Smaller results, which
 	// come from the caches, lose more to the calls than they gain.
 	steps, outSteps := 0, []int(nil)
+	straight := make([]bool, len(calls)) // steps computed into the output
 	for k, cl := range calls {
 		if cl.kind != callSkip {
 			steps++
 			if stream && c.steps[k].out >= 0 {
-				outSteps = append(outSteps, k)
+				if straight[k] = c.ntKernel(k, cl.kind) && !c.readAfter(k); !straight[k] {
+					outSteps = append(outSteps, k)
+				}
 			}
 		}
 	}
@@ -573,6 +588,8 @@ func (c *Compiled) runTiles(tlo, thi, n int, inBufs []cpu.Buf, walkers []*cpu.Wa
 			st := &c.steps[k]
 			var d []byte
 			switch {
+			case straight[k]:
+				d = outData[st.out][lo*st.size : (lo+m)*st.size]
 			case st.out >= 0 && stream:
 				d = arena[outBase+(half*len(outData)+st.out)*c.outTileBytes:][:m*st.size]
 			case st.out >= 0:
@@ -584,17 +601,17 @@ func (c *Compiled) runTiles(tlo, thi, n int, inBufs []cpu.Buf, walkers []*cpu.Wa
 			var err error
 			switch cl.kind {
 			case callUnary:
-				st.unary(d, regs[cl.a])
+				pick(straight[k], st.unary, st.unaryNT)(d, regs[cl.a])
 			case callBinary:
-				st.binary(d, regs[cl.a], regs[cl.b])
+				pick(straight[k], st.binary, st.binaryNT)(d, regs[cl.a], regs[cl.b])
 			case callVS:
-				st.vs(d, regs[cl.a], sc[cl.b])
+				pick(straight[k], st.vs, st.vsNT)(d, regs[cl.a], sc[cl.b])
 			case callSV:
-				st.sv(d, regs[cl.a], sc[cl.b])
+				pick(straight[k], st.sv, st.svNT)(d, regs[cl.a], sc[cl.b])
 			case callFused:
-				st.fused(d, regs[cl.a], regs[cl.b], regs[cl.c])
+				pick(straight[k], st.fused, st.fusedNT)(d, regs[cl.a], regs[cl.b], regs[cl.c])
 			case callFusedS:
-				st.fusedS(d, regs[cl.a], sc[cl.b], regs[cl.c])
+				pick(straight[k], st.fusedS, st.fusedSNT)(d, regs[cl.a], sc[cl.b], regs[cl.c])
 			default:
 				dst, args := buf(nIn+k, d), c.Instrs[k].Args
 				switch ins := c.Instrs[k]; ins.Kind {
@@ -627,6 +644,46 @@ func (c *Compiled) runTiles(tlo, thi, n int, inBufs []cpu.Buf, walkers []*cpu.Wa
 		pending[i].store(len(pending[i].src))
 	}
 	return nil
+}
+
+// pick returns nt when straight is set, else f.
+func pick[F any](straight bool, f, nt F) F {
+	if straight {
+		return nt
+	}
+	return f
+}
+
+// ntKernel reports whether step k, run as kind, has a kernel that stores
+// around the caches.
+func (c *Compiled) ntKernel(k int, kind callKind) bool {
+	st := &c.steps[k]
+	switch kind {
+	case callUnary:
+		return st.unaryNT != nil
+	case callBinary:
+		return st.binaryNT != nil
+	case callVS:
+		return st.vsNT != nil
+	case callSV:
+		return st.svNT != nil
+	case callFused:
+		return st.fusedNT != nil
+	case callFusedS:
+		return st.fusedSNT != nil
+	}
+	return false
+}
+
+// readAfter reports whether a step after k reads k's result.
+func (c *Compiled) readAfter(k int) bool {
+	r := len(c.InDTypes) + k
+	for k2 := k + 1; k2 < len(c.Instrs); k2++ {
+		if slices.Contains(c.reads(k2), r) {
+			return true
+		}
+	}
+	return false
 }
 
 // streamOut is an output tile on its way to memory: the rest of src, for

@@ -105,29 +105,44 @@ func TestTripleKernels(t *testing.T) {
 		}
 		names, impls := vecImplsUnderTest()
 		for k, impl := range impls {
-			vvv, vsv := tripleLoops(impl, tc.second)
-			for n := range 70 {
-				for _, lo := range []int{0, 1, 3, 7, 150, len(a) - 70} {
-					got := make([]float32, n)
-					vvv(got, a[lo:lo+n], b[lo:lo+n], c[lo:lo+n])
-					for i := range n {
-						if !sameF32(got[i], want[lo+i]) {
-							t.Fatalf("%s %s(%g, %g, %g) = %g, want %g", names[k], tc.name, a[lo+i], b[lo+i], c[lo+i], got[i], want[lo+i])
-						}
-					}
+			for _, nt := range []bool{false, true} {
+				how := names[k]
+				if nt {
+					how += ", storing around the caches,"
+				}
+				testTripleLoops(t, how, tc.name, impl, tc.second, nt, a, b, c, want, e)
+			}
+		}
+	}
+}
+
+// testTripleLoops checks tripleLoops(impl, second, nt) against want, the
+// product of a and b then second with c, rounded twice.
+func testTripleLoops(t *testing.T, impl, name string, vi *vecImpl, secondOp BinaryOp, nt bool, a, b, c, want []float32, e float32) {
+	mul, second := goBinaryKernel(Mul), goBinaryKernel(secondOp)
+	vvv, vsv := tripleLoops(vi, secondOp, nt)
+	for n := range 70 {
+		for _, lo := range []int{0, 1, 3, 7, 150, len(a) - 70} {
+			got := make([]float32, n)
+			vvv(got, a[lo:lo+n], b[lo:lo+n], c[lo:lo+n])
+			StoreFence()
+			for i := range n {
+				if !sameF32(got[i], want[lo+i]) {
+					t.Fatalf("%s %s(%g, %g, %g) = %g, want %g", impl, name, a[lo+i], b[lo+i], c[lo+i], got[i], want[lo+i])
 				}
 			}
-			for _, s := range append(tileSpecials, e) {
-				w := make([]float32, len(a))
-				mul.vs(w, a, s)
-				second.vv(w, w, c)
-				got := make([]float32, len(a))
-				vsv(got, a, s, c)
-				for i := range got {
-					if !sameF32(got[i], w[i]) {
-						t.Fatalf("%s %sS(%g, scalar %g, %g) = %g, want %g", names[k], tc.name, a[i], s, c[i], got[i], w[i])
-					}
-				}
+		}
+	}
+	for _, s := range append(tileSpecials, e) {
+		w := make([]float32, len(a))
+		mul.vs(w, a, s)
+		second.vv(w, w, c)
+		got := make([]float32, len(a))
+		vsv(got, a, s, c)
+		StoreFence()
+		for i := range got {
+			if !sameF32(got[i], w[i]) {
+				t.Fatalf("%s %sS(%g, scalar %g, %g) = %g, want %g", impl, name, a[i], s, c[i], got[i], w[i])
 			}
 		}
 	}

@@ -77,6 +77,8 @@ type vecImpl struct {
 	addVSNT, subVSNT, subSVNT, mulVSNT, divVSNT, divSVNT, maxVSNT, maxSVNT, minVSNT, minSVNT func(dst, a []float32, b float32) int
 	mulAdd, mulMul                                                                           tripleKernel
 	mulAddS, mulMulS                                                                         tripleKernelS
+	mulAddNT, mulMulNT                                                                       tripleKernel
+	mulAddSNT, mulMulSNT                                                                     tripleKernelS
 	prefetch                                                                                 func(p []byte)
 	copyNT                                                                                   func(dst, src []float32) int
 	storeFence                                                                               func()
@@ -356,8 +358,8 @@ func withVec[T ewReal](op BinaryOp, k binKernel[T, T]) binKernel[T, T] {
 // kernels over the whole vectors and the Go loops over the rest, or the Go
 // loops alone without kernels.
 var (
-	vecMulAdd, vecMulAddS = tripleLoops(vecBest, Add)
-	vecMulMul, vecMulMulS = tripleLoops(vecBest, Mul)
+	vecMulAdd, vecMulAddS = tripleLoops(vecBest, Add, false)
+	vecMulMul, vecMulMulS = tripleLoops(vecBest, Mul, false)
 )
 
 type (
@@ -366,8 +368,9 @@ type (
 )
 
 // tripleLoops returns impl's multiply-adds (second Add) or products of
-// three (second Mul).
-func tripleLoops(impl *vecImpl, second BinaryOp) (func(d, a, b, c []float32), func(d, a []float32, b float32, c []float32)) {
+// three (second Mul); with nt, those that store around the caches from
+// dst's first 64-byte boundary on (see vecApplyStream).
+func tripleLoops(impl *vecImpl, second BinaryOp, nt bool) (func(d, a, b, c []float32), func(d, a []float32, b float32, c []float32)) {
 	vvv, vsv := mulAdd[float32], mulAddScalar[float32]
 	if second == Mul {
 		vvv, vsv = mulMul[float32], mulMulScalar[float32]
@@ -376,16 +379,29 @@ func tripleLoops(impl *vecImpl, second BinaryOp) (func(d, a, b, c []float32), fu
 		return vvv, vsv
 	}
 	kv, ks := impl.mulAdd, impl.mulAddS
-	if second == Mul {
+	switch {
+	case second == Mul && nt:
+		kv, ks = impl.mulMulNT, impl.mulMulSNT
+	case second == Mul:
 		kv, ks = impl.mulMul, impl.mulMulS
+	case nt:
+		kv, ks = impl.mulAddNT, impl.mulAddSNT
+	}
+	head := func([]float32) int { return 0 }
+	if nt {
+		head = alignHead
 	}
 	return func(d, a, b, c []float32) {
 			a, b, c = a[:len(d)], b[:len(d)], c[:len(d)]
-			n := kv(d, a, b, c)
+			h := head(d)
+			vvv(d[:h], a[:h], b[:h], c[:h])
+			n := h + kv(d[h:], a[h:], b[h:], c[h:])
 			vvv(d[n:], a[n:], b[n:], c[n:])
 		}, func(d, a []float32, b float32, c []float32) {
 			a, c = a[:len(d)], c[:len(d)]
-			n := ks(d, a, b, c)
+			h := head(d)
+			vsv(d[:h], a[:h], b, c[:h])
+			n := h + ks(d[h:], a[h:], b, c[h:])
 			vsv(d[n:], a[n:], b, c[n:])
 		}
 }

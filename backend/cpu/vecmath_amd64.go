@@ -109,6 +109,10 @@ func asmImpls() []vecImpl {
 			maxSVNT:    maxSVAVX512NT,
 			minVSNT:    minVSAVX512NT,
 			minSVNT:    minSVAVX512NT,
+			mulAddNT:   mulAddAVX512NT,
+			mulAddSNT:  mulAddSAVX512NT,
+			mulMulNT:   mulMulAVX512NT,
+			mulMulSNT:  mulMulSAVX512NT,
 		})
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
@@ -210,6 +214,10 @@ func asmImpls() []vecImpl {
 			maxSVNT:    maxSVAVX2NT,
 			minVSNT:    minVSAVX2NT,
 			minSVNT:    minSVAVX2NT,
+			mulAddNT:   mulAddAVX2NT,
+			mulAddSNT:  mulAddSAVX2NT,
+			mulMulNT:   mulMulAVX2NT,
+			mulMulSNT:  mulMulSAVX2NT,
 		})
 	}
 	return impls
@@ -878,6 +886,30 @@ func minVSAVX2NT(dst, a []float32, b float32) int
 //go:noescape
 func minSVAVX2NT(dst, a []float32, b float32) int
 
+// mulAddAVX2NT is mulAddAVX2 with the whole vectors stored around the caches:
+// dst must be 32-byte aligned.
+//
+//go:noescape
+func mulAddAVX2NT(dst, a, b, c []float32) int
+
+// mulAddSAVX2NT is mulAddSAVX2 with the whole vectors stored around the caches:
+// dst must be 32-byte aligned.
+//
+//go:noescape
+func mulAddSAVX2NT(dst, a []float32, b float32, c []float32) int
+
+// mulMulAVX2NT is mulMulAVX2 with the whole vectors stored around the caches:
+// dst must be 32-byte aligned.
+//
+//go:noescape
+func mulMulAVX2NT(dst, a, b, c []float32) int
+
+// mulMulSAVX2NT is mulMulSAVX2 with the whole vectors stored around the caches:
+// dst must be 32-byte aligned.
+//
+//go:noescape
+func mulMulSAVX2NT(dst, a []float32, b float32, c []float32) int
+
 // maxRedAVX512 sets each of the first 16 lanes of acc to the larger of it and the elements of x's whole 16-lane vectors in that lane, or to a NaN among them, and returns the number of elements read.
 //
 //go:noescape
@@ -1212,3 +1244,27 @@ func minVSAVX512NT(dst, a []float32, b float32) int
 //
 //go:noescape
 func minSVAVX512NT(dst, a []float32, b float32) int
+
+// mulAddAVX512NT is mulAddAVX512 with the whole vectors stored around the caches:
+// dst must be 64-byte aligned.
+//
+//go:noescape
+func mulAddAVX512NT(dst, a, b, c []float32) int
+
+// mulAddSAVX512NT is mulAddSAVX512 with the whole vectors stored around the caches:
+// dst must be 64-byte aligned.
+//
+//go:noescape
+func mulAddSAVX512NT(dst, a []float32, b float32, c []float32) int
+
+// mulMulAVX512NT is mulMulAVX512 with the whole vectors stored around the caches:
+// dst must be 64-byte aligned.
+//
+//go:noescape
+func mulMulAVX512NT(dst, a, b, c []float32) int
+
+// mulMulSAVX512NT is mulMulSAVX512 with the whole vectors stored around the caches:
+// dst must be 64-byte aligned.
+//
+//go:noescape
+func mulMulSAVX512NT(dst, a []float32, b float32, c []float32) int

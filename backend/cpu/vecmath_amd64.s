@@ -2857,6 +2857,236 @@ done:
 	VZEROUPPER
 	RET
 
+// func mulAddAVX2NT(dst []float32, a []float32, b []float32, c []float32) int
+// Requires: AVX
+TEXT ·mulAddAVX2NT(SB), NOSPLIT, $0-104
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ a_base+24(FP), DX
+	MOVQ b_base+48(FP), BX
+	MOVQ c_base+72(FP), SI
+	MOVQ CX, DI
+	ANDQ $-32, DI
+	ANDQ $-8, CX
+	XORQ R8, R8
+
+loop4:
+	CMPQ     R8, DI
+	JAE      loop1
+	VMOVUPS  (DX)(R8*4), Y0
+	VMOVUPS  (BX)(R8*4), Y1
+	VMOVUPS  (SI)(R8*4), Y2
+	VMULPS   Y1, Y0, Y0
+	VADDPS   Y2, Y0, Y0
+	VMOVNTPS Y0, (AX)(R8*4)
+	VMOVUPS  32(DX)(R8*4), Y0
+	VMOVUPS  32(BX)(R8*4), Y1
+	VMOVUPS  32(SI)(R8*4), Y2
+	VMULPS   Y1, Y0, Y0
+	VADDPS   Y2, Y0, Y0
+	VMOVNTPS Y0, 32(AX)(R8*4)
+	VMOVUPS  64(DX)(R8*4), Y0
+	VMOVUPS  64(BX)(R8*4), Y1
+	VMOVUPS  64(SI)(R8*4), Y2
+	VMULPS   Y1, Y0, Y0
+	VADDPS   Y2, Y0, Y0
+	VMOVNTPS Y0, 64(AX)(R8*4)
+	VMOVUPS  96(DX)(R8*4), Y0
+	VMOVUPS  96(BX)(R8*4), Y1
+	VMOVUPS  96(SI)(R8*4), Y2
+	VMULPS   Y1, Y0, Y0
+	VADDPS   Y2, Y0, Y0
+	VMOVNTPS Y0, 96(AX)(R8*4)
+	ADDQ     $0x00000020, R8
+	JMP      loop4
+
+loop1:
+	CMPQ     R8, CX
+	JAE      done
+	VMOVUPS  (DX)(R8*4), Y0
+	VMOVUPS  (BX)(R8*4), Y1
+	VMOVUPS  (SI)(R8*4), Y2
+	VMULPS   Y1, Y0, Y0
+	VADDPS   Y2, Y0, Y0
+	VMOVNTPS Y0, (AX)(R8*4)
+	ADDQ     $0x00000008, R8
+	JMP      loop1
+
+done:
+	MOVQ R8, ret+96(FP)
+	VZEROUPPER
+	RET
+
+// func mulAddSAVX2NT(dst []float32, a []float32, b float32, c []float32) int
+// Requires: AVX
+TEXT ·mulAddSAVX2NT(SB), NOSPLIT, $0-88
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSS b+48(FP), Y0
+	MOVQ         c_base+56(FP), BX
+	MOVQ         CX, SI
+	ANDQ         $-32, SI
+	ANDQ         $-8, CX
+	XORQ         DI, DI
+
+loop4:
+	CMPQ     DI, SI
+	JAE      loop1
+	VMOVUPS  (DX)(DI*4), Y1
+	VMOVUPS  (BX)(DI*4), Y2
+	VMULPS   Y0, Y1, Y1
+	VADDPS   Y2, Y1, Y1
+	VMOVNTPS Y1, (AX)(DI*4)
+	VMOVUPS  32(DX)(DI*4), Y1
+	VMOVUPS  32(BX)(DI*4), Y2
+	VMULPS   Y0, Y1, Y1
+	VADDPS   Y2, Y1, Y1
+	VMOVNTPS Y1, 32(AX)(DI*4)
+	VMOVUPS  64(DX)(DI*4), Y1
+	VMOVUPS  64(BX)(DI*4), Y2
+	VMULPS   Y0, Y1, Y1
+	VADDPS   Y2, Y1, Y1
+	VMOVNTPS Y1, 64(AX)(DI*4)
+	VMOVUPS  96(DX)(DI*4), Y1
+	VMOVUPS  96(BX)(DI*4), Y2
+	VMULPS   Y0, Y1, Y1
+	VADDPS   Y2, Y1, Y1
+	VMOVNTPS Y1, 96(AX)(DI*4)
+	ADDQ     $0x00000020, DI
+	JMP      loop4
+
+loop1:
+	CMPQ     DI, CX
+	JAE      done
+	VMOVUPS  (DX)(DI*4), Y1
+	VMOVUPS  (BX)(DI*4), Y2
+	VMULPS   Y0, Y1, Y1
+	VADDPS   Y2, Y1, Y1
+	VMOVNTPS Y1, (AX)(DI*4)
+	ADDQ     $0x00000008, DI
+	JMP      loop1
+
+done:
+	MOVQ DI, ret+80(FP)
+	VZEROUPPER
+	RET
+
+// func mulMulAVX2NT(dst []float32, a []float32, b []float32, c []float32) int
+// Requires: AVX
+TEXT ·mulMulAVX2NT(SB), NOSPLIT, $0-104
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ a_base+24(FP), DX
+	MOVQ b_base+48(FP), BX
+	MOVQ c_base+72(FP), SI
+	MOVQ CX, DI
+	ANDQ $-32, DI
+	ANDQ $-8, CX
+	XORQ R8, R8
+
+loop4:
+	CMPQ     R8, DI
+	JAE      loop1
+	VMOVUPS  (DX)(R8*4), Y0
+	VMOVUPS  (BX)(R8*4), Y1
+	VMOVUPS  (SI)(R8*4), Y2
+	VMULPS   Y1, Y0, Y0
+	VMULPS   Y2, Y0, Y0
+	VMOVNTPS Y0, (AX)(R8*4)
+	VMOVUPS  32(DX)(R8*4), Y0
+	VMOVUPS  32(BX)(R8*4), Y1
+	VMOVUPS  32(SI)(R8*4), Y2
+	VMULPS   Y1, Y0, Y0
+	VMULPS   Y2, Y0, Y0
+	VMOVNTPS Y0, 32(AX)(R8*4)
+	VMOVUPS  64(DX)(R8*4), Y0
+	VMOVUPS  64(BX)(R8*4), Y1
+	VMOVUPS  64(SI)(R8*4), Y2
+	VMULPS   Y1, Y0, Y0
+	VMULPS   Y2, Y0, Y0
+	VMOVNTPS Y0, 64(AX)(R8*4)
+	VMOVUPS  96(DX)(R8*4), Y0
+	VMOVUPS  96(BX)(R8*4), Y1
+	VMOVUPS  96(SI)(R8*4), Y2
+	VMULPS   Y1, Y0, Y0
+	VMULPS   Y2, Y0, Y0
+	VMOVNTPS Y0, 96(AX)(R8*4)
+	ADDQ     $0x00000020, R8
+	JMP      loop4
+
+loop1:
+	CMPQ     R8, CX
+	JAE      done
+	VMOVUPS  (DX)(R8*4), Y0
+	VMOVUPS  (BX)(R8*4), Y1
+	VMOVUPS  (SI)(R8*4), Y2
+	VMULPS   Y1, Y0, Y0
+	VMULPS   Y2, Y0, Y0
+	VMOVNTPS Y0, (AX)(R8*4)
+	ADDQ     $0x00000008, R8
+	JMP      loop1
+
+done:
+	MOVQ R8, ret+96(FP)
+	VZEROUPPER
+	RET
+
+// func mulMulSAVX2NT(dst []float32, a []float32, b float32, c []float32) int
+// Requires: AVX
+TEXT ·mulMulSAVX2NT(SB), NOSPLIT, $0-88
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSS b+48(FP), Y0
+	MOVQ         c_base+56(FP), BX
+	MOVQ         CX, SI
+	ANDQ         $-32, SI
+	ANDQ         $-8, CX
+	XORQ         DI, DI
+
+loop4:
+	CMPQ     DI, SI
+	JAE      loop1
+	VMOVUPS  (DX)(DI*4), Y1
+	VMOVUPS  (BX)(DI*4), Y2
+	VMULPS   Y0, Y1, Y1
+	VMULPS   Y2, Y1, Y1
+	VMOVNTPS Y1, (AX)(DI*4)
+	VMOVUPS  32(DX)(DI*4), Y1
+	VMOVUPS  32(BX)(DI*4), Y2
+	VMULPS   Y0, Y1, Y1
+	VMULPS   Y2, Y1, Y1
+	VMOVNTPS Y1, 32(AX)(DI*4)
+	VMOVUPS  64(DX)(DI*4), Y1
+	VMOVUPS  64(BX)(DI*4), Y2
+	VMULPS   Y0, Y1, Y1
+	VMULPS   Y2, Y1, Y1
+	VMOVNTPS Y1, 64(AX)(DI*4)
+	VMOVUPS  96(DX)(DI*4), Y1
+	VMOVUPS  96(BX)(DI*4), Y2
+	VMULPS   Y0, Y1, Y1
+	VMULPS   Y2, Y1, Y1
+	VMOVNTPS Y1, 96(AX)(DI*4)
+	ADDQ     $0x00000020, DI
+	JMP      loop4
+
+loop1:
+	CMPQ     DI, CX
+	JAE      done
+	VMOVUPS  (DX)(DI*4), Y1
+	VMOVUPS  (BX)(DI*4), Y2
+	VMULPS   Y0, Y1, Y1
+	VMULPS   Y2, Y1, Y1
+	VMOVNTPS Y1, (AX)(DI*4)
+	ADDQ     $0x00000008, DI
+	JMP      loop1
+
+done:
+	MOVQ DI, ret+80(FP)
+	VZEROUPPER
+	RET
+
 // func expAVX512(dst []float32, src []float32) int
 // Requires: AVX, AVX512F
 TEXT ·expAVX512(SB), NOSPLIT, $0-56
@@ -5560,6 +5790,236 @@ loop1:
 
 done:
 	MOVQ SI, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func mulAddAVX512NT(dst []float32, a []float32, b []float32, c []float32) int
+// Requires: AVX, AVX512F
+TEXT ·mulAddAVX512NT(SB), NOSPLIT, $0-104
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ a_base+24(FP), DX
+	MOVQ b_base+48(FP), BX
+	MOVQ c_base+72(FP), SI
+	MOVQ CX, DI
+	ANDQ $-64, DI
+	ANDQ $-16, CX
+	XORQ R8, R8
+
+loop4:
+	CMPQ     R8, DI
+	JAE      loop1
+	VMOVUPS  (DX)(R8*4), Z0
+	VMOVUPS  (BX)(R8*4), Z1
+	VMOVUPS  (SI)(R8*4), Z2
+	VMULPS   Z1, Z0, Z0
+	VADDPS   Z2, Z0, Z0
+	VMOVNTPS Z0, (AX)(R8*4)
+	VMOVUPS  64(DX)(R8*4), Z0
+	VMOVUPS  64(BX)(R8*4), Z1
+	VMOVUPS  64(SI)(R8*4), Z2
+	VMULPS   Z1, Z0, Z0
+	VADDPS   Z2, Z0, Z0
+	VMOVNTPS Z0, 64(AX)(R8*4)
+	VMOVUPS  128(DX)(R8*4), Z0
+	VMOVUPS  128(BX)(R8*4), Z1
+	VMOVUPS  128(SI)(R8*4), Z2
+	VMULPS   Z1, Z0, Z0
+	VADDPS   Z2, Z0, Z0
+	VMOVNTPS Z0, 128(AX)(R8*4)
+	VMOVUPS  192(DX)(R8*4), Z0
+	VMOVUPS  192(BX)(R8*4), Z1
+	VMOVUPS  192(SI)(R8*4), Z2
+	VMULPS   Z1, Z0, Z0
+	VADDPS   Z2, Z0, Z0
+	VMOVNTPS Z0, 192(AX)(R8*4)
+	ADDQ     $0x00000040, R8
+	JMP      loop4
+
+loop1:
+	CMPQ     R8, CX
+	JAE      done
+	VMOVUPS  (DX)(R8*4), Z0
+	VMOVUPS  (BX)(R8*4), Z1
+	VMOVUPS  (SI)(R8*4), Z2
+	VMULPS   Z1, Z0, Z0
+	VADDPS   Z2, Z0, Z0
+	VMOVNTPS Z0, (AX)(R8*4)
+	ADDQ     $0x00000010, R8
+	JMP      loop1
+
+done:
+	MOVQ R8, ret+96(FP)
+	VZEROUPPER
+	RET
+
+// func mulAddSAVX512NT(dst []float32, a []float32, b float32, c []float32) int
+// Requires: AVX, AVX512F
+TEXT ·mulAddSAVX512NT(SB), NOSPLIT, $0-88
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSS b+48(FP), Z0
+	MOVQ         c_base+56(FP), BX
+	MOVQ         CX, SI
+	ANDQ         $-64, SI
+	ANDQ         $-16, CX
+	XORQ         DI, DI
+
+loop4:
+	CMPQ     DI, SI
+	JAE      loop1
+	VMOVUPS  (DX)(DI*4), Z1
+	VMOVUPS  (BX)(DI*4), Z2
+	VMULPS   Z0, Z1, Z1
+	VADDPS   Z2, Z1, Z1
+	VMOVNTPS Z1, (AX)(DI*4)
+	VMOVUPS  64(DX)(DI*4), Z1
+	VMOVUPS  64(BX)(DI*4), Z2
+	VMULPS   Z0, Z1, Z1
+	VADDPS   Z2, Z1, Z1
+	VMOVNTPS Z1, 64(AX)(DI*4)
+	VMOVUPS  128(DX)(DI*4), Z1
+	VMOVUPS  128(BX)(DI*4), Z2
+	VMULPS   Z0, Z1, Z1
+	VADDPS   Z2, Z1, Z1
+	VMOVNTPS Z1, 128(AX)(DI*4)
+	VMOVUPS  192(DX)(DI*4), Z1
+	VMOVUPS  192(BX)(DI*4), Z2
+	VMULPS   Z0, Z1, Z1
+	VADDPS   Z2, Z1, Z1
+	VMOVNTPS Z1, 192(AX)(DI*4)
+	ADDQ     $0x00000040, DI
+	JMP      loop4
+
+loop1:
+	CMPQ     DI, CX
+	JAE      done
+	VMOVUPS  (DX)(DI*4), Z1
+	VMOVUPS  (BX)(DI*4), Z2
+	VMULPS   Z0, Z1, Z1
+	VADDPS   Z2, Z1, Z1
+	VMOVNTPS Z1, (AX)(DI*4)
+	ADDQ     $0x00000010, DI
+	JMP      loop1
+
+done:
+	MOVQ DI, ret+80(FP)
+	VZEROUPPER
+	RET
+
+// func mulMulAVX512NT(dst []float32, a []float32, b []float32, c []float32) int
+// Requires: AVX, AVX512F
+TEXT ·mulMulAVX512NT(SB), NOSPLIT, $0-104
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ a_base+24(FP), DX
+	MOVQ b_base+48(FP), BX
+	MOVQ c_base+72(FP), SI
+	MOVQ CX, DI
+	ANDQ $-64, DI
+	ANDQ $-16, CX
+	XORQ R8, R8
+
+loop4:
+	CMPQ     R8, DI
+	JAE      loop1
+	VMOVUPS  (DX)(R8*4), Z0
+	VMOVUPS  (BX)(R8*4), Z1
+	VMOVUPS  (SI)(R8*4), Z2
+	VMULPS   Z1, Z0, Z0
+	VMULPS   Z2, Z0, Z0
+	VMOVNTPS Z0, (AX)(R8*4)
+	VMOVUPS  64(DX)(R8*4), Z0
+	VMOVUPS  64(BX)(R8*4), Z1
+	VMOVUPS  64(SI)(R8*4), Z2
+	VMULPS   Z1, Z0, Z0
+	VMULPS   Z2, Z0, Z0
+	VMOVNTPS Z0, 64(AX)(R8*4)
+	VMOVUPS  128(DX)(R8*4), Z0
+	VMOVUPS  128(BX)(R8*4), Z1
+	VMOVUPS  128(SI)(R8*4), Z2
+	VMULPS   Z1, Z0, Z0
+	VMULPS   Z2, Z0, Z0
+	VMOVNTPS Z0, 128(AX)(R8*4)
+	VMOVUPS  192(DX)(R8*4), Z0
+	VMOVUPS  192(BX)(R8*4), Z1
+	VMOVUPS  192(SI)(R8*4), Z2
+	VMULPS   Z1, Z0, Z0
+	VMULPS   Z2, Z0, Z0
+	VMOVNTPS Z0, 192(AX)(R8*4)
+	ADDQ     $0x00000040, R8
+	JMP      loop4
+
+loop1:
+	CMPQ     R8, CX
+	JAE      done
+	VMOVUPS  (DX)(R8*4), Z0
+	VMOVUPS  (BX)(R8*4), Z1
+	VMOVUPS  (SI)(R8*4), Z2
+	VMULPS   Z1, Z0, Z0
+	VMULPS   Z2, Z0, Z0
+	VMOVNTPS Z0, (AX)(R8*4)
+	ADDQ     $0x00000010, R8
+	JMP      loop1
+
+done:
+	MOVQ R8, ret+96(FP)
+	VZEROUPPER
+	RET
+
+// func mulMulSAVX512NT(dst []float32, a []float32, b float32, c []float32) int
+// Requires: AVX, AVX512F
+TEXT ·mulMulSAVX512NT(SB), NOSPLIT, $0-88
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), DX
+	VBROADCASTSS b+48(FP), Z0
+	MOVQ         c_base+56(FP), BX
+	MOVQ         CX, SI
+	ANDQ         $-64, SI
+	ANDQ         $-16, CX
+	XORQ         DI, DI
+
+loop4:
+	CMPQ     DI, SI
+	JAE      loop1
+	VMOVUPS  (DX)(DI*4), Z1
+	VMOVUPS  (BX)(DI*4), Z2
+	VMULPS   Z0, Z1, Z1
+	VMULPS   Z2, Z1, Z1
+	VMOVNTPS Z1, (AX)(DI*4)
+	VMOVUPS  64(DX)(DI*4), Z1
+	VMOVUPS  64(BX)(DI*4), Z2
+	VMULPS   Z0, Z1, Z1
+	VMULPS   Z2, Z1, Z1
+	VMOVNTPS Z1, 64(AX)(DI*4)
+	VMOVUPS  128(DX)(DI*4), Z1
+	VMOVUPS  128(BX)(DI*4), Z2
+	VMULPS   Z0, Z1, Z1
+	VMULPS   Z2, Z1, Z1
+	VMOVNTPS Z1, 128(AX)(DI*4)
+	VMOVUPS  192(DX)(DI*4), Z1
+	VMOVUPS  192(BX)(DI*4), Z2
+	VMULPS   Z0, Z1, Z1
+	VMULPS   Z2, Z1, Z1
+	VMOVNTPS Z1, 192(AX)(DI*4)
+	ADDQ     $0x00000040, DI
+	JMP      loop4
+
+loop1:
+	CMPQ     DI, CX
+	JAE      done
+	VMOVUPS  (DX)(DI*4), Z1
+	VMOVUPS  (BX)(DI*4), Z2
+	VMULPS   Z0, Z1, Z1
+	VMULPS   Z2, Z1, Z1
+	VMOVNTPS Z1, (AX)(DI*4)
+	ADDQ     $0x00000010, DI
+	JMP      loop1
+
+done:
+	MOVQ DI, ret+80(FP)
 	VZEROUPPER
 	RET
 

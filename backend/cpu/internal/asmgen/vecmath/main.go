@@ -1045,6 +1045,9 @@ func main() {
 		for _, f := range scalarFns {
 			emitLine(ctx, nt, f)
 		}
+		for _, f := range tripleSet {
+			emitLine(ctx, nt, f)
+		}
 	}
 	for _, s := range isas {
 		for _, f := range redFns {
@@ -1120,7 +1123,7 @@ func goFile(command string) []byte {
 		for _, f := range slices.Concat(lineFns, tileFns, memFns) {
 			fmt.Fprintf(&b, "\t\t\t%s: %s%s,\n", f.name, f.name, s.name)
 		}
-		for _, f := range scalarFns {
+		for _, f := range slices.Concat(scalarFns, tripleSet) {
 			fmt.Fprintf(&b, "\t\t\t%sNT: %s%sNT,\n", f.name, f.name, s.name)
 		}
 		fmt.Fprintf(&b, "\t\t})\n\t}\n")
@@ -1153,7 +1156,7 @@ func goFile(command string) []byte {
 		for _, f := range slices.Concat(lineFns, tileFns, memFns) {
 			fmt.Fprintf(&b, "\n// %s%s %s.\n//\n//go:noescape\nfunc %s%s%s\n", f.name, s.name, f.doc, f.name, s.name, f.sig)
 		}
-		for _, f := range scalarFns {
+		for _, f := range slices.Concat(scalarFns, tripleSet) {
 			fmt.Fprintf(&b, "\n// %s%sNT is %s%s with the whole vectors stored around the caches:\n", f.name, s.name, f.name, s.name)
 			fmt.Fprintf(&b, "// dst must be %d-byte aligned.\n//\n//go:noescape\nfunc %s%sNT%s\n", 4*s.width, f.name, s.name, f.sig)
 		}

@@ -30,10 +30,12 @@ var scalarFns = []lineFn{
 	scalarFn("minSV", "the smaller of b and a[i], or the NaN among them", "min", true),
 }
 
+var tripleSet = slices.Concat(tripleFns("mulAdd", "a[i]*%s + c[i], rounding the product,", (*isa).add),
+	tripleFns("mulMul", "(a[i]*%s) * c[i], rounding each product,", (*isa).mul))
+
 // tileFns are emitted like lineFns: each is a vecImpl field.
 var tileFns = slices.Concat(scalarFns,
-	tripleFns("mulAdd", "a[i]*%s + c[i], rounding the product,", (*isa).add),
-	tripleFns("mulMul", "(a[i]*%s) * c[i], rounding each product,", (*isa).mul),
+	tripleSet,
 	compareFns(),
 	[]lineFn{
 		{"u8ToF32", "(dst []float32, src []uint8) int",
