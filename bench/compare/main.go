@@ -136,20 +136,14 @@ func timeGo(f func(), minMS float64) float64 {
 	}
 }
 
-// triad measures memory bandwidth with STREAM's triad over 16M float32
-// (see workload.Triad), in GB/s: the median of rounds windows after an
-// unmeasured one of warmMS, as the workloads are measured. One window
-// alone read from 12.6 to 23 GB/s in runs on a machine where go test
-// -bench Triad reads 30.
-func triad(minMS, warmMS float64, rounds int) float64 {
+// probeTask is STREAM's triad over 16M float32 (see workload.Triad), the
+// bandwidth probe. It is measured as the workloads are: in rounds between
+// the other engines' windows (which run their own triads, shown in its
+// row) and after the same pauses, so that a figure's "% of probe" sets
+// two measurements made alike against each other.
+func probeTask() task {
 	const n = 16 << 20
-	t := workload.NewTriad(n)
-	timeGo(t.Run, warmMS)
-	ms := make([]float64, rounds)
-	for i := range ms {
-		ms[i] = timeGo(t.Run, minMS)
-	}
-	return float64(workload.TriadBytes(n)) / (median(ms) / 1e3) / 1e9
+	return task{name: "triad/16M", bytes: float64(workload.TriadBytes(n)), setup: func() func() { return workload.NewTriad(n).Run }}
 }
 
 type pyEngine struct {
@@ -263,66 +257,95 @@ func main() {
 	for _, n := range notes {
 		fmt.Println("  " + n)
 	}
-	bw := triad(*minMS, *warmup**minMS, *rounds)
-	fmt.Printf("bandwidth probe (STREAM triad, 16M float32): %.1f GB/s\n", bw)
+	m := measurer{py: py, numpy: hasNumpy, torch: hasTorch, rounds: *rounds, minMS: *minMS, warmMS: *warmup * *minMS, pause: *pause}
+	probe := probeTask()
+	pr := m.measure(probe)
+	bw := probe.bytes / pr.fathom / 1e6
+	fmt.Printf("bandwidth probe (STREAM triad, 16M float32, measured as the workloads are): %.1f GB/s\n", bw)
 	fmt.Printf("medians of %d rounds, engines alternating; ratio = other / fathom (above 1: fathom faster)\n\n", *rounds)
 	fmt.Printf("%-20s %11s %11s %11s %8s %8s  %s\n", "workload", "fathom ms", "numpy ms", "torch ms", "numpy/f", "torch/f", "fathom rate")
+	pr.print(probe, bw, hasTorch)
 	for _, w := range workloads() {
-		if !re.MatchString(w.name) {
-			continue
+		if re.MatchString(w.name) {
+			m.measure(w).print(w, bw, hasTorch)
 		}
-		f := w.setup()
-		// A long unmeasured window for every engine first: the rounds
-		// measure a steady state, as a program's loop that runs a workload
-		// many times sees it. fathom's buffer pool, like malloc's free
-		// lists, starts empty in a new process and fills over the first
-		// tens of calls.
-		warm := *warmup * *minMS
-		timeGo(f, warm)
-		var tf, tn, tt []float64
-		var nerr, terr error
-		if hasNumpy {
-			_, nerr = py.run("numpy", w.name, warm)
-		}
-		if hasTorch {
-			_, terr = py.run("torch", w.name, warm)
-		}
-		for r := 0; r < *rounds; r++ {
-			// Threads that spin after a parallel call (OpenBLAS's, and
-			// fathom's GEMM helpers for a millisecond) would steal the
-			// next engine's cores: let them park first.
-			time.Sleep(*pause)
-			tf = append(tf, timeGo(f, *minMS))
-			if hasNumpy && nerr == nil {
-				time.Sleep(*pause)
-				var ms float64
-				if ms, nerr = py.run("numpy", w.name, *minMS); nerr == nil {
-					tn = append(tn, ms)
-				}
+	}
+}
+
+// measurer runs workloads on every engine, round by round.
+type measurer struct {
+	py            *pyEngine
+	numpy, torch  bool
+	rounds        int
+	minMS, warmMS float64
+	pause         time.Duration
+}
+
+// result is one workload's medians, in ms (NaN for an engine that did not
+// run it), and the engines' errors.
+type result struct {
+	fathom, numpy, torch float64
+	nerr, terr           error
+}
+
+func (m measurer) measure(w task) result {
+	f := w.setup()
+	// A long unmeasured window for every engine first: the rounds
+	// measure a steady state, as a program's loop that runs a workload
+	// many times sees it. fathom's buffer pool, like malloc's free
+	// lists, starts empty in a new process and fills over the first
+	// tens of calls.
+	timeGo(f, m.warmMS)
+	var tf, tn, tt []float64
+	var r result
+	if m.numpy {
+		_, r.nerr = m.py.run("numpy", w.name, m.warmMS)
+	}
+	if m.torch {
+		_, r.terr = m.py.run("torch", w.name, m.warmMS)
+	}
+	for range m.rounds {
+		// Threads that spin after a parallel call (OpenBLAS's, and
+		// fathom's GEMM helpers for a millisecond) would steal the
+		// next engine's cores: let them park first.
+		time.Sleep(m.pause)
+		tf = append(tf, timeGo(f, m.minMS))
+		if m.numpy && r.nerr == nil {
+			time.Sleep(m.pause)
+			var ms float64
+			if ms, r.nerr = m.py.run("numpy", w.name, m.minMS); r.nerr == nil {
+				tn = append(tn, ms)
 			}
-			if hasTorch && terr == nil {
-				time.Sleep(*pause)
-				var ms float64
-				if ms, terr = py.run("torch", w.name, *minMS); terr == nil {
-					tt = append(tt, ms)
-				}
+		}
+		if m.torch && r.terr == nil {
+			time.Sleep(m.pause)
+			var ms float64
+			if ms, r.terr = m.py.run("torch", w.name, m.minMS); r.terr == nil {
+				tt = append(tt, ms)
 			}
 		}
-		mf, mn, mt := median(tf), median(tn), median(tt)
-		rate := ""
-		if w.flops > 0 {
-			rate = fmt.Sprintf("%.1f GFLOP/s", w.flops/mf/1e6)
-		} else if w.bytes > 0 {
-			gbs := w.bytes / mf / 1e6
-			rate = fmt.Sprintf("%.1f GB/s (%.0f%% of probe)", gbs, 100*gbs/bw)
-		}
-		fmt.Printf("%-20s %11.3f %11s %11s %8s %8s  %s\n", w.name, mf, msText(mn), msText(mt), ratio(mn, mf), ratio(mt, mf), rate)
-		if nerr != nil {
-			fmt.Printf("  numpy: %v\n", nerr)
-		}
-		if terr != nil && hasTorch {
-			fmt.Printf("  torch: %v\n", terr)
-		}
+	}
+	r.fathom, r.numpy, r.torch = median(tf), median(tn), median(tt)
+	return r
+}
+
+// print prints w's row of the table, its rate against the probe's
+// bandwidth bw.
+func (r result) print(w task, bw float64, hasTorch bool) {
+	mf, mn, mt := r.fathom, r.numpy, r.torch
+	rate := ""
+	if w.flops > 0 {
+		rate = fmt.Sprintf("%.1f GFLOP/s", w.flops/mf/1e6)
+	} else if w.bytes > 0 {
+		gbs := w.bytes / mf / 1e6
+		rate = fmt.Sprintf("%.1f GB/s (%.0f%% of probe)", gbs, 100*gbs/bw)
+	}
+	fmt.Printf("%-20s %11.3f %11s %11s %8s %8s  %s\n", w.name, mf, msText(mn), msText(mt), ratio(mn, mf), ratio(mt, mf), rate)
+	if r.nerr != nil {
+		fmt.Printf("  numpy: %v\n", r.nerr)
+	}
+	if r.terr != nil && hasTorch {
+		fmt.Printf("  torch: %v\n", r.terr)
 	}
 }
 

@@ -108,6 +108,12 @@ def build(engine, workload):
     x = rng.uniform(-1, 1, (r, c)).astype(np.float32)
     y = rng.uniform(-1, 1, (r, c)).astype(np.float32)
     z = rng.uniform(-1, 1, (r, c)).astype(np.float32)
+    if kind == "triad":  # a = b + 3c, STREAM's triad: the bandwidth probe
+        a = np.empty_like(x)
+        if engine == "numpy":
+            return lambda: np.add(y, np.multiply(z, 3, out=a), out=a)
+        ta, ty, tz = torch.from_numpy(a), torch.from_numpy(y), torch.from_numpy(z)
+        return lambda: torch.add(ty, tz, alpha=3, out=ta)
     if engine == "numpy":
         flat = x.reshape(-1)
         out, tmp = np.empty_like(flat), np.empty_like(flat)
