@@ -63,34 +63,56 @@ type Compiled struct {
 // tileStep is what the CPU interpreter does for one instruction on each tile,
 // worked out when the program is built so the tile loop does no lookups.
 type tileStep struct {
-	// tile kernels of float instructions, called without Unary's and
-	// Binary's checks, which cost more than a tile's arithmetic; nil
-	// where there is none. vs and sv take a scalar input operand as it
-	// is, second or first.
-	unary  func(dst, src []byte)
-	binary func(dst, a, b []byte)
-	vs, sv func(dst, a, s []byte)
+	tileKernels
+	// nt are the twins of the kernels that store around the caches (see
+	// cpu.UnaryTileFuncNT), nil where there are none: a streamed result
+	// that no later step reads (readLater) is computed straight into the
+	// output.
+	nt        tileKernels
+	readLater bool
 
 	// A product (Mul or Square) that only one Add or Mul reads is done by
-	// that instruction in the same pass, skip marking the product: fused
-	// computes (a*b) + c or (a*b) * c with the operands in fargs, fusedS
-	// the same with b a scalar input. The product is rounded first, as
-	// the two instructions round it, so fusing changes no result.
-	skip          bool
-	fused, fusedS func(dst, a, b, c []byte)
-	fargs         [3]int
-
-	// The twins of the kernels above that store around the caches (see
-	// cpu.UnaryTileFuncNT), nil where there are none: a streamed result
-	// that no later step reads is computed straight into the output.
-	unaryNT           func(dst, src []byte)
-	binaryNT          func(dst, a, b []byte)
-	vsNT, svNT        func(dst, a, s []byte)
-	fusedNT, fusedSNT func(dst, a, b, c []byte)
+	// that instruction in the same pass, skip marking the product (see
+	// tileKernels.fused).
+	skip  bool
+	fargs [3]int
 
 	out  int // output index, or -1 for a scratch tile
 	slot int // the scratch tile when out < 0
 	size int // element size of the result
+}
+
+// tileKernels are an instruction's tile kernels, called without Unary's
+// and Binary's checks, which cost more than a tile's arithmetic; nil
+// where there is none. vs and sv take a scalar input operand as it is,
+// second or first. fused computes (a*b) + c or (a*b) * c with the
+// operands in tileStep.fargs, fusedS the same with b a scalar input. The
+// product is rounded first, as the two instructions round it, so fusing
+// changes no result.
+type tileKernels struct {
+	unary         func(dst, src []byte)
+	binary        func(dst, a, b []byte)
+	vs, sv        func(dst, a, s []byte)
+	fused, fusedS func(dst, a, b, c []byte)
+}
+
+// has reports whether ks has the kernel that a step run as kind calls.
+func (ks *tileKernels) has(kind callKind) bool {
+	switch kind {
+	case callUnary:
+		return ks.unary != nil
+	case callBinary:
+		return ks.binary != nil
+	case callVS:
+		return ks.vs != nil
+	case callSV:
+		return ks.sv != nil
+	case callFused:
+		return ks.fused != nil
+	case callFusedS:
+		return ks.fusedS != nil
+	}
+	return false
 }
 
 func newCompiled(inDTypes []array.DType, instrs []Instr, outputs []int) *Compiled {
@@ -134,17 +156,20 @@ func newCompiled(inDTypes []array.DType, instrs []Instr, outputs []int) *Compile
 		switch {
 		case in.Kind == KindUnary && regDT(in.Args[0]) == in.DType:
 			st.unary = cpu.UnaryTileFunc(cpu.UnaryOp(in.Op), in.DType)
-			st.unaryNT = cpu.UnaryTileFuncNT(cpu.UnaryOp(in.Op), in.DType)
+			st.nt.unary = cpu.UnaryTileFuncNT(cpu.UnaryOp(in.Op), in.DType)
 		case in.Kind == KindBinary && regDT(in.Args[0]) == in.DType && regDT(in.Args[1]) == in.DType:
 			st.binary = cpu.BinaryTileFunc(cpu.BinaryOp(in.Op), in.DType)
 			st.vs, st.sv = cpu.BinaryScalarTileFuncs(cpu.BinaryOp(in.Op), in.DType)
-			st.binaryNT = cpu.BinaryTileFuncNT(cpu.BinaryOp(in.Op), in.DType)
-			st.vsNT, st.svNT = cpu.BinaryScalarTileFuncsNT(cpu.BinaryOp(in.Op), in.DType)
+			st.nt.binary = cpu.BinaryTileFuncNT(cpu.BinaryOp(in.Op), in.DType)
+			st.nt.vs, st.nt.sv = cpu.BinaryScalarTileFuncsNT(cpu.BinaryOp(in.Op), in.DType)
 		case in.Kind == KindAsType:
 			st.unary = cpu.ConvertTileFunc(regDT(in.Args[0]), in.DType)
 		}
 	}
 	c.fuseProducts(outOf)
+	for k := range c.steps {
+		c.steps[k].readLater = c.readAfter(k)
+	}
 	slot := c.slots(outOf)
 	widest, widestOut := 1, 1
 	for k := range c.steps {
@@ -211,7 +236,7 @@ func (c *Compiled) fuseProducts(outOf map[int]int) {
 		if st.fused, st.fusedS = cpu.ProductTileFuncs(cpu.BinaryOp(in.Op), in.DType); st.fused == nil {
 			continue
 		}
-		st.fusedNT, st.fusedSNT = cpu.ProductTileFuncsNT(cpu.BinaryOp(in.Op), in.DType)
+		st.nt.fused, st.nt.fusedS = cpu.ProductTileFuncsNT(cpu.BinaryOp(in.Op), in.DType)
 		st.fargs = [3]int{a, b, q}
 		c.steps[p-nIn].skip = true
 	}
@@ -535,7 +560,8 @@ func (c *Compiled) runTiles(tlo, thi, n int, inBufs []cpu.Buf, walkers []*cpu.Wa
 		if cl.kind != callSkip {
 			steps++
 			if stream && c.steps[k].out >= 0 {
-				if straight[k] = c.ntKernel(k, cl.kind) && !c.readAfter(k); !straight[k] {
+				st := &c.steps[k]
+				if straight[k] = st.nt.has(cl.kind) && !st.readLater; !straight[k] {
 					outSteps = append(outSteps, k)
 				}
 			}
@@ -599,19 +625,23 @@ func (c *Compiled) runTiles(tlo, thi, n int, inBufs []cpu.Buf, walkers []*cpu.Wa
 			}
 			regs[nIn+k] = d
 			var err error
+			ks := &st.tileKernels
+			if straight[k] {
+				ks = &st.nt
+			}
 			switch cl.kind {
 			case callUnary:
-				pick(straight[k], st.unary, st.unaryNT)(d, regs[cl.a])
+				ks.unary(d, regs[cl.a])
 			case callBinary:
-				pick(straight[k], st.binary, st.binaryNT)(d, regs[cl.a], regs[cl.b])
+				ks.binary(d, regs[cl.a], regs[cl.b])
 			case callVS:
-				pick(straight[k], st.vs, st.vsNT)(d, regs[cl.a], sc[cl.b])
+				ks.vs(d, regs[cl.a], sc[cl.b])
 			case callSV:
-				pick(straight[k], st.sv, st.svNT)(d, regs[cl.a], sc[cl.b])
+				ks.sv(d, regs[cl.a], sc[cl.b])
 			case callFused:
-				pick(straight[k], st.fused, st.fusedNT)(d, regs[cl.a], regs[cl.b], regs[cl.c])
+				ks.fused(d, regs[cl.a], regs[cl.b], regs[cl.c])
 			case callFusedS:
-				pick(straight[k], st.fusedS, st.fusedSNT)(d, regs[cl.a], sc[cl.b], regs[cl.c])
+				ks.fusedS(d, regs[cl.a], sc[cl.b], regs[cl.c])
 			default:
 				dst, args := buf(nIn+k, d), c.Instrs[k].Args
 				switch ins := c.Instrs[k]; ins.Kind {
@@ -644,35 +674,6 @@ func (c *Compiled) runTiles(tlo, thi, n int, inBufs []cpu.Buf, walkers []*cpu.Wa
 		pending[i].store(len(pending[i].src))
 	}
 	return nil
-}
-
-// pick returns nt when straight is set, else f.
-func pick[F any](straight bool, f, nt F) F {
-	if straight {
-		return nt
-	}
-	return f
-}
-
-// ntKernel reports whether step k, run as kind, has a kernel that stores
-// around the caches.
-func (c *Compiled) ntKernel(k int, kind callKind) bool {
-	st := &c.steps[k]
-	switch kind {
-	case callUnary:
-		return st.unaryNT != nil
-	case callBinary:
-		return st.binaryNT != nil
-	case callVS:
-		return st.vsNT != nil
-	case callSV:
-		return st.svNT != nil
-	case callFused:
-		return st.fusedNT != nil
-	case callFusedS:
-		return st.fusedSNT != nil
-	}
-	return false
 }
 
 // readAfter reports whether a step after k reads k's result.

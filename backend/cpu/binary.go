@@ -551,7 +551,7 @@ func realBinary[T ewReal](op BinaryOp, out, a, b Buf) {
 		return
 	}
 	k := arithKernel[T](op)
-	if s, ok := any(&vecArithNT[op]).(*binKernel[T, T]); ok && s.vv != nil && 4*out.Size() >= streamFrom && out.RowMajor() {
+	if s, ok := any(&vecArithNT[op]).(*binKernel[T, T]); ok && s.vv != nil && streamed(out) {
 		k = *s
 	}
 	runBinary(out, a, b, fixedBin(k))

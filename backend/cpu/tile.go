@@ -157,7 +157,7 @@ func productTileFuncs[T float32 | float64](vvv func(d, a, b, c []T), vsv func(d,
 // are float32 only, and nil where this machine has no such kernel. As
 // with StoreStream, call StoreFence before another goroutine reads dst.
 func UnaryTileFuncNT(op UnaryOp, dt array.DType) func(dst, src []byte) {
-	v, ok := vecOpOf[op]
+	v, ok := vecUnary[op]
 	if dt != array.Float32 || !ok || vecBest == nil || vecBest.kernelsNT[v] == nil {
 		return nil
 	}

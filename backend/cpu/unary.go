@@ -233,7 +233,7 @@ func floatUnary[T ewFloat](op UnaryOp, out, x Buf) {
 	case LogicalNot, IsNaN, IsInf:
 		runUnary(out, x, fixed(floatPredicate[T](op)))
 	default:
-		if v, ok := vecOpOf[op]; ok && out.DType == array.Float32 && streamUnary(v, out, x) {
+		if v, ok := vecUnary[op]; ok && out.DType == array.Float32 && streamUnary(v, out, x) {
 			return
 		}
 		runUnary(out, x, fixed(floatKernel[T](op)))
@@ -246,15 +246,19 @@ func floatUnary[T ewFloat](op UnaryOp, out, x Buf) {
 // same size).
 var streamFrom = 32 << 20
 
-// streamUnary computes the float32 function op into a row-major out of
-// streamFrom bytes or more, from a row-major x, with vecApplyStream, and
-// reports whether it did: only functions with kernels that store around
-// the caches (the cheaper ones, see the vecmath generator's fn.stream).
+// streamed reports whether out, a float32 result, is one to store around
+// the caches: row-major and of streamFrom bytes or more.
+func streamed(out Buf) bool { return 4*out.Size() >= streamFrom && out.RowMajor() }
+
+// streamUnary computes the float32 function op into a streamed out, from
+// a row-major x, with vecApplyStream, and reports whether it did: only
+// functions with kernels that store around the caches (the cheaper ones,
+// see the vecmath generator's fn.stream).
 func streamUnary(op vecOp, out, x Buf) bool {
-	n := out.Size()
-	if vecBest == nil || vecBest.kernelsNT[op] == nil || 4*n < streamFrom || !out.RowMajor() || !x.RowMajor() {
+	if vecBest == nil || vecBest.kernelsNT[op] == nil || !streamed(out) || !x.RowMajor() {
 		return false
 	}
+	n := out.Size()
 	o, s := Elems[float32](out)[out.Offset:out.Offset+n], Elems[float32](x)[x.Offset:x.Offset+n]
 	ParallelFor(n, Grain, func(lo, hi int) {
 		vecApplyStream(vecBest, op, o[lo:hi], s[lo:hi])
@@ -267,8 +271,10 @@ func streamUnary(op vecOp, out, x Buf) bool {
 // kernel for float32 where vecmath.go has one; else float32 functions
 // from package math compute in float64 and round once.
 func floatKernel[T ewFloat](op UnaryOp) func(d, s []T) {
-	if k, ok := any(vecUnary[op]).(func(d, s []T)); ok && k != nil {
-		return k
+	if v, ok := vecUnary[op]; ok {
+		if k, ok := any(vecFuncs[v]).(func(d, s []T)); ok {
+			return k
+		}
 	}
 	if mul, ok := any(vecArith[Mul].vv).(func(d, a, b []T)); ok && mul != nil && op == Square {
 		return func(d, s []T) { mul(d, s, s) }

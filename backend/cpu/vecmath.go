@@ -23,15 +23,15 @@ import "unsafe"
 type vecOp uint8
 
 const (
-	vecExp vecOp = iota
-	vecExpm1
-	vecLog
-	vecLog1p
-	vecTanh
-	vecSigmoid
-	vecErf
-	vecSin
-	vecCos
+	vecExp     vecOp = iota // e^x: 0.99 ulp (0.96)
+	vecExpm1                // e^x - 1: 1.44 ulp (1.48)
+	vecLog                  // the natural logarithm: 0.83 ulp (0.83)
+	vecLog1p                // log(1 + x): 1.44 ulp (1.44)
+	vecTanh                 // tanh x: 0.99 ulp (0.99)
+	vecSigmoid              // 1 / (1 + e^-x): 2.40 ulp (2.40)
+	vecErf                  // erf x: 1.19 ulp (1.20)
+	vecSin                  // sin x: 1.49 ulp (1.49)
+	vecCos                  // cos x: 1.49 ulp (1.49)
 	numVecOps
 )
 
@@ -106,45 +106,21 @@ var vecBest = func() *vecImpl {
 	return nil
 }()
 
-// expF32 sets dst[i] = e^src[i]: 0.99 ulp (0.96).
-func expF32(dst, src []float32) { vecApply(vecBest, vecExp, dst, src) }
-
-// expm1F32 sets dst[i] = e^src[i] - 1: 1.44 ulp (1.48).
-func expm1F32(dst, src []float32) { vecApply(vecBest, vecExpm1, dst, src) }
-
-// logF32 sets dst[i] to the natural logarithm of src[i]: 0.83 ulp (0.83).
-func logF32(dst, src []float32) { vecApply(vecBest, vecLog, dst, src) }
-
-// log1pF32 sets dst[i] = log(1 + src[i]): 1.44 ulp (1.44).
-func log1pF32(dst, src []float32) { vecApply(vecBest, vecLog1p, dst, src) }
-
-// tanhF32 sets dst[i] = tanh(src[i]): 0.99 ulp (0.99).
-func tanhF32(dst, src []float32) { vecApply(vecBest, vecTanh, dst, src) }
-
-// sigmoidF32 sets dst[i] = 1 / (1 + e^-src[i]): 2.40 ulp (2.40).
-func sigmoidF32(dst, src []float32) { vecApply(vecBest, vecSigmoid, dst, src) }
-
-// erfF32 sets dst[i] = erf(src[i]): 1.19 ulp (1.20).
-func erfF32(dst, src []float32) { vecApply(vecBest, vecErf, dst, src) }
-
-// sinF32 sets dst[i] = sin(src[i]): 1.49 ulp (1.49).
-func sinF32(dst, src []float32) { vecApply(vecBest, vecSin, dst, src) }
-
-// cosF32 sets dst[i] = cos(src[i]): 1.49 ulp (1.49).
-func cosF32(dst, src []float32) { vecApply(vecBest, vecCos, dst, src) }
-
-// vecOpOf maps the unary operations with a float32 vector kernel to its
-// vecOp, for streamUnary.
-var vecOpOf = map[UnaryOp]vecOp{
+// vecUnary maps the unary operations with a float32 vector function to
+// it.
+var vecUnary = map[UnaryOp]vecOp{
 	Exp: vecExp, Expm1: vecExpm1, Log: vecLog, Log1p: vecLog1p, Tanh: vecTanh,
 	Sigmoid: vecSigmoid, Erf: vecErf, Sin: vecSin, Cos: vecCos,
 }
 
-// vecUnary maps the unary operations with a float32 vector kernel to it.
-var vecUnary = map[UnaryOp]func(dst, src []float32){
-	Exp: expF32, Expm1: expm1F32, Log: logF32, Log1p: log1pF32, Tanh: tanhF32,
-	Sigmoid: sigmoidF32, Erf: erfF32, Sin: sinF32, Cos: cosF32,
-}
+// vecFuncs are the vector functions over slices with vecBest's kernels:
+// vecFuncs[op](dst, src) is vecApply(vecBest, op, dst, src).
+var vecFuncs = func() (fs [numVecOps]func(dst, src []float32)) {
+	for op := range numVecOps {
+		fs[op] = func(dst, src []float32) { vecApply(vecBest, op, dst, src) }
+	}
+	return fs
+}()
 
 // vecArith holds, indexed by op, binKernel's loops of the float32
 // binary operations with vector kernels on this machine, to run in place
@@ -166,51 +142,58 @@ func vecArithLoops(impl *vecImpl, nt bool) (loops [numBinaryOps]binKernel[float3
 	if impl == nil {
 		return loops
 	}
-	scalar := map[BinaryOp][2]func(dst, a []float32, b float32) int{
-		Add: {impl.addVS, impl.addVS}, Sub: {impl.subVS, impl.subSV}, Mul: {impl.mulVS, impl.mulVS},
-		Div: {impl.divVS, impl.divSV}, Maximum: {impl.maxVS, impl.maxSV}, Minimum: {impl.minVS, impl.minSV},
+	// each op's kernels with the scalar second and first, storing the
+	// ordinary way and around the caches
+	type scalarKernel = func(dst, a []float32, b float32) int
+	scalar := map[BinaryOp][2][2]scalarKernel{
+		Add:     {{impl.addVS, impl.addVS}, {impl.addVSNT, impl.addVSNT}},
+		Sub:     {{impl.subVS, impl.subSV}, {impl.subVSNT, impl.subSVNT}},
+		Mul:     {{impl.mulVS, impl.mulVS}, {impl.mulVSNT, impl.mulVSNT}},
+		Div:     {{impl.divVS, impl.divSV}, {impl.divVSNT, impl.divSVNT}},
+		Maximum: {{impl.maxVS, impl.maxSV}, {impl.maxVSNT, impl.maxSVNT}},
+		Minimum: {{impl.minVS, impl.minSV}, {impl.minVSNT, impl.minSVNT}},
 	}
-	binary := impl.binary
+	binary, form := impl.binary, 0
 	if nt {
-		scalar = map[BinaryOp][2]func(dst, a []float32, b float32) int{
-			Add: {impl.addVSNT, impl.addVSNT}, Sub: {impl.subVSNT, impl.subSVNT}, Mul: {impl.mulVSNT, impl.mulVSNT},
-			Div: {impl.divVSNT, impl.divSVNT}, Maximum: {impl.maxVSNT, impl.maxSVNT}, Minimum: {impl.minVSNT, impl.minSVNT},
-		}
-		binary = impl.binaryNT
+		binary, form = impl.binaryNT, 1
 	}
 	for op, k := range scalar {
 		g := goBinaryKernel(op)
-		vv, vs, sv := binary[op], k[0], k[1]
+		vv, vs, sv := binary[op], k[form][0], k[form][1]
 		if vv == nil || vs == nil || sv == nil {
 			continue
 		}
-		// head is how many elements of d the Go loop takes first: those
-		// before d's first 64-byte boundary, when the kernel stores
-		// around the caches.
-		head := func(d []float32) int { return 0 }
-		if nt {
-			head = alignHead
-		}
+		// With nt the Go loop first takes the elements before d's first
+		// 64-byte boundary, which the kernel's stores need.
 		loops[op] = binKernel[float32, float32]{
 			vv: func(d, a, b []float32) {
 				a, b = a[:len(d)], b[:len(d)]
-				h := head(d)
-				g.vv(d[:h], a[:h], b[:h])
-				n := h + vv(d[h:], a[h:], b[h:])
+				n := 0
+				if nt {
+					n = alignHead(d)
+					g.vv(d[:n], a[:n], b[:n])
+				}
+				n += vv(d[n:], a[n:], b[n:])
 				g.vv(d[n:], a[n:], b[n:])
 			},
 			vs: func(d, a []float32, b float32) {
 				a = a[:len(d)]
-				h := head(d)
-				g.vs(d[:h], a[:h], b)
-				n := h + vs(d[h:], a[h:], b)
+				n := 0
+				if nt {
+					n = alignHead(d)
+					g.vs(d[:n], a[:n], b)
+				}
+				n += vs(d[n:], a[n:], b)
 				g.vs(d[n:], a[n:], b)
 			},
 			sv: func(d []float32, a float32, b []float32) {
 				b = b[:len(d)]
-				h := head(d)
-				g.sv(d[:h], a, b[:h])
-				n := h + sv(d[h:], b[h:], a)
+				n := 0
+				if nt {
+					n = alignHead(d)
+					g.sv(d[:n], a, b[:n])
+				}
+				n += sv(d[n:], b[n:], a)
 				g.sv(d[n:], a, b[n:])
 			},
 		}
@@ -387,21 +370,23 @@ func tripleLoops(impl *vecImpl, second BinaryOp, nt bool) (func(d, a, b, c []flo
 	case nt:
 		kv, ks = impl.mulAddNT, impl.mulAddSNT
 	}
-	head := func([]float32) int { return 0 }
-	if nt {
-		head = alignHead
-	}
 	return func(d, a, b, c []float32) {
 			a, b, c = a[:len(d)], b[:len(d)], c[:len(d)]
-			h := head(d)
-			vvv(d[:h], a[:h], b[:h], c[:h])
-			n := h + kv(d[h:], a[h:], b[h:], c[h:])
+			n := 0
+			if nt {
+				n = alignHead(d)
+				vvv(d[:n], a[:n], b[:n], c[:n])
+			}
+			n += kv(d[n:], a[n:], b[n:], c[n:])
 			vvv(d[n:], a[n:], b[n:], c[n:])
 		}, func(d, a []float32, b float32, c []float32) {
 			a, c = a[:len(d)], c[:len(d)]
-			h := head(d)
-			vsv(d[:h], a[:h], b, c[:h])
-			n := h + ks(d[h:], a[h:], b, c[h:])
+			n := 0
+			if nt {
+				n = alignHead(d)
+				vsv(d[:n], a[:n], b, c[:n])
+			}
+			n += ks(d[n:], a[n:], b, c[n:])
 			vsv(d[n:], a[n:], b, c[n:])
 		}
 }

@@ -264,10 +264,10 @@ func main() {
 	fmt.Printf("bandwidth probe (STREAM triad, 16M float32, measured as the workloads are): %.1f GB/s\n", bw)
 	fmt.Printf("medians of %d rounds, engines alternating; ratio = other / fathom (above 1: fathom faster)\n\n", *rounds)
 	fmt.Printf("%-20s %11s %11s %11s %8s %8s  %s\n", "workload", "fathom ms", "numpy ms", "torch ms", "numpy/f", "torch/f", "fathom rate")
-	pr.print(probe, bw, hasTorch)
+	pr.print(probe, bw)
 	for _, w := range workloads() {
 		if re.MatchString(w.name) {
-			m.measure(w).print(w, bw, hasTorch)
+			m.measure(w).print(w, bw)
 		}
 	}
 }
@@ -304,26 +304,25 @@ func (m measurer) measure(w task) result {
 	if m.torch {
 		_, r.terr = m.py.run("torch", w.name, m.warmMS)
 	}
+	// python times one window of engine, unless it is off or has failed.
+	python := func(engine string, on bool, err *error, times *[]float64) {
+		if !on || *err != nil {
+			return
+		}
+		time.Sleep(m.pause)
+		var ms float64
+		if ms, *err = m.py.run(engine, w.name, m.minMS); *err == nil {
+			*times = append(*times, ms)
+		}
+	}
 	for range m.rounds {
 		// Threads that spin after a parallel call (OpenBLAS's, and
 		// fathom's GEMM helpers for a millisecond) would steal the
 		// next engine's cores: let them park first.
 		time.Sleep(m.pause)
 		tf = append(tf, timeGo(f, m.minMS))
-		if m.numpy && r.nerr == nil {
-			time.Sleep(m.pause)
-			var ms float64
-			if ms, r.nerr = m.py.run("numpy", w.name, m.minMS); r.nerr == nil {
-				tn = append(tn, ms)
-			}
-		}
-		if m.torch && r.terr == nil {
-			time.Sleep(m.pause)
-			var ms float64
-			if ms, r.terr = m.py.run("torch", w.name, m.minMS); r.terr == nil {
-				tt = append(tt, ms)
-			}
-		}
+		python("numpy", m.numpy, &r.nerr, &tn)
+		python("torch", m.torch, &r.terr, &tt)
 	}
 	r.fathom, r.numpy, r.torch = median(tf), median(tn), median(tt)
 	return r
@@ -331,7 +330,7 @@ func (m measurer) measure(w task) result {
 
 // print prints w's row of the table, its rate against the probe's
 // bandwidth bw.
-func (r result) print(w task, bw float64, hasTorch bool) {
+func (r result) print(w task, bw float64) {
 	mf, mn, mt := r.fathom, r.numpy, r.torch
 	rate := ""
 	if w.flops > 0 {
@@ -344,7 +343,7 @@ func (r result) print(w task, bw float64, hasTorch bool) {
 	if r.nerr != nil {
 		fmt.Printf("  numpy: %v\n", r.nerr)
 	}
-	if r.terr != nil && hasTorch {
+	if r.terr != nil {
 		fmt.Printf("  torch: %v\n", r.terr)
 	}
 }
