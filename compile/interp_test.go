@@ -5,14 +5,16 @@ import (
 	"testing"
 
 	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/backend/cpu"
 	"github.com/fathom-go/fathom/internal/workload"
 	"github.com/fathom-go/fathom/ops"
 )
 
 // TestInterpreterMatchesOps runs programs through the CPU interpreter in
 // each of its modes (outputs stored in place and streamed, scalar
-// operands, a Mul done by its Add) and wants the results of the same ops
-// run one at a time, bit for bit: fusing must not change a rounding.
+// operands, a Mul done by its Add, a chain run in registers) and wants the
+// results of the same ops run one at a time, bit for bit: fusing must not
+// change a rounding.
 func TestInterpreterMatchesOps(t *testing.T) {
 	const n = 3*tileElems + 5 // several tiles and a partial one
 	xs := make([]float32, n)
@@ -28,37 +30,54 @@ func TestInterpreterMatchesOps(t *testing.T) {
 		f     func(in ...*array.Array) []*array.Array
 		in    []*array.Array
 		fused int
+		chain bool // runs as a cpu.Chain where there is the kernel
 	}{
 		// x*x*x, the product with 0.044715 plus x, and 0.5x times the rest
-		"gelu float32": {workload.GELU, []*array.Array{x32}, 3},
-		"gelu float64": {workload.GELU, []*array.Array{y64}, 3},
+		"gelu float32": {workload.GELU, []*array.Array{x32}, 3, true},
+		"gelu float64": {workload.GELU, []*array.Array{y64}, 3, false},
+		"silu": {func(in ...*array.Array) []*array.Array {
+			return []*array.Array{ops.Mul(ops.Sigmoid(in[0]), in[0])}
+		}, []*array.Array{x32}, 0, true},
+		"sigmoid by hand": {func(in ...*array.Array) []*array.Array {
+			one := array.Scalar(float32(1))
+			return []*array.Array{ops.Div(one, ops.AddScalar(ops.Exp(ops.Neg(in[0])), 1))}
+		}, []*array.Array{x32}, 0, true},
+		// x's tiles gathered from a transposed view
+		"silu transposed": {func(in ...*array.Array) []*array.Array {
+			return []*array.Array{ops.Mul(ops.Sigmoid(in[0]), in[0])}
+		}, []*array.Array{ops.Transpose(ops.Reshape(x32, 43, 143))}, 0, true},
+		// starts from a product of x, takes in another at the end
+		"scaled tanh": {func(in ...*array.Array) []*array.Array {
+			t := ops.MulScalar(ops.Tanh(ops.MulScalar(in[0], 2)), 0.5)
+			return []*array.Array{ops.Add(t, ops.MulScalar(in[0], 0.25))}
+		}, []*array.Array{x32}, 1, true},
 		// the second product takes in the first and the Add the third,
 		// leaving Square alone: a fused instruction is not fused again,
 		// and an Add takes in one product
 		"product chain": {func(in ...*array.Array) []*array.Array {
 			p := ops.Mul(ops.Mul(in[0], in[1]), in[0])
 			return []*array.Array{ops.Add(ops.Mul(p, in[1]), ops.Square(in[1]))}
-		}, []*array.Array{x64, y64}, 2},
+		}, []*array.Array{x64, y64}, 2, false},
 		"square plus": {func(in ...*array.Array) []*array.Array {
 			return []*array.Array{ops.Add(in[0], ops.Square(in[1]))}
-		}, []*array.Array{x32, ops.AsType(y64, array.Float32)}, 1},
+		}, []*array.Array{x32, ops.AsType(y64, array.Float32)}, 1, false},
 		"shared product": {func(in ...*array.Array) []*array.Array {
 			p := ops.Mul(in[0], in[1])
 			return []*array.Array{ops.Add(p, in[0]), ops.Sub(p, in[1])}
-		}, []*array.Array{x64, y64}, 0},
+		}, []*array.Array{x64, y64}, 0, false},
 		"product both sides": {func(in ...*array.Array) []*array.Array {
 			a := ops.Mul(in[0], in[1])
 			b := ops.Mul(in[1], in[1])
 			return []*array.Array{ops.Add(a, b)}
-		}, []*array.Array{x64, y64}, 1},
+		}, []*array.Array{x64, y64}, 1, false},
 		"mask to float": {func(in ...*array.Array) []*array.Array {
 			m := ops.AsType(ops.Greater(in[0], array.Scalar(float32(0.5))), array.Float32)
 			return []*array.Array{ops.Mul(m, in[0]), ops.AsType(in[0], array.Float64)}
-		}, []*array.Array{x32}, 0},
+		}, []*array.Array{x32}, 0, false},
 		"scalar left": {func(in ...*array.Array) []*array.Array {
 			s := array.Scalar(float32(2.5))
 			return []*array.Array{ops.Maximum(ops.Div(s, in[0]), ops.Sub(s, in[0]))}
-		}, []*array.Array{x32}, 0},
+		}, []*array.Array{x32}, 0, false},
 	}
 	for name, p := range progs {
 		want := p.f(p.in...)
@@ -82,6 +101,21 @@ func TestInterpreterMatchesOps(t *testing.T) {
 			}
 			f := Compile(p.f)
 			got := f.Call(p.in...)
+			if cpu.NewChain() != nil {
+				c, ok := got[0].Primitive().(*Compiled)
+				if !ok {
+					t.Fatalf("%s: output of %T, not of a fused program", name, got[0].Primitive())
+				}
+				sc := make([][]byte, len(got[0].Inputs()))
+				for i, x := range got[0].Inputs() {
+					if x.Size() == 1 {
+						sc[i] = []byte{0, 0, 0, 0, 0, 0, 0, 0}[:x.DType().Size()]
+					}
+				}
+				if ch, _ := c.chainOf(sc); (ch != nil) != p.chain {
+					t.Errorf("%s: runs as a chain %v, want %v", name, ch != nil, p.chain)
+				}
+			}
 			// evaluated before streamBytes is put back: outputs are lazy
 			err := array.Eval(got...)
 			f.Release()

@@ -113,6 +113,32 @@ func asmImpls() []vecImpl {
 			mulAddSNT:  mulAddSAVX512NT,
 			mulMulNT:   mulMulAVX512NT,
 			mulMulSNT:  mulMulSAVX512NT,
+			chain:      chainAVX512, chainNT: chainAVX512NT, chainCodes: map[chainStep]uint32{
+				{op: uint8(Neg)}:     2,
+				{op: uint8(Square)}:  3,
+				{op: uint8(Exp)}:     4,
+				{op: uint8(Expm1)}:   5,
+				{op: uint8(Tanh)}:    6,
+				{op: uint8(Sigmoid)}: 7,
+				{binary: true, op: uint8(Add), operand: ChainX, accSecond: false}:       8,
+				{binary: true, op: uint8(Add), operand: ChainScalar, accSecond: false}:  9,
+				{binary: true, op: uint8(Add), operand: ChainXScalar, accSecond: false}: 10,
+				{binary: true, op: uint8(Sub), operand: ChainX, accSecond: false}:       11,
+				{binary: true, op: uint8(Sub), operand: ChainX, accSecond: true}:        12,
+				{binary: true, op: uint8(Sub), operand: ChainScalar, accSecond: false}:  13,
+				{binary: true, op: uint8(Sub), operand: ChainScalar, accSecond: true}:   14,
+				{binary: true, op: uint8(Sub), operand: ChainXScalar, accSecond: false}: 15,
+				{binary: true, op: uint8(Sub), operand: ChainXScalar, accSecond: true}:  16,
+				{binary: true, op: uint8(Mul), operand: ChainX, accSecond: false}:       17,
+				{binary: true, op: uint8(Mul), operand: ChainScalar, accSecond: false}:  18,
+				{binary: true, op: uint8(Mul), operand: ChainXScalar, accSecond: false}: 19,
+				{binary: true, op: uint8(Div), operand: ChainX, accSecond: false}:       20,
+				{binary: true, op: uint8(Div), operand: ChainX, accSecond: true}:        21,
+				{binary: true, op: uint8(Div), operand: ChainScalar, accSecond: false}:  22,
+				{binary: true, op: uint8(Div), operand: ChainScalar, accSecond: true}:   23,
+				{binary: true, op: uint8(Div), operand: ChainXScalar, accSecond: false}: 24,
+				{binary: true, op: uint8(Div), operand: ChainXScalar, accSecond: true}:  25,
+			},
 		})
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
@@ -1268,3 +1294,14 @@ func mulMulAVX512NT(dst, a, b, c []float32) int
 //
 //go:noescape
 func mulMulSAVX512NT(dst, a []float32, b float32, c []float32) int
+
+// chainAVX512 runs code over the whole 128-element blocks of dst (see Chain).
+//
+//go:noescape
+func chainAVX512(dst, src []float32, code []uint32, scalars []float32)
+
+// chainAVX512NT is chainAVX512 with the whole vectors stored around the caches:
+// dst must be 64-byte aligned.
+//
+//go:noescape
+func chainAVX512NT(dst, src []float32, code []uint32, scalars []float32)

@@ -11958,6 +11958,2478 @@ TEXT ·storeFenceAVX512(SB), NOSPLIT, $0
 	SFENCE
 	RET
 
+// func chainAVX512(dst []float32, src []float32, code []uint32, scalars []float32)
+// Requires: AVX, AVX512F
+TEXT ·chainAVX512(SB), NOSPLIT, $0-96
+	MOVQ   dst_base+0(FP), AX
+	MOVQ   dst_len+8(FP), CX
+	MOVQ   src_base+24(FP), DX
+	MOVQ   code_base+48(FP), BX
+	MOVQ   scalars_base+72(FP), SI
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	XORQ   DI, DI
+
+block:
+	LEAQ 128(DI), R9
+	CMPQ R9, CX
+	JA   done
+	XORQ R8, R8
+
+next:
+	MOVL (BX)(R8*4), R10
+	INCQ R8
+	MOVL R10, R11
+	SHRL $0x08, R11
+	ANDL $0x000000ff, R10
+	CMPL R10, $0x0000000d
+	JAE  d13_25
+	CMPL R10, $0x00000006
+	JAE  d6_12
+	CMPL R10, $0x00000003
+	JAE  d3_5
+	CMPL R10, $0x00000001
+	JAE  d1_2
+	JMP  op0
+
+d1_2:
+	CMPL R10, $0x00000002
+	JAE  d2_2
+	JMP  op1
+
+d2_2:
+	JMP op2
+
+d3_5:
+	CMPL R10, $0x00000004
+	JAE  d4_5
+	JMP  op3
+
+d4_5:
+	CMPL R10, $0x00000005
+	JAE  d5_5
+	JMP  op4
+
+d5_5:
+	JMP op5
+
+d6_12:
+	CMPL R10, $0x00000009
+	JAE  d9_12
+	CMPL R10, $0x00000007
+	JAE  d7_8
+	JMP  op6
+
+d7_8:
+	CMPL R10, $0x00000008
+	JAE  d8_8
+	JMP  op7
+
+d8_8:
+	JMP op8
+
+d9_12:
+	CMPL R10, $0x0000000b
+	JAE  d11_12
+	CMPL R10, $0x0000000a
+	JAE  d10_10
+	JMP  op9
+
+d10_10:
+	JMP op10
+
+d11_12:
+	CMPL R10, $0x0000000c
+	JAE  d12_12
+	JMP  op11
+
+d12_12:
+	JMP op12
+
+d13_25:
+	CMPL R10, $0x00000013
+	JAE  d19_25
+	CMPL R10, $0x00000010
+	JAE  d16_18
+	CMPL R10, $0x0000000e
+	JAE  d14_15
+	JMP  op13
+
+d14_15:
+	CMPL R10, $0x0000000f
+	JAE  d15_15
+	JMP  op14
+
+d15_15:
+	JMP op15
+
+d16_18:
+	CMPL R10, $0x00000011
+	JAE  d17_18
+	JMP  op16
+
+d17_18:
+	CMPL R10, $0x00000012
+	JAE  d18_18
+	JMP  op17
+
+d18_18:
+	JMP op18
+
+d19_25:
+	CMPL R10, $0x00000016
+	JAE  d22_25
+	CMPL R10, $0x00000014
+	JAE  d20_21
+	JMP  op19
+
+d20_21:
+	CMPL R10, $0x00000015
+	JAE  d21_21
+	JMP  op20
+
+d21_21:
+	JMP op21
+
+d22_25:
+	CMPL R10, $0x00000018
+	JAE  d24_25
+	CMPL R10, $0x00000017
+	JAE  d23_23
+	JMP  op22
+
+d23_23:
+	JMP op23
+
+d24_25:
+	CMPL R10, $0x00000019
+	JAE  d25_25
+	JMP  op24
+
+d25_25:
+	JMP op25
+
+op0:
+	VMOVUPS Z0, (AX)(DI*4)
+	VMOVUPS Z1, 64(AX)(DI*4)
+	VMOVUPS Z2, 128(AX)(DI*4)
+	VMOVUPS Z3, 192(AX)(DI*4)
+	VMOVUPS Z4, 256(AX)(DI*4)
+	VMOVUPS Z5, 320(AX)(DI*4)
+	VMOVUPS Z6, 384(AX)(DI*4)
+	VMOVUPS Z7, 448(AX)(DI*4)
+	MOVQ    R9, DI
+	JMP     block
+
+op1:
+	VMOVUPS (DX)(DI*4), Z0
+	VMOVUPS 64(DX)(DI*4), Z1
+	VMOVUPS 128(DX)(DI*4), Z2
+	VMOVUPS 192(DX)(DI*4), Z3
+	VMOVUPS 256(DX)(DI*4), Z4
+	VMOVUPS 320(DX)(DI*4), Z5
+	VMOVUPS 384(DX)(DI*4), Z6
+	VMOVUPS 448(DX)(DI*4), Z7
+	JMP     next
+
+op2:
+	VPXORD vmconst<>+3264(SB), Z0, Z0
+	VPXORD vmconst<>+3264(SB), Z1, Z1
+	VPXORD vmconst<>+3264(SB), Z2, Z2
+	VPXORD vmconst<>+3264(SB), Z3, Z3
+	VPXORD vmconst<>+3264(SB), Z4, Z4
+	VPXORD vmconst<>+3264(SB), Z5, Z5
+	VPXORD vmconst<>+3264(SB), Z6, Z6
+	VPXORD vmconst<>+3264(SB), Z7, Z7
+	JMP    next
+
+op3:
+	VMULPS Z0, Z0, Z0
+	VMULPS Z1, Z1, Z1
+	VMULPS Z2, Z2, Z2
+	VMULPS Z3, Z3, Z3
+	VMULPS Z4, Z4, Z4
+	VMULPS Z5, Z5, Z5
+	VMULPS Z6, Z6, Z6
+	VMULPS Z7, Z7, Z7
+	JMP    next
+
+op4:
+	VMOVUPS     vmconst<>+0(SB), Z8
+	VMAXPS      Z0, Z8, Z0
+	VMOVUPS     vmconst<>+64(SB), Z8
+	VMINPS      Z0, Z8, Z0
+	VMULPS      vmconst<>+128(SB), Z0, Z8
+	VRNDSCALEPS $0x00, Z8, Z8
+	VFMADD231PS vmconst<>+192(SB), Z8, Z0
+	VFMADD231PS vmconst<>+256(SB), Z8, Z0
+	VMOVUPS     vmconst<>+384(SB), Z25
+	VFMADD231PS vmconst<>+320(SB), Z0, Z25
+	VFMADD213PS vmconst<>+448(SB), Z0, Z25
+	VFMADD213PS vmconst<>+512(SB), Z0, Z25
+	VFMADD213PS vmconst<>+576(SB), Z0, Z25
+	VFMADD213PS vmconst<>+640(SB), Z0, Z25
+	VMULPS      Z0, Z0, Z26
+	VFMADD213PS Z0, Z26, Z25
+	VADDPS      vmconst<>+704(SB), Z25, Z0
+	VSCALEFPS   Z8, Z0, Z0
+	VMOVUPS     vmconst<>+0(SB), Z8
+	VMAXPS      Z1, Z8, Z1
+	VMOVUPS     vmconst<>+64(SB), Z8
+	VMINPS      Z1, Z8, Z1
+	VMULPS      vmconst<>+128(SB), Z1, Z8
+	VRNDSCALEPS $0x00, Z8, Z8
+	VFMADD231PS vmconst<>+192(SB), Z8, Z1
+	VFMADD231PS vmconst<>+256(SB), Z8, Z1
+	VMOVUPS     vmconst<>+384(SB), Z25
+	VFMADD231PS vmconst<>+320(SB), Z1, Z25
+	VFMADD213PS vmconst<>+448(SB), Z1, Z25
+	VFMADD213PS vmconst<>+512(SB), Z1, Z25
+	VFMADD213PS vmconst<>+576(SB), Z1, Z25
+	VFMADD213PS vmconst<>+640(SB), Z1, Z25
+	VMULPS      Z1, Z1, Z26
+	VFMADD213PS Z1, Z26, Z25
+	VADDPS      vmconst<>+704(SB), Z25, Z1
+	VSCALEFPS   Z8, Z1, Z1
+	VMOVUPS     vmconst<>+0(SB), Z8
+	VMAXPS      Z2, Z8, Z2
+	VMOVUPS     vmconst<>+64(SB), Z8
+	VMINPS      Z2, Z8, Z2
+	VMULPS      vmconst<>+128(SB), Z2, Z8
+	VRNDSCALEPS $0x00, Z8, Z8
+	VFMADD231PS vmconst<>+192(SB), Z8, Z2
+	VFMADD231PS vmconst<>+256(SB), Z8, Z2
+	VMOVUPS     vmconst<>+384(SB), Z25
+	VFMADD231PS vmconst<>+320(SB), Z2, Z25
+	VFMADD213PS vmconst<>+448(SB), Z2, Z25
+	VFMADD213PS vmconst<>+512(SB), Z2, Z25
+	VFMADD213PS vmconst<>+576(SB), Z2, Z25
+	VFMADD213PS vmconst<>+640(SB), Z2, Z25
+	VMULPS      Z2, Z2, Z26
+	VFMADD213PS Z2, Z26, Z25
+	VADDPS      vmconst<>+704(SB), Z25, Z2
+	VSCALEFPS   Z8, Z2, Z2
+	VMOVUPS     vmconst<>+0(SB), Z8
+	VMAXPS      Z3, Z8, Z3
+	VMOVUPS     vmconst<>+64(SB), Z8
+	VMINPS      Z3, Z8, Z3
+	VMULPS      vmconst<>+128(SB), Z3, Z8
+	VRNDSCALEPS $0x00, Z8, Z8
+	VFMADD231PS vmconst<>+192(SB), Z8, Z3
+	VFMADD231PS vmconst<>+256(SB), Z8, Z3
+	VMOVUPS     vmconst<>+384(SB), Z25
+	VFMADD231PS vmconst<>+320(SB), Z3, Z25
+	VFMADD213PS vmconst<>+448(SB), Z3, Z25
+	VFMADD213PS vmconst<>+512(SB), Z3, Z25
+	VFMADD213PS vmconst<>+576(SB), Z3, Z25
+	VFMADD213PS vmconst<>+640(SB), Z3, Z25
+	VMULPS      Z3, Z3, Z26
+	VFMADD213PS Z3, Z26, Z25
+	VADDPS      vmconst<>+704(SB), Z25, Z3
+	VSCALEFPS   Z8, Z3, Z3
+	VMOVUPS     vmconst<>+0(SB), Z8
+	VMAXPS      Z4, Z8, Z4
+	VMOVUPS     vmconst<>+64(SB), Z8
+	VMINPS      Z4, Z8, Z4
+	VMULPS      vmconst<>+128(SB), Z4, Z8
+	VRNDSCALEPS $0x00, Z8, Z8
+	VFMADD231PS vmconst<>+192(SB), Z8, Z4
+	VFMADD231PS vmconst<>+256(SB), Z8, Z4
+	VMOVUPS     vmconst<>+384(SB), Z25
+	VFMADD231PS vmconst<>+320(SB), Z4, Z25
+	VFMADD213PS vmconst<>+448(SB), Z4, Z25
+	VFMADD213PS vmconst<>+512(SB), Z4, Z25
+	VFMADD213PS vmconst<>+576(SB), Z4, Z25
+	VFMADD213PS vmconst<>+640(SB), Z4, Z25
+	VMULPS      Z4, Z4, Z26
+	VFMADD213PS Z4, Z26, Z25
+	VADDPS      vmconst<>+704(SB), Z25, Z4
+	VSCALEFPS   Z8, Z4, Z4
+	VMOVUPS     vmconst<>+0(SB), Z8
+	VMAXPS      Z5, Z8, Z5
+	VMOVUPS     vmconst<>+64(SB), Z8
+	VMINPS      Z5, Z8, Z5
+	VMULPS      vmconst<>+128(SB), Z5, Z8
+	VRNDSCALEPS $0x00, Z8, Z8
+	VFMADD231PS vmconst<>+192(SB), Z8, Z5
+	VFMADD231PS vmconst<>+256(SB), Z8, Z5
+	VMOVUPS     vmconst<>+384(SB), Z25
+	VFMADD231PS vmconst<>+320(SB), Z5, Z25
+	VFMADD213PS vmconst<>+448(SB), Z5, Z25
+	VFMADD213PS vmconst<>+512(SB), Z5, Z25
+	VFMADD213PS vmconst<>+576(SB), Z5, Z25
+	VFMADD213PS vmconst<>+640(SB), Z5, Z25
+	VMULPS      Z5, Z5, Z26
+	VFMADD213PS Z5, Z26, Z25
+	VADDPS      vmconst<>+704(SB), Z25, Z5
+	VSCALEFPS   Z8, Z5, Z5
+	VMOVUPS     vmconst<>+0(SB), Z8
+	VMAXPS      Z6, Z8, Z6
+	VMOVUPS     vmconst<>+64(SB), Z8
+	VMINPS      Z6, Z8, Z6
+	VMULPS      vmconst<>+128(SB), Z6, Z8
+	VRNDSCALEPS $0x00, Z8, Z8
+	VFMADD231PS vmconst<>+192(SB), Z8, Z6
+	VFMADD231PS vmconst<>+256(SB), Z8, Z6
+	VMOVUPS     vmconst<>+384(SB), Z25
+	VFMADD231PS vmconst<>+320(SB), Z6, Z25
+	VFMADD213PS vmconst<>+448(SB), Z6, Z25
+	VFMADD213PS vmconst<>+512(SB), Z6, Z25
+	VFMADD213PS vmconst<>+576(SB), Z6, Z25
+	VFMADD213PS vmconst<>+640(SB), Z6, Z25
+	VMULPS      Z6, Z6, Z26
+	VFMADD213PS Z6, Z26, Z25
+	VADDPS      vmconst<>+704(SB), Z25, Z6
+	VSCALEFPS   Z8, Z6, Z6
+	VMOVUPS     vmconst<>+0(SB), Z8
+	VMAXPS      Z7, Z8, Z7
+	VMOVUPS     vmconst<>+64(SB), Z8
+	VMINPS      Z7, Z8, Z7
+	VMULPS      vmconst<>+128(SB), Z7, Z8
+	VRNDSCALEPS $0x00, Z8, Z8
+	VFMADD231PS vmconst<>+192(SB), Z8, Z7
+	VFMADD231PS vmconst<>+256(SB), Z8, Z7
+	VMOVUPS     vmconst<>+384(SB), Z25
+	VFMADD231PS vmconst<>+320(SB), Z7, Z25
+	VFMADD213PS vmconst<>+448(SB), Z7, Z25
+	VFMADD213PS vmconst<>+512(SB), Z7, Z25
+	VFMADD213PS vmconst<>+576(SB), Z7, Z25
+	VFMADD213PS vmconst<>+640(SB), Z7, Z25
+	VMULPS      Z7, Z7, Z26
+	VFMADD213PS Z7, Z26, Z25
+	VADDPS      vmconst<>+704(SB), Z25, Z7
+	VSCALEFPS   Z8, Z7, Z7
+	JMP         next
+
+op5:
+	VMOVUPS     vmconst<>+896(SB), Z8
+	VMAXPS      Z0, Z8, Z8
+	VMOVUPS     vmconst<>+64(SB), Z25
+	VMINPS      Z8, Z25, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z25
+	VRNDSCALEPS $0x00, Z25, Z25
+	VFMADD231PS vmconst<>+192(SB), Z25, Z8
+	VFMADD231PS vmconst<>+256(SB), Z25, Z8
+	VMOVUPS     vmconst<>+384(SB), Z26
+	VFMADD231PS vmconst<>+320(SB), Z8, Z26
+	VFMADD213PS vmconst<>+448(SB), Z8, Z26
+	VFMADD213PS vmconst<>+512(SB), Z8, Z26
+	VFMADD213PS vmconst<>+576(SB), Z8, Z26
+	VFMADD213PS vmconst<>+640(SB), Z8, Z26
+	VMULPS      Z8, Z8, Z27
+	VFMADD213PS Z8, Z27, Z26
+	VMOVUPS     vmconst<>+640(SB), Z8
+	VSCALEFPS   Z25, Z8, Z8
+	VSUBPS      vmconst<>+640(SB), Z8, Z25
+	VFMADD213PS Z25, Z26, Z8
+	VADDPS      Z8, Z8, Z8
+	VPANDD      vmconst<>+1024(SB), Z0, Z25
+	VCMPPS      $0x11, vmconst<>+1088(SB), Z25, K1
+	VBLENDMPS   Z0, Z8, K1, Z9
+	VMOVUPS     Z9, Z0
+	VMOVUPS     vmconst<>+896(SB), Z8
+	VMAXPS      Z1, Z8, Z8
+	VMOVUPS     vmconst<>+64(SB), Z25
+	VMINPS      Z8, Z25, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z25
+	VRNDSCALEPS $0x00, Z25, Z25
+	VFMADD231PS vmconst<>+192(SB), Z25, Z8
+	VFMADD231PS vmconst<>+256(SB), Z25, Z8
+	VMOVUPS     vmconst<>+384(SB), Z26
+	VFMADD231PS vmconst<>+320(SB), Z8, Z26
+	VFMADD213PS vmconst<>+448(SB), Z8, Z26
+	VFMADD213PS vmconst<>+512(SB), Z8, Z26
+	VFMADD213PS vmconst<>+576(SB), Z8, Z26
+	VFMADD213PS vmconst<>+640(SB), Z8, Z26
+	VMULPS      Z8, Z8, Z27
+	VFMADD213PS Z8, Z27, Z26
+	VMOVUPS     vmconst<>+640(SB), Z8
+	VSCALEFPS   Z25, Z8, Z8
+	VSUBPS      vmconst<>+640(SB), Z8, Z25
+	VFMADD213PS Z25, Z26, Z8
+	VADDPS      Z8, Z8, Z8
+	VPANDD      vmconst<>+1024(SB), Z1, Z25
+	VCMPPS      $0x11, vmconst<>+1088(SB), Z25, K1
+	VBLENDMPS   Z1, Z8, K1, Z10
+	VMOVUPS     Z10, Z1
+	VMOVUPS     vmconst<>+896(SB), Z8
+	VMAXPS      Z2, Z8, Z8
+	VMOVUPS     vmconst<>+64(SB), Z25
+	VMINPS      Z8, Z25, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z25
+	VRNDSCALEPS $0x00, Z25, Z25
+	VFMADD231PS vmconst<>+192(SB), Z25, Z8
+	VFMADD231PS vmconst<>+256(SB), Z25, Z8
+	VMOVUPS     vmconst<>+384(SB), Z26
+	VFMADD231PS vmconst<>+320(SB), Z8, Z26
+	VFMADD213PS vmconst<>+448(SB), Z8, Z26
+	VFMADD213PS vmconst<>+512(SB), Z8, Z26
+	VFMADD213PS vmconst<>+576(SB), Z8, Z26
+	VFMADD213PS vmconst<>+640(SB), Z8, Z26
+	VMULPS      Z8, Z8, Z27
+	VFMADD213PS Z8, Z27, Z26
+	VMOVUPS     vmconst<>+640(SB), Z8
+	VSCALEFPS   Z25, Z8, Z8
+	VSUBPS      vmconst<>+640(SB), Z8, Z25
+	VFMADD213PS Z25, Z26, Z8
+	VADDPS      Z8, Z8, Z8
+	VPANDD      vmconst<>+1024(SB), Z2, Z25
+	VCMPPS      $0x11, vmconst<>+1088(SB), Z25, K1
+	VBLENDMPS   Z2, Z8, K1, Z11
+	VMOVUPS     Z11, Z2
+	VMOVUPS     vmconst<>+896(SB), Z8
+	VMAXPS      Z3, Z8, Z8
+	VMOVUPS     vmconst<>+64(SB), Z25
+	VMINPS      Z8, Z25, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z25
+	VRNDSCALEPS $0x00, Z25, Z25
+	VFMADD231PS vmconst<>+192(SB), Z25, Z8
+	VFMADD231PS vmconst<>+256(SB), Z25, Z8
+	VMOVUPS     vmconst<>+384(SB), Z26
+	VFMADD231PS vmconst<>+320(SB), Z8, Z26
+	VFMADD213PS vmconst<>+448(SB), Z8, Z26
+	VFMADD213PS vmconst<>+512(SB), Z8, Z26
+	VFMADD213PS vmconst<>+576(SB), Z8, Z26
+	VFMADD213PS vmconst<>+640(SB), Z8, Z26
+	VMULPS      Z8, Z8, Z27
+	VFMADD213PS Z8, Z27, Z26
+	VMOVUPS     vmconst<>+640(SB), Z8
+	VSCALEFPS   Z25, Z8, Z8
+	VSUBPS      vmconst<>+640(SB), Z8, Z25
+	VFMADD213PS Z25, Z26, Z8
+	VADDPS      Z8, Z8, Z8
+	VPANDD      vmconst<>+1024(SB), Z3, Z25
+	VCMPPS      $0x11, vmconst<>+1088(SB), Z25, K1
+	VBLENDMPS   Z3, Z8, K1, Z12
+	VMOVUPS     Z12, Z3
+	VMOVUPS     vmconst<>+896(SB), Z8
+	VMAXPS      Z4, Z8, Z8
+	VMOVUPS     vmconst<>+64(SB), Z25
+	VMINPS      Z8, Z25, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z25
+	VRNDSCALEPS $0x00, Z25, Z25
+	VFMADD231PS vmconst<>+192(SB), Z25, Z8
+	VFMADD231PS vmconst<>+256(SB), Z25, Z8
+	VMOVUPS     vmconst<>+384(SB), Z26
+	VFMADD231PS vmconst<>+320(SB), Z8, Z26
+	VFMADD213PS vmconst<>+448(SB), Z8, Z26
+	VFMADD213PS vmconst<>+512(SB), Z8, Z26
+	VFMADD213PS vmconst<>+576(SB), Z8, Z26
+	VFMADD213PS vmconst<>+640(SB), Z8, Z26
+	VMULPS      Z8, Z8, Z27
+	VFMADD213PS Z8, Z27, Z26
+	VMOVUPS     vmconst<>+640(SB), Z8
+	VSCALEFPS   Z25, Z8, Z8
+	VSUBPS      vmconst<>+640(SB), Z8, Z25
+	VFMADD213PS Z25, Z26, Z8
+	VADDPS      Z8, Z8, Z8
+	VPANDD      vmconst<>+1024(SB), Z4, Z25
+	VCMPPS      $0x11, vmconst<>+1088(SB), Z25, K1
+	VBLENDMPS   Z4, Z8, K1, Z13
+	VMOVUPS     Z13, Z4
+	VMOVUPS     vmconst<>+896(SB), Z8
+	VMAXPS      Z5, Z8, Z8
+	VMOVUPS     vmconst<>+64(SB), Z25
+	VMINPS      Z8, Z25, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z25
+	VRNDSCALEPS $0x00, Z25, Z25
+	VFMADD231PS vmconst<>+192(SB), Z25, Z8
+	VFMADD231PS vmconst<>+256(SB), Z25, Z8
+	VMOVUPS     vmconst<>+384(SB), Z26
+	VFMADD231PS vmconst<>+320(SB), Z8, Z26
+	VFMADD213PS vmconst<>+448(SB), Z8, Z26
+	VFMADD213PS vmconst<>+512(SB), Z8, Z26
+	VFMADD213PS vmconst<>+576(SB), Z8, Z26
+	VFMADD213PS vmconst<>+640(SB), Z8, Z26
+	VMULPS      Z8, Z8, Z27
+	VFMADD213PS Z8, Z27, Z26
+	VMOVUPS     vmconst<>+640(SB), Z8
+	VSCALEFPS   Z25, Z8, Z8
+	VSUBPS      vmconst<>+640(SB), Z8, Z25
+	VFMADD213PS Z25, Z26, Z8
+	VADDPS      Z8, Z8, Z8
+	VPANDD      vmconst<>+1024(SB), Z5, Z25
+	VCMPPS      $0x11, vmconst<>+1088(SB), Z25, K1
+	VBLENDMPS   Z5, Z8, K1, Z14
+	VMOVUPS     Z14, Z5
+	VMOVUPS     vmconst<>+896(SB), Z8
+	VMAXPS      Z6, Z8, Z8
+	VMOVUPS     vmconst<>+64(SB), Z25
+	VMINPS      Z8, Z25, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z25
+	VRNDSCALEPS $0x00, Z25, Z25
+	VFMADD231PS vmconst<>+192(SB), Z25, Z8
+	VFMADD231PS vmconst<>+256(SB), Z25, Z8
+	VMOVUPS     vmconst<>+384(SB), Z26
+	VFMADD231PS vmconst<>+320(SB), Z8, Z26
+	VFMADD213PS vmconst<>+448(SB), Z8, Z26
+	VFMADD213PS vmconst<>+512(SB), Z8, Z26
+	VFMADD213PS vmconst<>+576(SB), Z8, Z26
+	VFMADD213PS vmconst<>+640(SB), Z8, Z26
+	VMULPS      Z8, Z8, Z27
+	VFMADD213PS Z8, Z27, Z26
+	VMOVUPS     vmconst<>+640(SB), Z8
+	VSCALEFPS   Z25, Z8, Z8
+	VSUBPS      vmconst<>+640(SB), Z8, Z25
+	VFMADD213PS Z25, Z26, Z8
+	VADDPS      Z8, Z8, Z8
+	VPANDD      vmconst<>+1024(SB), Z6, Z25
+	VCMPPS      $0x11, vmconst<>+1088(SB), Z25, K1
+	VBLENDMPS   Z6, Z8, K1, Z15
+	VMOVUPS     Z15, Z6
+	VMOVUPS     vmconst<>+896(SB), Z8
+	VMAXPS      Z7, Z8, Z8
+	VMOVUPS     vmconst<>+64(SB), Z25
+	VMINPS      Z8, Z25, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z25
+	VRNDSCALEPS $0x00, Z25, Z25
+	VFMADD231PS vmconst<>+192(SB), Z25, Z8
+	VFMADD231PS vmconst<>+256(SB), Z25, Z8
+	VMOVUPS     vmconst<>+384(SB), Z26
+	VFMADD231PS vmconst<>+320(SB), Z8, Z26
+	VFMADD213PS vmconst<>+448(SB), Z8, Z26
+	VFMADD213PS vmconst<>+512(SB), Z8, Z26
+	VFMADD213PS vmconst<>+576(SB), Z8, Z26
+	VFMADD213PS vmconst<>+640(SB), Z8, Z26
+	VMULPS      Z8, Z8, Z27
+	VFMADD213PS Z8, Z27, Z26
+	VMOVUPS     vmconst<>+640(SB), Z8
+	VSCALEFPS   Z25, Z8, Z8
+	VSUBPS      vmconst<>+640(SB), Z8, Z25
+	VFMADD213PS Z25, Z26, Z8
+	VADDPS      Z8, Z8, Z8
+	VPANDD      vmconst<>+1024(SB), Z7, Z25
+	VCMPPS      $0x11, vmconst<>+1088(SB), Z25, K1
+	VBLENDMPS   Z7, Z8, K1, Z16
+	VMOVUPS     Z16, Z7
+	JMP         next
+
+op6:
+	VPANDD      vmconst<>+1024(SB), Z0, Z8
+	VMOVUPS     vmconst<>+2560(SB), Z25
+	VMINPS      Z8, Z25, Z8
+	VPSRLD      $0x16, Z8, Z25
+	VPSUBD      vmconst<>+2624(SB), Z25, Z25
+	VPMAXSD     vmconst<>+1280(SB), Z25, Z25
+	VPERMPS     vmconst<>+2688(SB), Z25, Z26
+	VSUBPS      Z26, Z8, Z8
+	VPERMPS     vmconst<>+2752(SB), Z25, Z26
+	VPERMPS     vmconst<>+2816(SB), Z25, Z27
+	VMOVUPS     Z8, Z28
+	VFMADD213PS Z27, Z26, Z28
+	VPERMPS     vmconst<>+2880(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+2944(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3008(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3072(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3136(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3200(SB), Z25, Z25
+	VFMADD213PS Z25, Z8, Z28
+	VPANDD      vmconst<>+3264(SB), Z0, Z0
+	VPXORD      Z0, Z28, Z0
+	VPANDD      vmconst<>+1024(SB), Z1, Z8
+	VMOVUPS     vmconst<>+2560(SB), Z25
+	VMINPS      Z8, Z25, Z8
+	VPSRLD      $0x16, Z8, Z25
+	VPSUBD      vmconst<>+2624(SB), Z25, Z25
+	VPMAXSD     vmconst<>+1280(SB), Z25, Z25
+	VPERMPS     vmconst<>+2688(SB), Z25, Z26
+	VSUBPS      Z26, Z8, Z8
+	VPERMPS     vmconst<>+2752(SB), Z25, Z26
+	VPERMPS     vmconst<>+2816(SB), Z25, Z27
+	VMOVUPS     Z8, Z28
+	VFMADD213PS Z27, Z26, Z28
+	VPERMPS     vmconst<>+2880(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+2944(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3008(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3072(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3136(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3200(SB), Z25, Z25
+	VFMADD213PS Z25, Z8, Z28
+	VPANDD      vmconst<>+3264(SB), Z1, Z1
+	VPXORD      Z1, Z28, Z1
+	VPANDD      vmconst<>+1024(SB), Z2, Z8
+	VMOVUPS     vmconst<>+2560(SB), Z25
+	VMINPS      Z8, Z25, Z8
+	VPSRLD      $0x16, Z8, Z25
+	VPSUBD      vmconst<>+2624(SB), Z25, Z25
+	VPMAXSD     vmconst<>+1280(SB), Z25, Z25
+	VPERMPS     vmconst<>+2688(SB), Z25, Z26
+	VSUBPS      Z26, Z8, Z8
+	VPERMPS     vmconst<>+2752(SB), Z25, Z26
+	VPERMPS     vmconst<>+2816(SB), Z25, Z27
+	VMOVUPS     Z8, Z28
+	VFMADD213PS Z27, Z26, Z28
+	VPERMPS     vmconst<>+2880(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+2944(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3008(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3072(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3136(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3200(SB), Z25, Z25
+	VFMADD213PS Z25, Z8, Z28
+	VPANDD      vmconst<>+3264(SB), Z2, Z2
+	VPXORD      Z2, Z28, Z2
+	VPANDD      vmconst<>+1024(SB), Z3, Z8
+	VMOVUPS     vmconst<>+2560(SB), Z25
+	VMINPS      Z8, Z25, Z8
+	VPSRLD      $0x16, Z8, Z25
+	VPSUBD      vmconst<>+2624(SB), Z25, Z25
+	VPMAXSD     vmconst<>+1280(SB), Z25, Z25
+	VPERMPS     vmconst<>+2688(SB), Z25, Z26
+	VSUBPS      Z26, Z8, Z8
+	VPERMPS     vmconst<>+2752(SB), Z25, Z26
+	VPERMPS     vmconst<>+2816(SB), Z25, Z27
+	VMOVUPS     Z8, Z28
+	VFMADD213PS Z27, Z26, Z28
+	VPERMPS     vmconst<>+2880(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+2944(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3008(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3072(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3136(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3200(SB), Z25, Z25
+	VFMADD213PS Z25, Z8, Z28
+	VPANDD      vmconst<>+3264(SB), Z3, Z3
+	VPXORD      Z3, Z28, Z3
+	VPANDD      vmconst<>+1024(SB), Z4, Z8
+	VMOVUPS     vmconst<>+2560(SB), Z25
+	VMINPS      Z8, Z25, Z8
+	VPSRLD      $0x16, Z8, Z25
+	VPSUBD      vmconst<>+2624(SB), Z25, Z25
+	VPMAXSD     vmconst<>+1280(SB), Z25, Z25
+	VPERMPS     vmconst<>+2688(SB), Z25, Z26
+	VSUBPS      Z26, Z8, Z8
+	VPERMPS     vmconst<>+2752(SB), Z25, Z26
+	VPERMPS     vmconst<>+2816(SB), Z25, Z27
+	VMOVUPS     Z8, Z28
+	VFMADD213PS Z27, Z26, Z28
+	VPERMPS     vmconst<>+2880(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+2944(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3008(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3072(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3136(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3200(SB), Z25, Z25
+	VFMADD213PS Z25, Z8, Z28
+	VPANDD      vmconst<>+3264(SB), Z4, Z4
+	VPXORD      Z4, Z28, Z4
+	VPANDD      vmconst<>+1024(SB), Z5, Z8
+	VMOVUPS     vmconst<>+2560(SB), Z25
+	VMINPS      Z8, Z25, Z8
+	VPSRLD      $0x16, Z8, Z25
+	VPSUBD      vmconst<>+2624(SB), Z25, Z25
+	VPMAXSD     vmconst<>+1280(SB), Z25, Z25
+	VPERMPS     vmconst<>+2688(SB), Z25, Z26
+	VSUBPS      Z26, Z8, Z8
+	VPERMPS     vmconst<>+2752(SB), Z25, Z26
+	VPERMPS     vmconst<>+2816(SB), Z25, Z27
+	VMOVUPS     Z8, Z28
+	VFMADD213PS Z27, Z26, Z28
+	VPERMPS     vmconst<>+2880(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+2944(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3008(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3072(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3136(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3200(SB), Z25, Z25
+	VFMADD213PS Z25, Z8, Z28
+	VPANDD      vmconst<>+3264(SB), Z5, Z5
+	VPXORD      Z5, Z28, Z5
+	VPANDD      vmconst<>+1024(SB), Z6, Z8
+	VMOVUPS     vmconst<>+2560(SB), Z25
+	VMINPS      Z8, Z25, Z8
+	VPSRLD      $0x16, Z8, Z25
+	VPSUBD      vmconst<>+2624(SB), Z25, Z25
+	VPMAXSD     vmconst<>+1280(SB), Z25, Z25
+	VPERMPS     vmconst<>+2688(SB), Z25, Z26
+	VSUBPS      Z26, Z8, Z8
+	VPERMPS     vmconst<>+2752(SB), Z25, Z26
+	VPERMPS     vmconst<>+2816(SB), Z25, Z27
+	VMOVUPS     Z8, Z28
+	VFMADD213PS Z27, Z26, Z28
+	VPERMPS     vmconst<>+2880(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+2944(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3008(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3072(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3136(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3200(SB), Z25, Z25
+	VFMADD213PS Z25, Z8, Z28
+	VPANDD      vmconst<>+3264(SB), Z6, Z6
+	VPXORD      Z6, Z28, Z6
+	VPANDD      vmconst<>+1024(SB), Z7, Z8
+	VMOVUPS     vmconst<>+2560(SB), Z25
+	VMINPS      Z8, Z25, Z8
+	VPSRLD      $0x16, Z8, Z25
+	VPSUBD      vmconst<>+2624(SB), Z25, Z25
+	VPMAXSD     vmconst<>+1280(SB), Z25, Z25
+	VPERMPS     vmconst<>+2688(SB), Z25, Z26
+	VSUBPS      Z26, Z8, Z8
+	VPERMPS     vmconst<>+2752(SB), Z25, Z26
+	VPERMPS     vmconst<>+2816(SB), Z25, Z27
+	VMOVUPS     Z8, Z28
+	VFMADD213PS Z27, Z26, Z28
+	VPERMPS     vmconst<>+2880(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+2944(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3008(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3072(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3136(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3200(SB), Z25, Z25
+	VFMADD213PS Z25, Z8, Z28
+	VPANDD      vmconst<>+3264(SB), Z7, Z7
+	VPXORD      Z7, Z28, Z7
+	JMP         next
+
+op7:
+	VPORD       vmconst<>+3264(SB), Z0, Z8
+	VMOVUPS     vmconst<>+0(SB), Z25
+	VMAXPS      Z8, Z25, Z8
+	VMOVUPS     vmconst<>+64(SB), Z25
+	VMINPS      Z8, Z25, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z25
+	VRNDSCALEPS $0x00, Z25, Z25
+	VFMADD231PS vmconst<>+192(SB), Z25, Z8
+	VFMADD231PS vmconst<>+256(SB), Z25, Z8
+	VMOVUPS     vmconst<>+384(SB), Z26
+	VFMADD231PS vmconst<>+320(SB), Z8, Z26
+	VFMADD213PS vmconst<>+448(SB), Z8, Z26
+	VFMADD213PS vmconst<>+512(SB), Z8, Z26
+	VFMADD213PS vmconst<>+576(SB), Z8, Z26
+	VFMADD213PS vmconst<>+640(SB), Z8, Z26
+	VMULPS      Z8, Z8, Z27
+	VFMADD213PS Z8, Z27, Z26
+	VADDPS      vmconst<>+704(SB), Z26, Z8
+	VSCALEFPS   Z25, Z8, Z8
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z0, K1
+	VMOVUPS     vmconst<>+704(SB), Z0
+	VBLENDMPS   Z8, Z0, K1, Z17
+	VADDPS      vmconst<>+704(SB), Z8, Z0
+	VDIVPS      Z0, Z17, Z0
+	VPORD       vmconst<>+3264(SB), Z1, Z8
+	VMOVUPS     vmconst<>+0(SB), Z25
+	VMAXPS      Z8, Z25, Z8
+	VMOVUPS     vmconst<>+64(SB), Z25
+	VMINPS      Z8, Z25, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z25
+	VRNDSCALEPS $0x00, Z25, Z25
+	VFMADD231PS vmconst<>+192(SB), Z25, Z8
+	VFMADD231PS vmconst<>+256(SB), Z25, Z8
+	VMOVUPS     vmconst<>+384(SB), Z26
+	VFMADD231PS vmconst<>+320(SB), Z8, Z26
+	VFMADD213PS vmconst<>+448(SB), Z8, Z26
+	VFMADD213PS vmconst<>+512(SB), Z8, Z26
+	VFMADD213PS vmconst<>+576(SB), Z8, Z26
+	VFMADD213PS vmconst<>+640(SB), Z8, Z26
+	VMULPS      Z8, Z8, Z27
+	VFMADD213PS Z8, Z27, Z26
+	VADDPS      vmconst<>+704(SB), Z26, Z8
+	VSCALEFPS   Z25, Z8, Z8
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z1, K1
+	VMOVUPS     vmconst<>+704(SB), Z1
+	VBLENDMPS   Z8, Z1, K1, Z18
+	VADDPS      vmconst<>+704(SB), Z8, Z1
+	VDIVPS      Z1, Z18, Z1
+	VPORD       vmconst<>+3264(SB), Z2, Z8
+	VMOVUPS     vmconst<>+0(SB), Z25
+	VMAXPS      Z8, Z25, Z8
+	VMOVUPS     vmconst<>+64(SB), Z25
+	VMINPS      Z8, Z25, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z25
+	VRNDSCALEPS $0x00, Z25, Z25
+	VFMADD231PS vmconst<>+192(SB), Z25, Z8
+	VFMADD231PS vmconst<>+256(SB), Z25, Z8
+	VMOVUPS     vmconst<>+384(SB), Z26
+	VFMADD231PS vmconst<>+320(SB), Z8, Z26
+	VFMADD213PS vmconst<>+448(SB), Z8, Z26
+	VFMADD213PS vmconst<>+512(SB), Z8, Z26
+	VFMADD213PS vmconst<>+576(SB), Z8, Z26
+	VFMADD213PS vmconst<>+640(SB), Z8, Z26
+	VMULPS      Z8, Z8, Z27
+	VFMADD213PS Z8, Z27, Z26
+	VADDPS      vmconst<>+704(SB), Z26, Z8
+	VSCALEFPS   Z25, Z8, Z8
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z2, K1
+	VMOVUPS     vmconst<>+704(SB), Z2
+	VBLENDMPS   Z8, Z2, K1, Z19
+	VADDPS      vmconst<>+704(SB), Z8, Z2
+	VDIVPS      Z2, Z19, Z2
+	VPORD       vmconst<>+3264(SB), Z3, Z8
+	VMOVUPS     vmconst<>+0(SB), Z25
+	VMAXPS      Z8, Z25, Z8
+	VMOVUPS     vmconst<>+64(SB), Z25
+	VMINPS      Z8, Z25, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z25
+	VRNDSCALEPS $0x00, Z25, Z25
+	VFMADD231PS vmconst<>+192(SB), Z25, Z8
+	VFMADD231PS vmconst<>+256(SB), Z25, Z8
+	VMOVUPS     vmconst<>+384(SB), Z26
+	VFMADD231PS vmconst<>+320(SB), Z8, Z26
+	VFMADD213PS vmconst<>+448(SB), Z8, Z26
+	VFMADD213PS vmconst<>+512(SB), Z8, Z26
+	VFMADD213PS vmconst<>+576(SB), Z8, Z26
+	VFMADD213PS vmconst<>+640(SB), Z8, Z26
+	VMULPS      Z8, Z8, Z27
+	VFMADD213PS Z8, Z27, Z26
+	VADDPS      vmconst<>+704(SB), Z26, Z8
+	VSCALEFPS   Z25, Z8, Z8
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z3, K1
+	VMOVUPS     vmconst<>+704(SB), Z3
+	VBLENDMPS   Z8, Z3, K1, Z20
+	VADDPS      vmconst<>+704(SB), Z8, Z3
+	VDIVPS      Z3, Z20, Z3
+	VPORD       vmconst<>+3264(SB), Z4, Z8
+	VMOVUPS     vmconst<>+0(SB), Z25
+	VMAXPS      Z8, Z25, Z8
+	VMOVUPS     vmconst<>+64(SB), Z25
+	VMINPS      Z8, Z25, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z25
+	VRNDSCALEPS $0x00, Z25, Z25
+	VFMADD231PS vmconst<>+192(SB), Z25, Z8
+	VFMADD231PS vmconst<>+256(SB), Z25, Z8
+	VMOVUPS     vmconst<>+384(SB), Z26
+	VFMADD231PS vmconst<>+320(SB), Z8, Z26
+	VFMADD213PS vmconst<>+448(SB), Z8, Z26
+	VFMADD213PS vmconst<>+512(SB), Z8, Z26
+	VFMADD213PS vmconst<>+576(SB), Z8, Z26
+	VFMADD213PS vmconst<>+640(SB), Z8, Z26
+	VMULPS      Z8, Z8, Z27
+	VFMADD213PS Z8, Z27, Z26
+	VADDPS      vmconst<>+704(SB), Z26, Z8
+	VSCALEFPS   Z25, Z8, Z8
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z4, K1
+	VMOVUPS     vmconst<>+704(SB), Z4
+	VBLENDMPS   Z8, Z4, K1, Z21
+	VADDPS      vmconst<>+704(SB), Z8, Z4
+	VDIVPS      Z4, Z21, Z4
+	VPORD       vmconst<>+3264(SB), Z5, Z8
+	VMOVUPS     vmconst<>+0(SB), Z25
+	VMAXPS      Z8, Z25, Z8
+	VMOVUPS     vmconst<>+64(SB), Z25
+	VMINPS      Z8, Z25, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z25
+	VRNDSCALEPS $0x00, Z25, Z25
+	VFMADD231PS vmconst<>+192(SB), Z25, Z8
+	VFMADD231PS vmconst<>+256(SB), Z25, Z8
+	VMOVUPS     vmconst<>+384(SB), Z26
+	VFMADD231PS vmconst<>+320(SB), Z8, Z26
+	VFMADD213PS vmconst<>+448(SB), Z8, Z26
+	VFMADD213PS vmconst<>+512(SB), Z8, Z26
+	VFMADD213PS vmconst<>+576(SB), Z8, Z26
+	VFMADD213PS vmconst<>+640(SB), Z8, Z26
+	VMULPS      Z8, Z8, Z27
+	VFMADD213PS Z8, Z27, Z26
+	VADDPS      vmconst<>+704(SB), Z26, Z8
+	VSCALEFPS   Z25, Z8, Z8
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z5, K1
+	VMOVUPS     vmconst<>+704(SB), Z5
+	VBLENDMPS   Z8, Z5, K1, Z22
+	VADDPS      vmconst<>+704(SB), Z8, Z5
+	VDIVPS      Z5, Z22, Z5
+	VPORD       vmconst<>+3264(SB), Z6, Z8
+	VMOVUPS     vmconst<>+0(SB), Z25
+	VMAXPS      Z8, Z25, Z8
+	VMOVUPS     vmconst<>+64(SB), Z25
+	VMINPS      Z8, Z25, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z25
+	VRNDSCALEPS $0x00, Z25, Z25
+	VFMADD231PS vmconst<>+192(SB), Z25, Z8
+	VFMADD231PS vmconst<>+256(SB), Z25, Z8
+	VMOVUPS     vmconst<>+384(SB), Z26
+	VFMADD231PS vmconst<>+320(SB), Z8, Z26
+	VFMADD213PS vmconst<>+448(SB), Z8, Z26
+	VFMADD213PS vmconst<>+512(SB), Z8, Z26
+	VFMADD213PS vmconst<>+576(SB), Z8, Z26
+	VFMADD213PS vmconst<>+640(SB), Z8, Z26
+	VMULPS      Z8, Z8, Z27
+	VFMADD213PS Z8, Z27, Z26
+	VADDPS      vmconst<>+704(SB), Z26, Z8
+	VSCALEFPS   Z25, Z8, Z8
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z6, K1
+	VMOVUPS     vmconst<>+704(SB), Z6
+	VBLENDMPS   Z8, Z6, K1, Z23
+	VADDPS      vmconst<>+704(SB), Z8, Z6
+	VDIVPS      Z6, Z23, Z6
+	VPORD       vmconst<>+3264(SB), Z7, Z8
+	VMOVUPS     vmconst<>+0(SB), Z25
+	VMAXPS      Z8, Z25, Z8
+	VMOVUPS     vmconst<>+64(SB), Z25
+	VMINPS      Z8, Z25, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z25
+	VRNDSCALEPS $0x00, Z25, Z25
+	VFMADD231PS vmconst<>+192(SB), Z25, Z8
+	VFMADD231PS vmconst<>+256(SB), Z25, Z8
+	VMOVUPS     vmconst<>+384(SB), Z26
+	VFMADD231PS vmconst<>+320(SB), Z8, Z26
+	VFMADD213PS vmconst<>+448(SB), Z8, Z26
+	VFMADD213PS vmconst<>+512(SB), Z8, Z26
+	VFMADD213PS vmconst<>+576(SB), Z8, Z26
+	VFMADD213PS vmconst<>+640(SB), Z8, Z26
+	VMULPS      Z8, Z8, Z27
+	VFMADD213PS Z8, Z27, Z26
+	VADDPS      vmconst<>+704(SB), Z26, Z8
+	VSCALEFPS   Z25, Z8, Z8
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z7, K1
+	VMOVUPS     vmconst<>+704(SB), Z7
+	VBLENDMPS   Z8, Z7, K1, Z24
+	VADDPS      vmconst<>+704(SB), Z8, Z7
+	VDIVPS      Z7, Z24, Z7
+	JMP         next
+
+op8:
+	VADDPS (DX)(DI*4), Z0, Z0
+	VADDPS 64(DX)(DI*4), Z1, Z1
+	VADDPS 128(DX)(DI*4), Z2, Z2
+	VADDPS 192(DX)(DI*4), Z3, Z3
+	VADDPS 256(DX)(DI*4), Z4, Z4
+	VADDPS 320(DX)(DI*4), Z5, Z5
+	VADDPS 384(DX)(DI*4), Z6, Z6
+	VADDPS 448(DX)(DI*4), Z7, Z7
+	JMP    next
+
+op9:
+	VBROADCASTSS (SI)(R11*4), Z8
+	VADDPS       Z8, Z0, Z0
+	VADDPS       Z8, Z1, Z1
+	VADDPS       Z8, Z2, Z2
+	VADDPS       Z8, Z3, Z3
+	VADDPS       Z8, Z4, Z4
+	VADDPS       Z8, Z5, Z5
+	VADDPS       Z8, Z6, Z6
+	VADDPS       Z8, Z7, Z7
+	JMP          next
+
+op10:
+	VBROADCASTSS (SI)(R11*4), Z8
+	VMULPS       (DX)(DI*4), Z8, Z25
+	VADDPS       Z25, Z0, Z0
+	VMULPS       64(DX)(DI*4), Z8, Z25
+	VADDPS       Z25, Z1, Z1
+	VMULPS       128(DX)(DI*4), Z8, Z25
+	VADDPS       Z25, Z2, Z2
+	VMULPS       192(DX)(DI*4), Z8, Z25
+	VADDPS       Z25, Z3, Z3
+	VMULPS       256(DX)(DI*4), Z8, Z25
+	VADDPS       Z25, Z4, Z4
+	VMULPS       320(DX)(DI*4), Z8, Z25
+	VADDPS       Z25, Z5, Z5
+	VMULPS       384(DX)(DI*4), Z8, Z25
+	VADDPS       Z25, Z6, Z6
+	VMULPS       448(DX)(DI*4), Z8, Z8
+	VADDPS       Z8, Z7, Z7
+	JMP          next
+
+op11:
+	VSUBPS (DX)(DI*4), Z0, Z0
+	VSUBPS 64(DX)(DI*4), Z1, Z1
+	VSUBPS 128(DX)(DI*4), Z2, Z2
+	VSUBPS 192(DX)(DI*4), Z3, Z3
+	VSUBPS 256(DX)(DI*4), Z4, Z4
+	VSUBPS 320(DX)(DI*4), Z5, Z5
+	VSUBPS 384(DX)(DI*4), Z6, Z6
+	VSUBPS 448(DX)(DI*4), Z7, Z7
+	JMP    next
+
+op12:
+	VMOVUPS (DX)(DI*4), Z8
+	VSUBPS  Z0, Z8, Z0
+	VMOVUPS 64(DX)(DI*4), Z8
+	VSUBPS  Z1, Z8, Z1
+	VMOVUPS 128(DX)(DI*4), Z8
+	VSUBPS  Z2, Z8, Z2
+	VMOVUPS 192(DX)(DI*4), Z8
+	VSUBPS  Z3, Z8, Z3
+	VMOVUPS 256(DX)(DI*4), Z8
+	VSUBPS  Z4, Z8, Z4
+	VMOVUPS 320(DX)(DI*4), Z8
+	VSUBPS  Z5, Z8, Z5
+	VMOVUPS 384(DX)(DI*4), Z8
+	VSUBPS  Z6, Z8, Z6
+	VMOVUPS 448(DX)(DI*4), Z8
+	VSUBPS  Z7, Z8, Z7
+	JMP     next
+
+op13:
+	VBROADCASTSS (SI)(R11*4), Z8
+	VSUBPS       Z8, Z0, Z0
+	VSUBPS       Z8, Z1, Z1
+	VSUBPS       Z8, Z2, Z2
+	VSUBPS       Z8, Z3, Z3
+	VSUBPS       Z8, Z4, Z4
+	VSUBPS       Z8, Z5, Z5
+	VSUBPS       Z8, Z6, Z6
+	VSUBPS       Z8, Z7, Z7
+	JMP          next
+
+op14:
+	VBROADCASTSS (SI)(R11*4), Z8
+	VSUBPS       Z0, Z8, Z0
+	VSUBPS       Z1, Z8, Z1
+	VSUBPS       Z2, Z8, Z2
+	VSUBPS       Z3, Z8, Z3
+	VSUBPS       Z4, Z8, Z4
+	VSUBPS       Z5, Z8, Z5
+	VSUBPS       Z6, Z8, Z6
+	VSUBPS       Z7, Z8, Z7
+	JMP          next
+
+op15:
+	VBROADCASTSS (SI)(R11*4), Z8
+	VMULPS       (DX)(DI*4), Z8, Z25
+	VSUBPS       Z25, Z0, Z0
+	VMULPS       64(DX)(DI*4), Z8, Z25
+	VSUBPS       Z25, Z1, Z1
+	VMULPS       128(DX)(DI*4), Z8, Z25
+	VSUBPS       Z25, Z2, Z2
+	VMULPS       192(DX)(DI*4), Z8, Z25
+	VSUBPS       Z25, Z3, Z3
+	VMULPS       256(DX)(DI*4), Z8, Z25
+	VSUBPS       Z25, Z4, Z4
+	VMULPS       320(DX)(DI*4), Z8, Z25
+	VSUBPS       Z25, Z5, Z5
+	VMULPS       384(DX)(DI*4), Z8, Z25
+	VSUBPS       Z25, Z6, Z6
+	VMULPS       448(DX)(DI*4), Z8, Z8
+	VSUBPS       Z8, Z7, Z7
+	JMP          next
+
+op16:
+	VBROADCASTSS (SI)(R11*4), Z8
+	VMULPS       (DX)(DI*4), Z8, Z25
+	VSUBPS       Z0, Z25, Z0
+	VMULPS       64(DX)(DI*4), Z8, Z25
+	VSUBPS       Z1, Z25, Z1
+	VMULPS       128(DX)(DI*4), Z8, Z25
+	VSUBPS       Z2, Z25, Z2
+	VMULPS       192(DX)(DI*4), Z8, Z25
+	VSUBPS       Z3, Z25, Z3
+	VMULPS       256(DX)(DI*4), Z8, Z25
+	VSUBPS       Z4, Z25, Z4
+	VMULPS       320(DX)(DI*4), Z8, Z25
+	VSUBPS       Z5, Z25, Z5
+	VMULPS       384(DX)(DI*4), Z8, Z25
+	VSUBPS       Z6, Z25, Z6
+	VMULPS       448(DX)(DI*4), Z8, Z8
+	VSUBPS       Z7, Z8, Z7
+	JMP          next
+
+op17:
+	VMULPS (DX)(DI*4), Z0, Z0
+	VMULPS 64(DX)(DI*4), Z1, Z1
+	VMULPS 128(DX)(DI*4), Z2, Z2
+	VMULPS 192(DX)(DI*4), Z3, Z3
+	VMULPS 256(DX)(DI*4), Z4, Z4
+	VMULPS 320(DX)(DI*4), Z5, Z5
+	VMULPS 384(DX)(DI*4), Z6, Z6
+	VMULPS 448(DX)(DI*4), Z7, Z7
+	JMP    next
+
+op18:
+	VBROADCASTSS (SI)(R11*4), Z8
+	VMULPS       Z8, Z0, Z0
+	VMULPS       Z8, Z1, Z1
+	VMULPS       Z8, Z2, Z2
+	VMULPS       Z8, Z3, Z3
+	VMULPS       Z8, Z4, Z4
+	VMULPS       Z8, Z5, Z5
+	VMULPS       Z8, Z6, Z6
+	VMULPS       Z8, Z7, Z7
+	JMP          next
+
+op19:
+	VBROADCASTSS (SI)(R11*4), Z8
+	VMULPS       (DX)(DI*4), Z8, Z25
+	VMULPS       Z25, Z0, Z0
+	VMULPS       64(DX)(DI*4), Z8, Z25
+	VMULPS       Z25, Z1, Z1
+	VMULPS       128(DX)(DI*4), Z8, Z25
+	VMULPS       Z25, Z2, Z2
+	VMULPS       192(DX)(DI*4), Z8, Z25
+	VMULPS       Z25, Z3, Z3
+	VMULPS       256(DX)(DI*4), Z8, Z25
+	VMULPS       Z25, Z4, Z4
+	VMULPS       320(DX)(DI*4), Z8, Z25
+	VMULPS       Z25, Z5, Z5
+	VMULPS       384(DX)(DI*4), Z8, Z25
+	VMULPS       Z25, Z6, Z6
+	VMULPS       448(DX)(DI*4), Z8, Z8
+	VMULPS       Z8, Z7, Z7
+	JMP          next
+
+op20:
+	VDIVPS (DX)(DI*4), Z0, Z0
+	VDIVPS 64(DX)(DI*4), Z1, Z1
+	VDIVPS 128(DX)(DI*4), Z2, Z2
+	VDIVPS 192(DX)(DI*4), Z3, Z3
+	VDIVPS 256(DX)(DI*4), Z4, Z4
+	VDIVPS 320(DX)(DI*4), Z5, Z5
+	VDIVPS 384(DX)(DI*4), Z6, Z6
+	VDIVPS 448(DX)(DI*4), Z7, Z7
+	JMP    next
+
+op21:
+	VMOVUPS (DX)(DI*4), Z8
+	VDIVPS  Z0, Z8, Z0
+	VMOVUPS 64(DX)(DI*4), Z8
+	VDIVPS  Z1, Z8, Z1
+	VMOVUPS 128(DX)(DI*4), Z8
+	VDIVPS  Z2, Z8, Z2
+	VMOVUPS 192(DX)(DI*4), Z8
+	VDIVPS  Z3, Z8, Z3
+	VMOVUPS 256(DX)(DI*4), Z8
+	VDIVPS  Z4, Z8, Z4
+	VMOVUPS 320(DX)(DI*4), Z8
+	VDIVPS  Z5, Z8, Z5
+	VMOVUPS 384(DX)(DI*4), Z8
+	VDIVPS  Z6, Z8, Z6
+	VMOVUPS 448(DX)(DI*4), Z8
+	VDIVPS  Z7, Z8, Z7
+	JMP     next
+
+op22:
+	VBROADCASTSS (SI)(R11*4), Z8
+	VDIVPS       Z8, Z0, Z0
+	VDIVPS       Z8, Z1, Z1
+	VDIVPS       Z8, Z2, Z2
+	VDIVPS       Z8, Z3, Z3
+	VDIVPS       Z8, Z4, Z4
+	VDIVPS       Z8, Z5, Z5
+	VDIVPS       Z8, Z6, Z6
+	VDIVPS       Z8, Z7, Z7
+	JMP          next
+
+op23:
+	VBROADCASTSS (SI)(R11*4), Z8
+	VDIVPS       Z0, Z8, Z0
+	VDIVPS       Z1, Z8, Z1
+	VDIVPS       Z2, Z8, Z2
+	VDIVPS       Z3, Z8, Z3
+	VDIVPS       Z4, Z8, Z4
+	VDIVPS       Z5, Z8, Z5
+	VDIVPS       Z6, Z8, Z6
+	VDIVPS       Z7, Z8, Z7
+	JMP          next
+
+op24:
+	VBROADCASTSS (SI)(R11*4), Z8
+	VMULPS       (DX)(DI*4), Z8, Z25
+	VDIVPS       Z25, Z0, Z0
+	VMULPS       64(DX)(DI*4), Z8, Z25
+	VDIVPS       Z25, Z1, Z1
+	VMULPS       128(DX)(DI*4), Z8, Z25
+	VDIVPS       Z25, Z2, Z2
+	VMULPS       192(DX)(DI*4), Z8, Z25
+	VDIVPS       Z25, Z3, Z3
+	VMULPS       256(DX)(DI*4), Z8, Z25
+	VDIVPS       Z25, Z4, Z4
+	VMULPS       320(DX)(DI*4), Z8, Z25
+	VDIVPS       Z25, Z5, Z5
+	VMULPS       384(DX)(DI*4), Z8, Z25
+	VDIVPS       Z25, Z6, Z6
+	VMULPS       448(DX)(DI*4), Z8, Z8
+	VDIVPS       Z8, Z7, Z7
+	JMP          next
+
+op25:
+	VBROADCASTSS (SI)(R11*4), Z8
+	VMULPS       (DX)(DI*4), Z8, Z25
+	VDIVPS       Z0, Z25, Z0
+	VMULPS       64(DX)(DI*4), Z8, Z25
+	VDIVPS       Z1, Z25, Z1
+	VMULPS       128(DX)(DI*4), Z8, Z25
+	VDIVPS       Z2, Z25, Z2
+	VMULPS       192(DX)(DI*4), Z8, Z25
+	VDIVPS       Z3, Z25, Z3
+	VMULPS       256(DX)(DI*4), Z8, Z25
+	VDIVPS       Z4, Z25, Z4
+	VMULPS       320(DX)(DI*4), Z8, Z25
+	VDIVPS       Z5, Z25, Z5
+	VMULPS       384(DX)(DI*4), Z8, Z25
+	VDIVPS       Z6, Z25, Z6
+	VMULPS       448(DX)(DI*4), Z8, Z8
+	VDIVPS       Z7, Z8, Z7
+	JMP          next
+
+done:
+	VZEROUPPER
+	RET
+
+// func chainAVX512NT(dst []float32, src []float32, code []uint32, scalars []float32)
+// Requires: AVX, AVX512F
+TEXT ·chainAVX512NT(SB), NOSPLIT, $0-96
+	MOVQ   dst_base+0(FP), AX
+	MOVQ   dst_len+8(FP), CX
+	MOVQ   src_base+24(FP), DX
+	MOVQ   code_base+48(FP), BX
+	MOVQ   scalars_base+72(FP), SI
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	XORQ   DI, DI
+
+block:
+	LEAQ 128(DI), R9
+	CMPQ R9, CX
+	JA   done
+	XORQ R8, R8
+
+next:
+	MOVL (BX)(R8*4), R10
+	INCQ R8
+	MOVL R10, R11
+	SHRL $0x08, R11
+	ANDL $0x000000ff, R10
+	CMPL R10, $0x0000000d
+	JAE  d13_25
+	CMPL R10, $0x00000006
+	JAE  d6_12
+	CMPL R10, $0x00000003
+	JAE  d3_5
+	CMPL R10, $0x00000001
+	JAE  d1_2
+	JMP  op0
+
+d1_2:
+	CMPL R10, $0x00000002
+	JAE  d2_2
+	JMP  op1
+
+d2_2:
+	JMP op2
+
+d3_5:
+	CMPL R10, $0x00000004
+	JAE  d4_5
+	JMP  op3
+
+d4_5:
+	CMPL R10, $0x00000005
+	JAE  d5_5
+	JMP  op4
+
+d5_5:
+	JMP op5
+
+d6_12:
+	CMPL R10, $0x00000009
+	JAE  d9_12
+	CMPL R10, $0x00000007
+	JAE  d7_8
+	JMP  op6
+
+d7_8:
+	CMPL R10, $0x00000008
+	JAE  d8_8
+	JMP  op7
+
+d8_8:
+	JMP op8
+
+d9_12:
+	CMPL R10, $0x0000000b
+	JAE  d11_12
+	CMPL R10, $0x0000000a
+	JAE  d10_10
+	JMP  op9
+
+d10_10:
+	JMP op10
+
+d11_12:
+	CMPL R10, $0x0000000c
+	JAE  d12_12
+	JMP  op11
+
+d12_12:
+	JMP op12
+
+d13_25:
+	CMPL R10, $0x00000013
+	JAE  d19_25
+	CMPL R10, $0x00000010
+	JAE  d16_18
+	CMPL R10, $0x0000000e
+	JAE  d14_15
+	JMP  op13
+
+d14_15:
+	CMPL R10, $0x0000000f
+	JAE  d15_15
+	JMP  op14
+
+d15_15:
+	JMP op15
+
+d16_18:
+	CMPL R10, $0x00000011
+	JAE  d17_18
+	JMP  op16
+
+d17_18:
+	CMPL R10, $0x00000012
+	JAE  d18_18
+	JMP  op17
+
+d18_18:
+	JMP op18
+
+d19_25:
+	CMPL R10, $0x00000016
+	JAE  d22_25
+	CMPL R10, $0x00000014
+	JAE  d20_21
+	JMP  op19
+
+d20_21:
+	CMPL R10, $0x00000015
+	JAE  d21_21
+	JMP  op20
+
+d21_21:
+	JMP op21
+
+d22_25:
+	CMPL R10, $0x00000018
+	JAE  d24_25
+	CMPL R10, $0x00000017
+	JAE  d23_23
+	JMP  op22
+
+d23_23:
+	JMP op23
+
+d24_25:
+	CMPL R10, $0x00000019
+	JAE  d25_25
+	JMP  op24
+
+d25_25:
+	JMP op25
+
+op0:
+	VMOVNTPS Z0, (AX)(DI*4)
+	VMOVNTPS Z1, 64(AX)(DI*4)
+	VMOVNTPS Z2, 128(AX)(DI*4)
+	VMOVNTPS Z3, 192(AX)(DI*4)
+	VMOVNTPS Z4, 256(AX)(DI*4)
+	VMOVNTPS Z5, 320(AX)(DI*4)
+	VMOVNTPS Z6, 384(AX)(DI*4)
+	VMOVNTPS Z7, 448(AX)(DI*4)
+	MOVQ     R9, DI
+	JMP      block
+
+op1:
+	VMOVUPS (DX)(DI*4), Z0
+	VMOVUPS 64(DX)(DI*4), Z1
+	VMOVUPS 128(DX)(DI*4), Z2
+	VMOVUPS 192(DX)(DI*4), Z3
+	VMOVUPS 256(DX)(DI*4), Z4
+	VMOVUPS 320(DX)(DI*4), Z5
+	VMOVUPS 384(DX)(DI*4), Z6
+	VMOVUPS 448(DX)(DI*4), Z7
+	JMP     next
+
+op2:
+	VPXORD vmconst<>+3264(SB), Z0, Z0
+	VPXORD vmconst<>+3264(SB), Z1, Z1
+	VPXORD vmconst<>+3264(SB), Z2, Z2
+	VPXORD vmconst<>+3264(SB), Z3, Z3
+	VPXORD vmconst<>+3264(SB), Z4, Z4
+	VPXORD vmconst<>+3264(SB), Z5, Z5
+	VPXORD vmconst<>+3264(SB), Z6, Z6
+	VPXORD vmconst<>+3264(SB), Z7, Z7
+	JMP    next
+
+op3:
+	VMULPS Z0, Z0, Z0
+	VMULPS Z1, Z1, Z1
+	VMULPS Z2, Z2, Z2
+	VMULPS Z3, Z3, Z3
+	VMULPS Z4, Z4, Z4
+	VMULPS Z5, Z5, Z5
+	VMULPS Z6, Z6, Z6
+	VMULPS Z7, Z7, Z7
+	JMP    next
+
+op4:
+	VMOVUPS     vmconst<>+0(SB), Z8
+	VMAXPS      Z0, Z8, Z0
+	VMOVUPS     vmconst<>+64(SB), Z8
+	VMINPS      Z0, Z8, Z0
+	VMULPS      vmconst<>+128(SB), Z0, Z8
+	VRNDSCALEPS $0x00, Z8, Z8
+	VFMADD231PS vmconst<>+192(SB), Z8, Z0
+	VFMADD231PS vmconst<>+256(SB), Z8, Z0
+	VMOVUPS     vmconst<>+384(SB), Z25
+	VFMADD231PS vmconst<>+320(SB), Z0, Z25
+	VFMADD213PS vmconst<>+448(SB), Z0, Z25
+	VFMADD213PS vmconst<>+512(SB), Z0, Z25
+	VFMADD213PS vmconst<>+576(SB), Z0, Z25
+	VFMADD213PS vmconst<>+640(SB), Z0, Z25
+	VMULPS      Z0, Z0, Z26
+	VFMADD213PS Z0, Z26, Z25
+	VADDPS      vmconst<>+704(SB), Z25, Z0
+	VSCALEFPS   Z8, Z0, Z0
+	VMOVUPS     vmconst<>+0(SB), Z8
+	VMAXPS      Z1, Z8, Z1
+	VMOVUPS     vmconst<>+64(SB), Z8
+	VMINPS      Z1, Z8, Z1
+	VMULPS      vmconst<>+128(SB), Z1, Z8
+	VRNDSCALEPS $0x00, Z8, Z8
+	VFMADD231PS vmconst<>+192(SB), Z8, Z1
+	VFMADD231PS vmconst<>+256(SB), Z8, Z1
+	VMOVUPS     vmconst<>+384(SB), Z25
+	VFMADD231PS vmconst<>+320(SB), Z1, Z25
+	VFMADD213PS vmconst<>+448(SB), Z1, Z25
+	VFMADD213PS vmconst<>+512(SB), Z1, Z25
+	VFMADD213PS vmconst<>+576(SB), Z1, Z25
+	VFMADD213PS vmconst<>+640(SB), Z1, Z25
+	VMULPS      Z1, Z1, Z26
+	VFMADD213PS Z1, Z26, Z25
+	VADDPS      vmconst<>+704(SB), Z25, Z1
+	VSCALEFPS   Z8, Z1, Z1
+	VMOVUPS     vmconst<>+0(SB), Z8
+	VMAXPS      Z2, Z8, Z2
+	VMOVUPS     vmconst<>+64(SB), Z8
+	VMINPS      Z2, Z8, Z2
+	VMULPS      vmconst<>+128(SB), Z2, Z8
+	VRNDSCALEPS $0x00, Z8, Z8
+	VFMADD231PS vmconst<>+192(SB), Z8, Z2
+	VFMADD231PS vmconst<>+256(SB), Z8, Z2
+	VMOVUPS     vmconst<>+384(SB), Z25
+	VFMADD231PS vmconst<>+320(SB), Z2, Z25
+	VFMADD213PS vmconst<>+448(SB), Z2, Z25
+	VFMADD213PS vmconst<>+512(SB), Z2, Z25
+	VFMADD213PS vmconst<>+576(SB), Z2, Z25
+	VFMADD213PS vmconst<>+640(SB), Z2, Z25
+	VMULPS      Z2, Z2, Z26
+	VFMADD213PS Z2, Z26, Z25
+	VADDPS      vmconst<>+704(SB), Z25, Z2
+	VSCALEFPS   Z8, Z2, Z2
+	VMOVUPS     vmconst<>+0(SB), Z8
+	VMAXPS      Z3, Z8, Z3
+	VMOVUPS     vmconst<>+64(SB), Z8
+	VMINPS      Z3, Z8, Z3
+	VMULPS      vmconst<>+128(SB), Z3, Z8
+	VRNDSCALEPS $0x00, Z8, Z8
+	VFMADD231PS vmconst<>+192(SB), Z8, Z3
+	VFMADD231PS vmconst<>+256(SB), Z8, Z3
+	VMOVUPS     vmconst<>+384(SB), Z25
+	VFMADD231PS vmconst<>+320(SB), Z3, Z25
+	VFMADD213PS vmconst<>+448(SB), Z3, Z25
+	VFMADD213PS vmconst<>+512(SB), Z3, Z25
+	VFMADD213PS vmconst<>+576(SB), Z3, Z25
+	VFMADD213PS vmconst<>+640(SB), Z3, Z25
+	VMULPS      Z3, Z3, Z26
+	VFMADD213PS Z3, Z26, Z25
+	VADDPS      vmconst<>+704(SB), Z25, Z3
+	VSCALEFPS   Z8, Z3, Z3
+	VMOVUPS     vmconst<>+0(SB), Z8
+	VMAXPS      Z4, Z8, Z4
+	VMOVUPS     vmconst<>+64(SB), Z8
+	VMINPS      Z4, Z8, Z4
+	VMULPS      vmconst<>+128(SB), Z4, Z8
+	VRNDSCALEPS $0x00, Z8, Z8
+	VFMADD231PS vmconst<>+192(SB), Z8, Z4
+	VFMADD231PS vmconst<>+256(SB), Z8, Z4
+	VMOVUPS     vmconst<>+384(SB), Z25
+	VFMADD231PS vmconst<>+320(SB), Z4, Z25
+	VFMADD213PS vmconst<>+448(SB), Z4, Z25
+	VFMADD213PS vmconst<>+512(SB), Z4, Z25
+	VFMADD213PS vmconst<>+576(SB), Z4, Z25
+	VFMADD213PS vmconst<>+640(SB), Z4, Z25
+	VMULPS      Z4, Z4, Z26
+	VFMADD213PS Z4, Z26, Z25
+	VADDPS      vmconst<>+704(SB), Z25, Z4
+	VSCALEFPS   Z8, Z4, Z4
+	VMOVUPS     vmconst<>+0(SB), Z8
+	VMAXPS      Z5, Z8, Z5
+	VMOVUPS     vmconst<>+64(SB), Z8
+	VMINPS      Z5, Z8, Z5
+	VMULPS      vmconst<>+128(SB), Z5, Z8
+	VRNDSCALEPS $0x00, Z8, Z8
+	VFMADD231PS vmconst<>+192(SB), Z8, Z5
+	VFMADD231PS vmconst<>+256(SB), Z8, Z5
+	VMOVUPS     vmconst<>+384(SB), Z25
+	VFMADD231PS vmconst<>+320(SB), Z5, Z25
+	VFMADD213PS vmconst<>+448(SB), Z5, Z25
+	VFMADD213PS vmconst<>+512(SB), Z5, Z25
+	VFMADD213PS vmconst<>+576(SB), Z5, Z25
+	VFMADD213PS vmconst<>+640(SB), Z5, Z25
+	VMULPS      Z5, Z5, Z26
+	VFMADD213PS Z5, Z26, Z25
+	VADDPS      vmconst<>+704(SB), Z25, Z5
+	VSCALEFPS   Z8, Z5, Z5
+	VMOVUPS     vmconst<>+0(SB), Z8
+	VMAXPS      Z6, Z8, Z6
+	VMOVUPS     vmconst<>+64(SB), Z8
+	VMINPS      Z6, Z8, Z6
+	VMULPS      vmconst<>+128(SB), Z6, Z8
+	VRNDSCALEPS $0x00, Z8, Z8
+	VFMADD231PS vmconst<>+192(SB), Z8, Z6
+	VFMADD231PS vmconst<>+256(SB), Z8, Z6
+	VMOVUPS     vmconst<>+384(SB), Z25
+	VFMADD231PS vmconst<>+320(SB), Z6, Z25
+	VFMADD213PS vmconst<>+448(SB), Z6, Z25
+	VFMADD213PS vmconst<>+512(SB), Z6, Z25
+	VFMADD213PS vmconst<>+576(SB), Z6, Z25
+	VFMADD213PS vmconst<>+640(SB), Z6, Z25
+	VMULPS      Z6, Z6, Z26
+	VFMADD213PS Z6, Z26, Z25
+	VADDPS      vmconst<>+704(SB), Z25, Z6
+	VSCALEFPS   Z8, Z6, Z6
+	VMOVUPS     vmconst<>+0(SB), Z8
+	VMAXPS      Z7, Z8, Z7
+	VMOVUPS     vmconst<>+64(SB), Z8
+	VMINPS      Z7, Z8, Z7
+	VMULPS      vmconst<>+128(SB), Z7, Z8
+	VRNDSCALEPS $0x00, Z8, Z8
+	VFMADD231PS vmconst<>+192(SB), Z8, Z7
+	VFMADD231PS vmconst<>+256(SB), Z8, Z7
+	VMOVUPS     vmconst<>+384(SB), Z25
+	VFMADD231PS vmconst<>+320(SB), Z7, Z25
+	VFMADD213PS vmconst<>+448(SB), Z7, Z25
+	VFMADD213PS vmconst<>+512(SB), Z7, Z25
+	VFMADD213PS vmconst<>+576(SB), Z7, Z25
+	VFMADD213PS vmconst<>+640(SB), Z7, Z25
+	VMULPS      Z7, Z7, Z26
+	VFMADD213PS Z7, Z26, Z25
+	VADDPS      vmconst<>+704(SB), Z25, Z7
+	VSCALEFPS   Z8, Z7, Z7
+	JMP         next
+
+op5:
+	VMOVUPS     vmconst<>+896(SB), Z8
+	VMAXPS      Z0, Z8, Z8
+	VMOVUPS     vmconst<>+64(SB), Z25
+	VMINPS      Z8, Z25, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z25
+	VRNDSCALEPS $0x00, Z25, Z25
+	VFMADD231PS vmconst<>+192(SB), Z25, Z8
+	VFMADD231PS vmconst<>+256(SB), Z25, Z8
+	VMOVUPS     vmconst<>+384(SB), Z26
+	VFMADD231PS vmconst<>+320(SB), Z8, Z26
+	VFMADD213PS vmconst<>+448(SB), Z8, Z26
+	VFMADD213PS vmconst<>+512(SB), Z8, Z26
+	VFMADD213PS vmconst<>+576(SB), Z8, Z26
+	VFMADD213PS vmconst<>+640(SB), Z8, Z26
+	VMULPS      Z8, Z8, Z27
+	VFMADD213PS Z8, Z27, Z26
+	VMOVUPS     vmconst<>+640(SB), Z8
+	VSCALEFPS   Z25, Z8, Z8
+	VSUBPS      vmconst<>+640(SB), Z8, Z25
+	VFMADD213PS Z25, Z26, Z8
+	VADDPS      Z8, Z8, Z8
+	VPANDD      vmconst<>+1024(SB), Z0, Z25
+	VCMPPS      $0x11, vmconst<>+1088(SB), Z25, K1
+	VBLENDMPS   Z0, Z8, K1, Z9
+	VMOVUPS     Z9, Z0
+	VMOVUPS     vmconst<>+896(SB), Z8
+	VMAXPS      Z1, Z8, Z8
+	VMOVUPS     vmconst<>+64(SB), Z25
+	VMINPS      Z8, Z25, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z25
+	VRNDSCALEPS $0x00, Z25, Z25
+	VFMADD231PS vmconst<>+192(SB), Z25, Z8
+	VFMADD231PS vmconst<>+256(SB), Z25, Z8
+	VMOVUPS     vmconst<>+384(SB), Z26
+	VFMADD231PS vmconst<>+320(SB), Z8, Z26
+	VFMADD213PS vmconst<>+448(SB), Z8, Z26
+	VFMADD213PS vmconst<>+512(SB), Z8, Z26
+	VFMADD213PS vmconst<>+576(SB), Z8, Z26
+	VFMADD213PS vmconst<>+640(SB), Z8, Z26
+	VMULPS      Z8, Z8, Z27
+	VFMADD213PS Z8, Z27, Z26
+	VMOVUPS     vmconst<>+640(SB), Z8
+	VSCALEFPS   Z25, Z8, Z8
+	VSUBPS      vmconst<>+640(SB), Z8, Z25
+	VFMADD213PS Z25, Z26, Z8
+	VADDPS      Z8, Z8, Z8
+	VPANDD      vmconst<>+1024(SB), Z1, Z25
+	VCMPPS      $0x11, vmconst<>+1088(SB), Z25, K1
+	VBLENDMPS   Z1, Z8, K1, Z10
+	VMOVUPS     Z10, Z1
+	VMOVUPS     vmconst<>+896(SB), Z8
+	VMAXPS      Z2, Z8, Z8
+	VMOVUPS     vmconst<>+64(SB), Z25
+	VMINPS      Z8, Z25, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z25
+	VRNDSCALEPS $0x00, Z25, Z25
+	VFMADD231PS vmconst<>+192(SB), Z25, Z8
+	VFMADD231PS vmconst<>+256(SB), Z25, Z8
+	VMOVUPS     vmconst<>+384(SB), Z26
+	VFMADD231PS vmconst<>+320(SB), Z8, Z26
+	VFMADD213PS vmconst<>+448(SB), Z8, Z26
+	VFMADD213PS vmconst<>+512(SB), Z8, Z26
+	VFMADD213PS vmconst<>+576(SB), Z8, Z26
+	VFMADD213PS vmconst<>+640(SB), Z8, Z26
+	VMULPS      Z8, Z8, Z27
+	VFMADD213PS Z8, Z27, Z26
+	VMOVUPS     vmconst<>+640(SB), Z8
+	VSCALEFPS   Z25, Z8, Z8
+	VSUBPS      vmconst<>+640(SB), Z8, Z25
+	VFMADD213PS Z25, Z26, Z8
+	VADDPS      Z8, Z8, Z8
+	VPANDD      vmconst<>+1024(SB), Z2, Z25
+	VCMPPS      $0x11, vmconst<>+1088(SB), Z25, K1
+	VBLENDMPS   Z2, Z8, K1, Z11
+	VMOVUPS     Z11, Z2
+	VMOVUPS     vmconst<>+896(SB), Z8
+	VMAXPS      Z3, Z8, Z8
+	VMOVUPS     vmconst<>+64(SB), Z25
+	VMINPS      Z8, Z25, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z25
+	VRNDSCALEPS $0x00, Z25, Z25
+	VFMADD231PS vmconst<>+192(SB), Z25, Z8
+	VFMADD231PS vmconst<>+256(SB), Z25, Z8
+	VMOVUPS     vmconst<>+384(SB), Z26
+	VFMADD231PS vmconst<>+320(SB), Z8, Z26
+	VFMADD213PS vmconst<>+448(SB), Z8, Z26
+	VFMADD213PS vmconst<>+512(SB), Z8, Z26
+	VFMADD213PS vmconst<>+576(SB), Z8, Z26
+	VFMADD213PS vmconst<>+640(SB), Z8, Z26
+	VMULPS      Z8, Z8, Z27
+	VFMADD213PS Z8, Z27, Z26
+	VMOVUPS     vmconst<>+640(SB), Z8
+	VSCALEFPS   Z25, Z8, Z8
+	VSUBPS      vmconst<>+640(SB), Z8, Z25
+	VFMADD213PS Z25, Z26, Z8
+	VADDPS      Z8, Z8, Z8
+	VPANDD      vmconst<>+1024(SB), Z3, Z25
+	VCMPPS      $0x11, vmconst<>+1088(SB), Z25, K1
+	VBLENDMPS   Z3, Z8, K1, Z12
+	VMOVUPS     Z12, Z3
+	VMOVUPS     vmconst<>+896(SB), Z8
+	VMAXPS      Z4, Z8, Z8
+	VMOVUPS     vmconst<>+64(SB), Z25
+	VMINPS      Z8, Z25, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z25
+	VRNDSCALEPS $0x00, Z25, Z25
+	VFMADD231PS vmconst<>+192(SB), Z25, Z8
+	VFMADD231PS vmconst<>+256(SB), Z25, Z8
+	VMOVUPS     vmconst<>+384(SB), Z26
+	VFMADD231PS vmconst<>+320(SB), Z8, Z26
+	VFMADD213PS vmconst<>+448(SB), Z8, Z26
+	VFMADD213PS vmconst<>+512(SB), Z8, Z26
+	VFMADD213PS vmconst<>+576(SB), Z8, Z26
+	VFMADD213PS vmconst<>+640(SB), Z8, Z26
+	VMULPS      Z8, Z8, Z27
+	VFMADD213PS Z8, Z27, Z26
+	VMOVUPS     vmconst<>+640(SB), Z8
+	VSCALEFPS   Z25, Z8, Z8
+	VSUBPS      vmconst<>+640(SB), Z8, Z25
+	VFMADD213PS Z25, Z26, Z8
+	VADDPS      Z8, Z8, Z8
+	VPANDD      vmconst<>+1024(SB), Z4, Z25
+	VCMPPS      $0x11, vmconst<>+1088(SB), Z25, K1
+	VBLENDMPS   Z4, Z8, K1, Z13
+	VMOVUPS     Z13, Z4
+	VMOVUPS     vmconst<>+896(SB), Z8
+	VMAXPS      Z5, Z8, Z8
+	VMOVUPS     vmconst<>+64(SB), Z25
+	VMINPS      Z8, Z25, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z25
+	VRNDSCALEPS $0x00, Z25, Z25
+	VFMADD231PS vmconst<>+192(SB), Z25, Z8
+	VFMADD231PS vmconst<>+256(SB), Z25, Z8
+	VMOVUPS     vmconst<>+384(SB), Z26
+	VFMADD231PS vmconst<>+320(SB), Z8, Z26
+	VFMADD213PS vmconst<>+448(SB), Z8, Z26
+	VFMADD213PS vmconst<>+512(SB), Z8, Z26
+	VFMADD213PS vmconst<>+576(SB), Z8, Z26
+	VFMADD213PS vmconst<>+640(SB), Z8, Z26
+	VMULPS      Z8, Z8, Z27
+	VFMADD213PS Z8, Z27, Z26
+	VMOVUPS     vmconst<>+640(SB), Z8
+	VSCALEFPS   Z25, Z8, Z8
+	VSUBPS      vmconst<>+640(SB), Z8, Z25
+	VFMADD213PS Z25, Z26, Z8
+	VADDPS      Z8, Z8, Z8
+	VPANDD      vmconst<>+1024(SB), Z5, Z25
+	VCMPPS      $0x11, vmconst<>+1088(SB), Z25, K1
+	VBLENDMPS   Z5, Z8, K1, Z14
+	VMOVUPS     Z14, Z5
+	VMOVUPS     vmconst<>+896(SB), Z8
+	VMAXPS      Z6, Z8, Z8
+	VMOVUPS     vmconst<>+64(SB), Z25
+	VMINPS      Z8, Z25, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z25
+	VRNDSCALEPS $0x00, Z25, Z25
+	VFMADD231PS vmconst<>+192(SB), Z25, Z8
+	VFMADD231PS vmconst<>+256(SB), Z25, Z8
+	VMOVUPS     vmconst<>+384(SB), Z26
+	VFMADD231PS vmconst<>+320(SB), Z8, Z26
+	VFMADD213PS vmconst<>+448(SB), Z8, Z26
+	VFMADD213PS vmconst<>+512(SB), Z8, Z26
+	VFMADD213PS vmconst<>+576(SB), Z8, Z26
+	VFMADD213PS vmconst<>+640(SB), Z8, Z26
+	VMULPS      Z8, Z8, Z27
+	VFMADD213PS Z8, Z27, Z26
+	VMOVUPS     vmconst<>+640(SB), Z8
+	VSCALEFPS   Z25, Z8, Z8
+	VSUBPS      vmconst<>+640(SB), Z8, Z25
+	VFMADD213PS Z25, Z26, Z8
+	VADDPS      Z8, Z8, Z8
+	VPANDD      vmconst<>+1024(SB), Z6, Z25
+	VCMPPS      $0x11, vmconst<>+1088(SB), Z25, K1
+	VBLENDMPS   Z6, Z8, K1, Z15
+	VMOVUPS     Z15, Z6
+	VMOVUPS     vmconst<>+896(SB), Z8
+	VMAXPS      Z7, Z8, Z8
+	VMOVUPS     vmconst<>+64(SB), Z25
+	VMINPS      Z8, Z25, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z25
+	VRNDSCALEPS $0x00, Z25, Z25
+	VFMADD231PS vmconst<>+192(SB), Z25, Z8
+	VFMADD231PS vmconst<>+256(SB), Z25, Z8
+	VMOVUPS     vmconst<>+384(SB), Z26
+	VFMADD231PS vmconst<>+320(SB), Z8, Z26
+	VFMADD213PS vmconst<>+448(SB), Z8, Z26
+	VFMADD213PS vmconst<>+512(SB), Z8, Z26
+	VFMADD213PS vmconst<>+576(SB), Z8, Z26
+	VFMADD213PS vmconst<>+640(SB), Z8, Z26
+	VMULPS      Z8, Z8, Z27
+	VFMADD213PS Z8, Z27, Z26
+	VMOVUPS     vmconst<>+640(SB), Z8
+	VSCALEFPS   Z25, Z8, Z8
+	VSUBPS      vmconst<>+640(SB), Z8, Z25
+	VFMADD213PS Z25, Z26, Z8
+	VADDPS      Z8, Z8, Z8
+	VPANDD      vmconst<>+1024(SB), Z7, Z25
+	VCMPPS      $0x11, vmconst<>+1088(SB), Z25, K1
+	VBLENDMPS   Z7, Z8, K1, Z16
+	VMOVUPS     Z16, Z7
+	JMP         next
+
+op6:
+	VPANDD      vmconst<>+1024(SB), Z0, Z8
+	VMOVUPS     vmconst<>+2560(SB), Z25
+	VMINPS      Z8, Z25, Z8
+	VPSRLD      $0x16, Z8, Z25
+	VPSUBD      vmconst<>+2624(SB), Z25, Z25
+	VPMAXSD     vmconst<>+1280(SB), Z25, Z25
+	VPERMPS     vmconst<>+2688(SB), Z25, Z26
+	VSUBPS      Z26, Z8, Z8
+	VPERMPS     vmconst<>+2752(SB), Z25, Z26
+	VPERMPS     vmconst<>+2816(SB), Z25, Z27
+	VMOVUPS     Z8, Z28
+	VFMADD213PS Z27, Z26, Z28
+	VPERMPS     vmconst<>+2880(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+2944(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3008(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3072(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3136(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3200(SB), Z25, Z25
+	VFMADD213PS Z25, Z8, Z28
+	VPANDD      vmconst<>+3264(SB), Z0, Z0
+	VPXORD      Z0, Z28, Z0
+	VPANDD      vmconst<>+1024(SB), Z1, Z8
+	VMOVUPS     vmconst<>+2560(SB), Z25
+	VMINPS      Z8, Z25, Z8
+	VPSRLD      $0x16, Z8, Z25
+	VPSUBD      vmconst<>+2624(SB), Z25, Z25
+	VPMAXSD     vmconst<>+1280(SB), Z25, Z25
+	VPERMPS     vmconst<>+2688(SB), Z25, Z26
+	VSUBPS      Z26, Z8, Z8
+	VPERMPS     vmconst<>+2752(SB), Z25, Z26
+	VPERMPS     vmconst<>+2816(SB), Z25, Z27
+	VMOVUPS     Z8, Z28
+	VFMADD213PS Z27, Z26, Z28
+	VPERMPS     vmconst<>+2880(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+2944(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3008(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3072(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3136(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3200(SB), Z25, Z25
+	VFMADD213PS Z25, Z8, Z28
+	VPANDD      vmconst<>+3264(SB), Z1, Z1
+	VPXORD      Z1, Z28, Z1
+	VPANDD      vmconst<>+1024(SB), Z2, Z8
+	VMOVUPS     vmconst<>+2560(SB), Z25
+	VMINPS      Z8, Z25, Z8
+	VPSRLD      $0x16, Z8, Z25
+	VPSUBD      vmconst<>+2624(SB), Z25, Z25
+	VPMAXSD     vmconst<>+1280(SB), Z25, Z25
+	VPERMPS     vmconst<>+2688(SB), Z25, Z26
+	VSUBPS      Z26, Z8, Z8
+	VPERMPS     vmconst<>+2752(SB), Z25, Z26
+	VPERMPS     vmconst<>+2816(SB), Z25, Z27
+	VMOVUPS     Z8, Z28
+	VFMADD213PS Z27, Z26, Z28
+	VPERMPS     vmconst<>+2880(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+2944(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3008(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3072(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3136(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3200(SB), Z25, Z25
+	VFMADD213PS Z25, Z8, Z28
+	VPANDD      vmconst<>+3264(SB), Z2, Z2
+	VPXORD      Z2, Z28, Z2
+	VPANDD      vmconst<>+1024(SB), Z3, Z8
+	VMOVUPS     vmconst<>+2560(SB), Z25
+	VMINPS      Z8, Z25, Z8
+	VPSRLD      $0x16, Z8, Z25
+	VPSUBD      vmconst<>+2624(SB), Z25, Z25
+	VPMAXSD     vmconst<>+1280(SB), Z25, Z25
+	VPERMPS     vmconst<>+2688(SB), Z25, Z26
+	VSUBPS      Z26, Z8, Z8
+	VPERMPS     vmconst<>+2752(SB), Z25, Z26
+	VPERMPS     vmconst<>+2816(SB), Z25, Z27
+	VMOVUPS     Z8, Z28
+	VFMADD213PS Z27, Z26, Z28
+	VPERMPS     vmconst<>+2880(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+2944(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3008(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3072(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3136(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3200(SB), Z25, Z25
+	VFMADD213PS Z25, Z8, Z28
+	VPANDD      vmconst<>+3264(SB), Z3, Z3
+	VPXORD      Z3, Z28, Z3
+	VPANDD      vmconst<>+1024(SB), Z4, Z8
+	VMOVUPS     vmconst<>+2560(SB), Z25
+	VMINPS      Z8, Z25, Z8
+	VPSRLD      $0x16, Z8, Z25
+	VPSUBD      vmconst<>+2624(SB), Z25, Z25
+	VPMAXSD     vmconst<>+1280(SB), Z25, Z25
+	VPERMPS     vmconst<>+2688(SB), Z25, Z26
+	VSUBPS      Z26, Z8, Z8
+	VPERMPS     vmconst<>+2752(SB), Z25, Z26
+	VPERMPS     vmconst<>+2816(SB), Z25, Z27
+	VMOVUPS     Z8, Z28
+	VFMADD213PS Z27, Z26, Z28
+	VPERMPS     vmconst<>+2880(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+2944(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3008(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3072(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3136(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3200(SB), Z25, Z25
+	VFMADD213PS Z25, Z8, Z28
+	VPANDD      vmconst<>+3264(SB), Z4, Z4
+	VPXORD      Z4, Z28, Z4
+	VPANDD      vmconst<>+1024(SB), Z5, Z8
+	VMOVUPS     vmconst<>+2560(SB), Z25
+	VMINPS      Z8, Z25, Z8
+	VPSRLD      $0x16, Z8, Z25
+	VPSUBD      vmconst<>+2624(SB), Z25, Z25
+	VPMAXSD     vmconst<>+1280(SB), Z25, Z25
+	VPERMPS     vmconst<>+2688(SB), Z25, Z26
+	VSUBPS      Z26, Z8, Z8
+	VPERMPS     vmconst<>+2752(SB), Z25, Z26
+	VPERMPS     vmconst<>+2816(SB), Z25, Z27
+	VMOVUPS     Z8, Z28
+	VFMADD213PS Z27, Z26, Z28
+	VPERMPS     vmconst<>+2880(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+2944(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3008(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3072(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3136(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3200(SB), Z25, Z25
+	VFMADD213PS Z25, Z8, Z28
+	VPANDD      vmconst<>+3264(SB), Z5, Z5
+	VPXORD      Z5, Z28, Z5
+	VPANDD      vmconst<>+1024(SB), Z6, Z8
+	VMOVUPS     vmconst<>+2560(SB), Z25
+	VMINPS      Z8, Z25, Z8
+	VPSRLD      $0x16, Z8, Z25
+	VPSUBD      vmconst<>+2624(SB), Z25, Z25
+	VPMAXSD     vmconst<>+1280(SB), Z25, Z25
+	VPERMPS     vmconst<>+2688(SB), Z25, Z26
+	VSUBPS      Z26, Z8, Z8
+	VPERMPS     vmconst<>+2752(SB), Z25, Z26
+	VPERMPS     vmconst<>+2816(SB), Z25, Z27
+	VMOVUPS     Z8, Z28
+	VFMADD213PS Z27, Z26, Z28
+	VPERMPS     vmconst<>+2880(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+2944(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3008(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3072(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3136(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3200(SB), Z25, Z25
+	VFMADD213PS Z25, Z8, Z28
+	VPANDD      vmconst<>+3264(SB), Z6, Z6
+	VPXORD      Z6, Z28, Z6
+	VPANDD      vmconst<>+1024(SB), Z7, Z8
+	VMOVUPS     vmconst<>+2560(SB), Z25
+	VMINPS      Z8, Z25, Z8
+	VPSRLD      $0x16, Z8, Z25
+	VPSUBD      vmconst<>+2624(SB), Z25, Z25
+	VPMAXSD     vmconst<>+1280(SB), Z25, Z25
+	VPERMPS     vmconst<>+2688(SB), Z25, Z26
+	VSUBPS      Z26, Z8, Z8
+	VPERMPS     vmconst<>+2752(SB), Z25, Z26
+	VPERMPS     vmconst<>+2816(SB), Z25, Z27
+	VMOVUPS     Z8, Z28
+	VFMADD213PS Z27, Z26, Z28
+	VPERMPS     vmconst<>+2880(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+2944(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3008(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3072(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3136(SB), Z25, Z26
+	VFMADD213PS Z26, Z8, Z28
+	VPERMPS     vmconst<>+3200(SB), Z25, Z25
+	VFMADD213PS Z25, Z8, Z28
+	VPANDD      vmconst<>+3264(SB), Z7, Z7
+	VPXORD      Z7, Z28, Z7
+	JMP         next
+
+op7:
+	VPORD       vmconst<>+3264(SB), Z0, Z8
+	VMOVUPS     vmconst<>+0(SB), Z25
+	VMAXPS      Z8, Z25, Z8
+	VMOVUPS     vmconst<>+64(SB), Z25
+	VMINPS      Z8, Z25, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z25
+	VRNDSCALEPS $0x00, Z25, Z25
+	VFMADD231PS vmconst<>+192(SB), Z25, Z8
+	VFMADD231PS vmconst<>+256(SB), Z25, Z8
+	VMOVUPS     vmconst<>+384(SB), Z26
+	VFMADD231PS vmconst<>+320(SB), Z8, Z26
+	VFMADD213PS vmconst<>+448(SB), Z8, Z26
+	VFMADD213PS vmconst<>+512(SB), Z8, Z26
+	VFMADD213PS vmconst<>+576(SB), Z8, Z26
+	VFMADD213PS vmconst<>+640(SB), Z8, Z26
+	VMULPS      Z8, Z8, Z27
+	VFMADD213PS Z8, Z27, Z26
+	VADDPS      vmconst<>+704(SB), Z26, Z8
+	VSCALEFPS   Z25, Z8, Z8
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z0, K1
+	VMOVUPS     vmconst<>+704(SB), Z0
+	VBLENDMPS   Z8, Z0, K1, Z17
+	VADDPS      vmconst<>+704(SB), Z8, Z0
+	VDIVPS      Z0, Z17, Z0
+	VPORD       vmconst<>+3264(SB), Z1, Z8
+	VMOVUPS     vmconst<>+0(SB), Z25
+	VMAXPS      Z8, Z25, Z8
+	VMOVUPS     vmconst<>+64(SB), Z25
+	VMINPS      Z8, Z25, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z25
+	VRNDSCALEPS $0x00, Z25, Z25
+	VFMADD231PS vmconst<>+192(SB), Z25, Z8
+	VFMADD231PS vmconst<>+256(SB), Z25, Z8
+	VMOVUPS     vmconst<>+384(SB), Z26
+	VFMADD231PS vmconst<>+320(SB), Z8, Z26
+	VFMADD213PS vmconst<>+448(SB), Z8, Z26
+	VFMADD213PS vmconst<>+512(SB), Z8, Z26
+	VFMADD213PS vmconst<>+576(SB), Z8, Z26
+	VFMADD213PS vmconst<>+640(SB), Z8, Z26
+	VMULPS      Z8, Z8, Z27
+	VFMADD213PS Z8, Z27, Z26
+	VADDPS      vmconst<>+704(SB), Z26, Z8
+	VSCALEFPS   Z25, Z8, Z8
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z1, K1
+	VMOVUPS     vmconst<>+704(SB), Z1
+	VBLENDMPS   Z8, Z1, K1, Z18
+	VADDPS      vmconst<>+704(SB), Z8, Z1
+	VDIVPS      Z1, Z18, Z1
+	VPORD       vmconst<>+3264(SB), Z2, Z8
+	VMOVUPS     vmconst<>+0(SB), Z25
+	VMAXPS      Z8, Z25, Z8
+	VMOVUPS     vmconst<>+64(SB), Z25
+	VMINPS      Z8, Z25, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z25
+	VRNDSCALEPS $0x00, Z25, Z25
+	VFMADD231PS vmconst<>+192(SB), Z25, Z8
+	VFMADD231PS vmconst<>+256(SB), Z25, Z8
+	VMOVUPS     vmconst<>+384(SB), Z26
+	VFMADD231PS vmconst<>+320(SB), Z8, Z26
+	VFMADD213PS vmconst<>+448(SB), Z8, Z26
+	VFMADD213PS vmconst<>+512(SB), Z8, Z26
+	VFMADD213PS vmconst<>+576(SB), Z8, Z26
+	VFMADD213PS vmconst<>+640(SB), Z8, Z26
+	VMULPS      Z8, Z8, Z27
+	VFMADD213PS Z8, Z27, Z26
+	VADDPS      vmconst<>+704(SB), Z26, Z8
+	VSCALEFPS   Z25, Z8, Z8
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z2, K1
+	VMOVUPS     vmconst<>+704(SB), Z2
+	VBLENDMPS   Z8, Z2, K1, Z19
+	VADDPS      vmconst<>+704(SB), Z8, Z2
+	VDIVPS      Z2, Z19, Z2
+	VPORD       vmconst<>+3264(SB), Z3, Z8
+	VMOVUPS     vmconst<>+0(SB), Z25
+	VMAXPS      Z8, Z25, Z8
+	VMOVUPS     vmconst<>+64(SB), Z25
+	VMINPS      Z8, Z25, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z25
+	VRNDSCALEPS $0x00, Z25, Z25
+	VFMADD231PS vmconst<>+192(SB), Z25, Z8
+	VFMADD231PS vmconst<>+256(SB), Z25, Z8
+	VMOVUPS     vmconst<>+384(SB), Z26
+	VFMADD231PS vmconst<>+320(SB), Z8, Z26
+	VFMADD213PS vmconst<>+448(SB), Z8, Z26
+	VFMADD213PS vmconst<>+512(SB), Z8, Z26
+	VFMADD213PS vmconst<>+576(SB), Z8, Z26
+	VFMADD213PS vmconst<>+640(SB), Z8, Z26
+	VMULPS      Z8, Z8, Z27
+	VFMADD213PS Z8, Z27, Z26
+	VADDPS      vmconst<>+704(SB), Z26, Z8
+	VSCALEFPS   Z25, Z8, Z8
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z3, K1
+	VMOVUPS     vmconst<>+704(SB), Z3
+	VBLENDMPS   Z8, Z3, K1, Z20
+	VADDPS      vmconst<>+704(SB), Z8, Z3
+	VDIVPS      Z3, Z20, Z3
+	VPORD       vmconst<>+3264(SB), Z4, Z8
+	VMOVUPS     vmconst<>+0(SB), Z25
+	VMAXPS      Z8, Z25, Z8
+	VMOVUPS     vmconst<>+64(SB), Z25
+	VMINPS      Z8, Z25, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z25
+	VRNDSCALEPS $0x00, Z25, Z25
+	VFMADD231PS vmconst<>+192(SB), Z25, Z8
+	VFMADD231PS vmconst<>+256(SB), Z25, Z8
+	VMOVUPS     vmconst<>+384(SB), Z26
+	VFMADD231PS vmconst<>+320(SB), Z8, Z26
+	VFMADD213PS vmconst<>+448(SB), Z8, Z26
+	VFMADD213PS vmconst<>+512(SB), Z8, Z26
+	VFMADD213PS vmconst<>+576(SB), Z8, Z26
+	VFMADD213PS vmconst<>+640(SB), Z8, Z26
+	VMULPS      Z8, Z8, Z27
+	VFMADD213PS Z8, Z27, Z26
+	VADDPS      vmconst<>+704(SB), Z26, Z8
+	VSCALEFPS   Z25, Z8, Z8
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z4, K1
+	VMOVUPS     vmconst<>+704(SB), Z4
+	VBLENDMPS   Z8, Z4, K1, Z21
+	VADDPS      vmconst<>+704(SB), Z8, Z4
+	VDIVPS      Z4, Z21, Z4
+	VPORD       vmconst<>+3264(SB), Z5, Z8
+	VMOVUPS     vmconst<>+0(SB), Z25
+	VMAXPS      Z8, Z25, Z8
+	VMOVUPS     vmconst<>+64(SB), Z25
+	VMINPS      Z8, Z25, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z25
+	VRNDSCALEPS $0x00, Z25, Z25
+	VFMADD231PS vmconst<>+192(SB), Z25, Z8
+	VFMADD231PS vmconst<>+256(SB), Z25, Z8
+	VMOVUPS     vmconst<>+384(SB), Z26
+	VFMADD231PS vmconst<>+320(SB), Z8, Z26
+	VFMADD213PS vmconst<>+448(SB), Z8, Z26
+	VFMADD213PS vmconst<>+512(SB), Z8, Z26
+	VFMADD213PS vmconst<>+576(SB), Z8, Z26
+	VFMADD213PS vmconst<>+640(SB), Z8, Z26
+	VMULPS      Z8, Z8, Z27
+	VFMADD213PS Z8, Z27, Z26
+	VADDPS      vmconst<>+704(SB), Z26, Z8
+	VSCALEFPS   Z25, Z8, Z8
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z5, K1
+	VMOVUPS     vmconst<>+704(SB), Z5
+	VBLENDMPS   Z8, Z5, K1, Z22
+	VADDPS      vmconst<>+704(SB), Z8, Z5
+	VDIVPS      Z5, Z22, Z5
+	VPORD       vmconst<>+3264(SB), Z6, Z8
+	VMOVUPS     vmconst<>+0(SB), Z25
+	VMAXPS      Z8, Z25, Z8
+	VMOVUPS     vmconst<>+64(SB), Z25
+	VMINPS      Z8, Z25, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z25
+	VRNDSCALEPS $0x00, Z25, Z25
+	VFMADD231PS vmconst<>+192(SB), Z25, Z8
+	VFMADD231PS vmconst<>+256(SB), Z25, Z8
+	VMOVUPS     vmconst<>+384(SB), Z26
+	VFMADD231PS vmconst<>+320(SB), Z8, Z26
+	VFMADD213PS vmconst<>+448(SB), Z8, Z26
+	VFMADD213PS vmconst<>+512(SB), Z8, Z26
+	VFMADD213PS vmconst<>+576(SB), Z8, Z26
+	VFMADD213PS vmconst<>+640(SB), Z8, Z26
+	VMULPS      Z8, Z8, Z27
+	VFMADD213PS Z8, Z27, Z26
+	VADDPS      vmconst<>+704(SB), Z26, Z8
+	VSCALEFPS   Z25, Z8, Z8
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z6, K1
+	VMOVUPS     vmconst<>+704(SB), Z6
+	VBLENDMPS   Z8, Z6, K1, Z23
+	VADDPS      vmconst<>+704(SB), Z8, Z6
+	VDIVPS      Z6, Z23, Z6
+	VPORD       vmconst<>+3264(SB), Z7, Z8
+	VMOVUPS     vmconst<>+0(SB), Z25
+	VMAXPS      Z8, Z25, Z8
+	VMOVUPS     vmconst<>+64(SB), Z25
+	VMINPS      Z8, Z25, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z25
+	VRNDSCALEPS $0x00, Z25, Z25
+	VFMADD231PS vmconst<>+192(SB), Z25, Z8
+	VFMADD231PS vmconst<>+256(SB), Z25, Z8
+	VMOVUPS     vmconst<>+384(SB), Z26
+	VFMADD231PS vmconst<>+320(SB), Z8, Z26
+	VFMADD213PS vmconst<>+448(SB), Z8, Z26
+	VFMADD213PS vmconst<>+512(SB), Z8, Z26
+	VFMADD213PS vmconst<>+576(SB), Z8, Z26
+	VFMADD213PS vmconst<>+640(SB), Z8, Z26
+	VMULPS      Z8, Z8, Z27
+	VFMADD213PS Z8, Z27, Z26
+	VADDPS      vmconst<>+704(SB), Z26, Z8
+	VSCALEFPS   Z25, Z8, Z8
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z7, K1
+	VMOVUPS     vmconst<>+704(SB), Z7
+	VBLENDMPS   Z8, Z7, K1, Z24
+	VADDPS      vmconst<>+704(SB), Z8, Z7
+	VDIVPS      Z7, Z24, Z7
+	JMP         next
+
+op8:
+	VADDPS (DX)(DI*4), Z0, Z0
+	VADDPS 64(DX)(DI*4), Z1, Z1
+	VADDPS 128(DX)(DI*4), Z2, Z2
+	VADDPS 192(DX)(DI*4), Z3, Z3
+	VADDPS 256(DX)(DI*4), Z4, Z4
+	VADDPS 320(DX)(DI*4), Z5, Z5
+	VADDPS 384(DX)(DI*4), Z6, Z6
+	VADDPS 448(DX)(DI*4), Z7, Z7
+	JMP    next
+
+op9:
+	VBROADCASTSS (SI)(R11*4), Z8
+	VADDPS       Z8, Z0, Z0
+	VADDPS       Z8, Z1, Z1
+	VADDPS       Z8, Z2, Z2
+	VADDPS       Z8, Z3, Z3
+	VADDPS       Z8, Z4, Z4
+	VADDPS       Z8, Z5, Z5
+	VADDPS       Z8, Z6, Z6
+	VADDPS       Z8, Z7, Z7
+	JMP          next
+
+op10:
+	VBROADCASTSS (SI)(R11*4), Z8
+	VMULPS       (DX)(DI*4), Z8, Z25
+	VADDPS       Z25, Z0, Z0
+	VMULPS       64(DX)(DI*4), Z8, Z25
+	VADDPS       Z25, Z1, Z1
+	VMULPS       128(DX)(DI*4), Z8, Z25
+	VADDPS       Z25, Z2, Z2
+	VMULPS       192(DX)(DI*4), Z8, Z25
+	VADDPS       Z25, Z3, Z3
+	VMULPS       256(DX)(DI*4), Z8, Z25
+	VADDPS       Z25, Z4, Z4
+	VMULPS       320(DX)(DI*4), Z8, Z25
+	VADDPS       Z25, Z5, Z5
+	VMULPS       384(DX)(DI*4), Z8, Z25
+	VADDPS       Z25, Z6, Z6
+	VMULPS       448(DX)(DI*4), Z8, Z8
+	VADDPS       Z8, Z7, Z7
+	JMP          next
+
+op11:
+	VSUBPS (DX)(DI*4), Z0, Z0
+	VSUBPS 64(DX)(DI*4), Z1, Z1
+	VSUBPS 128(DX)(DI*4), Z2, Z2
+	VSUBPS 192(DX)(DI*4), Z3, Z3
+	VSUBPS 256(DX)(DI*4), Z4, Z4
+	VSUBPS 320(DX)(DI*4), Z5, Z5
+	VSUBPS 384(DX)(DI*4), Z6, Z6
+	VSUBPS 448(DX)(DI*4), Z7, Z7
+	JMP    next
+
+op12:
+	VMOVUPS (DX)(DI*4), Z8
+	VSUBPS  Z0, Z8, Z0
+	VMOVUPS 64(DX)(DI*4), Z8
+	VSUBPS  Z1, Z8, Z1
+	VMOVUPS 128(DX)(DI*4), Z8
+	VSUBPS  Z2, Z8, Z2
+	VMOVUPS 192(DX)(DI*4), Z8
+	VSUBPS  Z3, Z8, Z3
+	VMOVUPS 256(DX)(DI*4), Z8
+	VSUBPS  Z4, Z8, Z4
+	VMOVUPS 320(DX)(DI*4), Z8
+	VSUBPS  Z5, Z8, Z5
+	VMOVUPS 384(DX)(DI*4), Z8
+	VSUBPS  Z6, Z8, Z6
+	VMOVUPS 448(DX)(DI*4), Z8
+	VSUBPS  Z7, Z8, Z7
+	JMP     next
+
+op13:
+	VBROADCASTSS (SI)(R11*4), Z8
+	VSUBPS       Z8, Z0, Z0
+	VSUBPS       Z8, Z1, Z1
+	VSUBPS       Z8, Z2, Z2
+	VSUBPS       Z8, Z3, Z3
+	VSUBPS       Z8, Z4, Z4
+	VSUBPS       Z8, Z5, Z5
+	VSUBPS       Z8, Z6, Z6
+	VSUBPS       Z8, Z7, Z7
+	JMP          next
+
+op14:
+	VBROADCASTSS (SI)(R11*4), Z8
+	VSUBPS       Z0, Z8, Z0
+	VSUBPS       Z1, Z8, Z1
+	VSUBPS       Z2, Z8, Z2
+	VSUBPS       Z3, Z8, Z3
+	VSUBPS       Z4, Z8, Z4
+	VSUBPS       Z5, Z8, Z5
+	VSUBPS       Z6, Z8, Z6
+	VSUBPS       Z7, Z8, Z7
+	JMP          next
+
+op15:
+	VBROADCASTSS (SI)(R11*4), Z8
+	VMULPS       (DX)(DI*4), Z8, Z25
+	VSUBPS       Z25, Z0, Z0
+	VMULPS       64(DX)(DI*4), Z8, Z25
+	VSUBPS       Z25, Z1, Z1
+	VMULPS       128(DX)(DI*4), Z8, Z25
+	VSUBPS       Z25, Z2, Z2
+	VMULPS       192(DX)(DI*4), Z8, Z25
+	VSUBPS       Z25, Z3, Z3
+	VMULPS       256(DX)(DI*4), Z8, Z25
+	VSUBPS       Z25, Z4, Z4
+	VMULPS       320(DX)(DI*4), Z8, Z25
+	VSUBPS       Z25, Z5, Z5
+	VMULPS       384(DX)(DI*4), Z8, Z25
+	VSUBPS       Z25, Z6, Z6
+	VMULPS       448(DX)(DI*4), Z8, Z8
+	VSUBPS       Z8, Z7, Z7
+	JMP          next
+
+op16:
+	VBROADCASTSS (SI)(R11*4), Z8
+	VMULPS       (DX)(DI*4), Z8, Z25
+	VSUBPS       Z0, Z25, Z0
+	VMULPS       64(DX)(DI*4), Z8, Z25
+	VSUBPS       Z1, Z25, Z1
+	VMULPS       128(DX)(DI*4), Z8, Z25
+	VSUBPS       Z2, Z25, Z2
+	VMULPS       192(DX)(DI*4), Z8, Z25
+	VSUBPS       Z3, Z25, Z3
+	VMULPS       256(DX)(DI*4), Z8, Z25
+	VSUBPS       Z4, Z25, Z4
+	VMULPS       320(DX)(DI*4), Z8, Z25
+	VSUBPS       Z5, Z25, Z5
+	VMULPS       384(DX)(DI*4), Z8, Z25
+	VSUBPS       Z6, Z25, Z6
+	VMULPS       448(DX)(DI*4), Z8, Z8
+	VSUBPS       Z7, Z8, Z7
+	JMP          next
+
+op17:
+	VMULPS (DX)(DI*4), Z0, Z0
+	VMULPS 64(DX)(DI*4), Z1, Z1
+	VMULPS 128(DX)(DI*4), Z2, Z2
+	VMULPS 192(DX)(DI*4), Z3, Z3
+	VMULPS 256(DX)(DI*4), Z4, Z4
+	VMULPS 320(DX)(DI*4), Z5, Z5
+	VMULPS 384(DX)(DI*4), Z6, Z6
+	VMULPS 448(DX)(DI*4), Z7, Z7
+	JMP    next
+
+op18:
+	VBROADCASTSS (SI)(R11*4), Z8
+	VMULPS       Z8, Z0, Z0
+	VMULPS       Z8, Z1, Z1
+	VMULPS       Z8, Z2, Z2
+	VMULPS       Z8, Z3, Z3
+	VMULPS       Z8, Z4, Z4
+	VMULPS       Z8, Z5, Z5
+	VMULPS       Z8, Z6, Z6
+	VMULPS       Z8, Z7, Z7
+	JMP          next
+
+op19:
+	VBROADCASTSS (SI)(R11*4), Z8
+	VMULPS       (DX)(DI*4), Z8, Z25
+	VMULPS       Z25, Z0, Z0
+	VMULPS       64(DX)(DI*4), Z8, Z25
+	VMULPS       Z25, Z1, Z1
+	VMULPS       128(DX)(DI*4), Z8, Z25
+	VMULPS       Z25, Z2, Z2
+	VMULPS       192(DX)(DI*4), Z8, Z25
+	VMULPS       Z25, Z3, Z3
+	VMULPS       256(DX)(DI*4), Z8, Z25
+	VMULPS       Z25, Z4, Z4
+	VMULPS       320(DX)(DI*4), Z8, Z25
+	VMULPS       Z25, Z5, Z5
+	VMULPS       384(DX)(DI*4), Z8, Z25
+	VMULPS       Z25, Z6, Z6
+	VMULPS       448(DX)(DI*4), Z8, Z8
+	VMULPS       Z8, Z7, Z7
+	JMP          next
+
+op20:
+	VDIVPS (DX)(DI*4), Z0, Z0
+	VDIVPS 64(DX)(DI*4), Z1, Z1
+	VDIVPS 128(DX)(DI*4), Z2, Z2
+	VDIVPS 192(DX)(DI*4), Z3, Z3
+	VDIVPS 256(DX)(DI*4), Z4, Z4
+	VDIVPS 320(DX)(DI*4), Z5, Z5
+	VDIVPS 384(DX)(DI*4), Z6, Z6
+	VDIVPS 448(DX)(DI*4), Z7, Z7
+	JMP    next
+
+op21:
+	VMOVUPS (DX)(DI*4), Z8
+	VDIVPS  Z0, Z8, Z0
+	VMOVUPS 64(DX)(DI*4), Z8
+	VDIVPS  Z1, Z8, Z1
+	VMOVUPS 128(DX)(DI*4), Z8
+	VDIVPS  Z2, Z8, Z2
+	VMOVUPS 192(DX)(DI*4), Z8
+	VDIVPS  Z3, Z8, Z3
+	VMOVUPS 256(DX)(DI*4), Z8
+	VDIVPS  Z4, Z8, Z4
+	VMOVUPS 320(DX)(DI*4), Z8
+	VDIVPS  Z5, Z8, Z5
+	VMOVUPS 384(DX)(DI*4), Z8
+	VDIVPS  Z6, Z8, Z6
+	VMOVUPS 448(DX)(DI*4), Z8
+	VDIVPS  Z7, Z8, Z7
+	JMP     next
+
+op22:
+	VBROADCASTSS (SI)(R11*4), Z8
+	VDIVPS       Z8, Z0, Z0
+	VDIVPS       Z8, Z1, Z1
+	VDIVPS       Z8, Z2, Z2
+	VDIVPS       Z8, Z3, Z3
+	VDIVPS       Z8, Z4, Z4
+	VDIVPS       Z8, Z5, Z5
+	VDIVPS       Z8, Z6, Z6
+	VDIVPS       Z8, Z7, Z7
+	JMP          next
+
+op23:
+	VBROADCASTSS (SI)(R11*4), Z8
+	VDIVPS       Z0, Z8, Z0
+	VDIVPS       Z1, Z8, Z1
+	VDIVPS       Z2, Z8, Z2
+	VDIVPS       Z3, Z8, Z3
+	VDIVPS       Z4, Z8, Z4
+	VDIVPS       Z5, Z8, Z5
+	VDIVPS       Z6, Z8, Z6
+	VDIVPS       Z7, Z8, Z7
+	JMP          next
+
+op24:
+	VBROADCASTSS (SI)(R11*4), Z8
+	VMULPS       (DX)(DI*4), Z8, Z25
+	VDIVPS       Z25, Z0, Z0
+	VMULPS       64(DX)(DI*4), Z8, Z25
+	VDIVPS       Z25, Z1, Z1
+	VMULPS       128(DX)(DI*4), Z8, Z25
+	VDIVPS       Z25, Z2, Z2
+	VMULPS       192(DX)(DI*4), Z8, Z25
+	VDIVPS       Z25, Z3, Z3
+	VMULPS       256(DX)(DI*4), Z8, Z25
+	VDIVPS       Z25, Z4, Z4
+	VMULPS       320(DX)(DI*4), Z8, Z25
+	VDIVPS       Z25, Z5, Z5
+	VMULPS       384(DX)(DI*4), Z8, Z25
+	VDIVPS       Z25, Z6, Z6
+	VMULPS       448(DX)(DI*4), Z8, Z8
+	VDIVPS       Z8, Z7, Z7
+	JMP          next
+
+op25:
+	VBROADCASTSS (SI)(R11*4), Z8
+	VMULPS       (DX)(DI*4), Z8, Z25
+	VDIVPS       Z0, Z25, Z0
+	VMULPS       64(DX)(DI*4), Z8, Z25
+	VDIVPS       Z1, Z25, Z1
+	VMULPS       128(DX)(DI*4), Z8, Z25
+	VDIVPS       Z2, Z25, Z2
+	VMULPS       192(DX)(DI*4), Z8, Z25
+	VDIVPS       Z3, Z25, Z3
+	VMULPS       256(DX)(DI*4), Z8, Z25
+	VDIVPS       Z4, Z25, Z4
+	VMULPS       320(DX)(DI*4), Z8, Z25
+	VDIVPS       Z5, Z25, Z5
+	VMULPS       384(DX)(DI*4), Z8, Z25
+	VDIVPS       Z6, Z25, Z6
+	VMULPS       448(DX)(DI*4), Z8, Z8
+	VDIVPS       Z7, Z8, Z7
+	JMP          next
+
+done:
+	VZEROUPPER
+	RET
+
 DATA vmconst<>+0(SB)/4, $0xc2d00000
 DATA vmconst<>+4(SB)/4, $0xc2d00000
 DATA vmconst<>+8(SB)/4, $0xc2d00000

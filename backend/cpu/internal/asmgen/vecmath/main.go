@@ -4,8 +4,9 @@
 // sigmoid, erf, sin and cos, of Add, Sub, Mul, Div, Maximum and
 // Minimum, of the Max and Min reductions, and of the loops of ArgMax and
 // ArgMin (float32 and float64) and of the softmax family (lineFns), of
-// the fused interpreter's tiles (tileFns), and
-// vecmath_amd64.go, their declarations and the table vecmath.go
+// the fused interpreter's tiles (tileFns), the AVX-512 chain kernel
+// (chain.go), and vecmath_amd64.go, their declarations and the table
+// vecmath.go
 // dispatches through. Both outputs are committed; regenerate
 // them after changing this file or vecmath_fallback.go with
 //
@@ -1055,6 +1056,15 @@ func main() {
 			emitLine(ctx, s, f)
 		}
 	}
+	ops := chainOps()
+	for _, s := range isas {
+		if s.wide {
+			nt := s
+			nt.nt = true
+			emitChain(ctx, s, ops)
+			emitChain(ctx, nt, ops)
+		}
+	}
 	emitData(ctx)
 	w, err := os.Create(*asmOut)
 	if err != nil {
@@ -1131,6 +1141,13 @@ func goFile(command string) []byte {
 		for _, f := range slices.Concat(scalarFns, tripleSet) {
 			fmt.Fprintf(&b, "\t\t\t%sNT: %s%sNT,\n", f.name, f.name, s.name)
 		}
+		if s.wide {
+			fmt.Fprintf(&b, "\t\t\tchain: chain%s, chainNT: chain%sNT, chainCodes: map[chainStep]uint32{\n", s.name, s.name)
+			for k, o := range chainOps() {
+				fmt.Fprintf(&b, "\t\t\t\t%s: %d,\n", o.step, k+2)
+			}
+			fmt.Fprintf(&b, "\t\t\t},\n")
+		}
 		fmt.Fprintf(&b, "\t\t})\n\t}\n")
 	}
 	fmt.Fprintf(&b, "\treturn impls\n}\n")
@@ -1161,6 +1178,12 @@ func goFile(command string) []byte {
 		}
 		for _, f := range slices.Concat(scalarFns, tripleSet) {
 			declareNT(&b, f.name, s, f.sig)
+		}
+	}
+	for _, s := range isas {
+		if s.wide {
+			fmt.Fprintf(&b, "\n// chain%s runs code over the whole %d-element blocks of dst (see Chain).\n//\n//go:noescape\nfunc chain%s(dst, src []float32, code []uint32, scalars []float32)\n", s.name, 16*chainVecs, s.name)
+			declareNT(&b, "chain", s, "(dst, src []float32, code []uint32, scalars []float32)")
 		}
 	}
 	out, err := format.Source(b.Bytes())

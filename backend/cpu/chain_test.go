@@ -1,0 +1,134 @@
+package cpu
+
+import (
+	"fmt"
+	"testing"
+	"unsafe"
+
+	"github.com/fathom-go/fathom/array"
+)
+
+// chainTestStep is an operation of a Chain under test.
+type chainTestStep struct {
+	unary     UnaryOp
+	binary    BinaryOp
+	isBinary  bool
+	operand   ChainOperand
+	s         float32
+	accSecond bool
+}
+
+func (st chainTestStep) String() string {
+	if !st.isBinary {
+		return st.unary.String()
+	}
+	return fmt.Sprintf("%v(%v %g second %v)", st.binary, st.operand, st.s, st.accSecond)
+}
+
+// chainWant computes steps over x one tile kernel at a time, as the fused
+// interpreter does without a Chain.
+func chainWant(t *testing.T, x []float32, steps []chainTestStep) []float32 {
+	acc := append([]float32(nil), x...)
+	v := make([]float32, len(x))
+	for _, st := range steps {
+		if !st.isBinary {
+			UnaryTileFunc(st.unary, array.Float32)(asBytes(acc), asBytes(acc))
+			continue
+		}
+		switch st.operand {
+		case ChainX:
+			copy(v, x)
+		case ChainScalar:
+			for i := range v {
+				v[i] = st.s
+			}
+		case ChainXScalar:
+			mul, _ := BinaryScalarTileFuncs(Mul, array.Float32)
+			mul(asBytes(v), asBytes(x), asBytes([]float32{st.s}))
+		}
+		k := BinaryTileFunc(st.binary, array.Float32)
+		if st.accSecond {
+			k(asBytes(acc), asBytes(v), asBytes(acc))
+		} else {
+			k(asBytes(acc), asBytes(acc), asBytes(v))
+		}
+	}
+	return acc
+}
+
+// TestChain runs every operation of the chain kernel, with each operand
+// either side, and a program with several, against the tile kernels bit
+// for bit: over the special values, at lengths around whole blocks, and
+// with the stores around the caches from every start within a cache line.
+func TestChain(t *testing.T) {
+	if NewChain() == nil {
+		t.Skip("no chain kernel (AVX-512)")
+	}
+	x := append(append(vecSpecial(), tileSpecials...), benchInput(700)...)
+	var progs [][]chainTestStep
+	for _, op := range []UnaryOp{Neg, Square, Exp, Expm1, Tanh, Sigmoid} {
+		progs = append(progs, []chainTestStep{{unary: op}})
+	}
+	for _, op := range []BinaryOp{Add, Sub, Mul, Div} {
+		for o := ChainX; o <= ChainXScalar; o++ {
+			for _, second := range []bool{false, true} {
+				progs = append(progs, []chainTestStep{{binary: op, isBinary: true, operand: o, s: -0.75, accSecond: second}})
+			}
+		}
+	}
+	// tanh-GELU: 0.5x (1 + tanh(sqrt(2/pi) (x + 0.044715 x³)))
+	progs = append(progs, []chainTestStep{
+		{unary: Square}, {binary: Mul, isBinary: true}, {binary: Mul, isBinary: true, operand: ChainScalar, s: 0.044715},
+		{binary: Add, isBinary: true}, {binary: Mul, isBinary: true, operand: ChainScalar, s: 0.7978846},
+		{unary: Tanh}, {binary: Add, isBinary: true, operand: ChainScalar, s: 1},
+		{binary: Mul, isBinary: true, operand: ChainXScalar, s: 0.5},
+	})
+	buf := make([]float32, len(x)+32)
+	for _, steps := range progs {
+		c := NewChain()
+		for _, st := range steps {
+			ok := false
+			if st.isBinary {
+				ok = c.Binary(st.binary, st.operand, st.s, st.accSecond)
+			} else {
+				ok = c.Unary(st.unary)
+			}
+			if !ok {
+				t.Fatalf("%v: not in the chain kernel", st)
+			}
+		}
+		want := chainWant(t, x, steps)
+		for _, nt := range []bool{false, true} {
+			for lo := range 16 {
+				for _, n := range []int{0, 1, 127, 128, 129, 300, len(x)} {
+					a := uintptr(unsafe.Pointer(&buf[0]))
+					got := buf[int(-a%64/4)+lo:][:n]
+					clear(got)
+					if nt {
+						c.RunNT(asBytes(got), asBytes(x[:n]))
+						StoreFence()
+					} else {
+						c.Run(asBytes(got), asBytes(x[:n]))
+					}
+					for i := range n {
+						if !sameF32(got[i], want[i]) {
+							t.Fatalf("%v (streamed %v) over %d elements %d past alignment: f(%g) = %g, want %g", steps, nt, n, lo, x[i], got[i], want[i])
+						}
+					}
+				}
+			}
+		}
+	}
+	c := NewChain()
+	if c.Unary(Log) || c.Unary(Erf) || c.Binary(Maximum, ChainX, 0, false) || c.Binary(Pow, ChainScalar, 2, false) {
+		t.Error("the chain kernel takes an operation it does not have")
+	}
+	if len(c.code) != 1 || len(c.scalars) != 0 {
+		t.Errorf("refused operations left code %v and scalars %v", c.code, c.scalars)
+	}
+}
+
+// asBytes views v's elements as bytes.
+func asBytes(v []float32) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), 4*len(v))
+}

@@ -1,0 +1,213 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/mmcloughlin/avo/attr"
+	"github.com/mmcloughlin/avo/build"
+	"github.com/mmcloughlin/avo/operand"
+	"github.com/mmcloughlin/avo/reg"
+)
+
+// The chain kernel (cpu.Chain) runs a program of float32 operations on an
+// accumulator kept in registers: a block of chainVecs vectors of x at a
+// time, it loads x, applies the program's operations one after another,
+// each with x, a scalar or x times a scalar as its other operand, and
+// stores the block. The fused interpreter runs a program that is such a
+// chain with it in one pass, where its tile kernels take a pass, and a
+// store, per operation. Each operation is done as its tile kernel does it,
+// so the results are the same. It is AVX-512 only: AVX2's 16 registers do
+// not hold the accumulator and a function's temporaries.
+
+// chainVecs is the vectors of a block: as many as leave the functions'
+// temporaries enough registers, so that the dispatch of an operation is
+// shared by 128 elements.
+const chainVecs = 8
+
+// chainOperand is where an operation's other operand comes from
+// (cpu.ChainOperand).
+type chainOperand int
+
+const (
+	chainX       chainOperand = iota // the block of x
+	chainScalar                      // a scalar
+	chainXScalar                     // x times a scalar, rounded
+)
+
+var chainOperandNames = [...]string{"ChainX", "ChainScalar", "ChainXScalar"}
+
+// chainOp is an operation of the chain kernel. Opcodes 0 and 1 store the
+// block and load x (cpu's chainEnd and chainLoad); the operations in
+// chainOps follow from 2 on.
+type chainOp struct {
+	step string // its cpu.chainStep, as Go
+	emit func(s *isa, acc []reg.Register, x func(j int) operand.Mem, scalar func() reg.Register)
+}
+
+func chainOps() []chainOp {
+	var ops []chainOp
+	unary := func(name string, f func(s *isa, a reg.Register) reg.Register) {
+		ops = append(ops, chainOp{fmt.Sprintf("{op: uint8(%s)}", name), func(s *isa, acc []reg.Register, _ func(int) operand.Mem, _ func() reg.Register) {
+			for _, a := range acc {
+				s.c.VMOVUPS(f(s, a), a)
+			}
+		}})
+	}
+	unary("Neg", func(s *isa, a reg.Register) reg.Register { return s.xor(a, s.cu(signBit)) })
+	unary("Square", func(s *isa, a reg.Register) reg.Register { return s.mul(a, a) })
+	// log, log1p and erf take more registers than the accumulator
+	// leaves (register allocation fails)
+	for _, f := range fns {
+		if f.bail == nil && f.name != "log" && f.name != "log1p" && f.name != "erf" {
+			unary(f.unaryOp(), f.core)
+		}
+	}
+	type arith struct {
+		name  string
+		apply func(s *isa, src2, src1, dst operand.Op) // dst = src1 op src2, Go assembly's order
+		both  bool                                     // not commutative: the accumulator second too
+	}
+	for _, a := range []arith{
+		{"Add", func(s *isa, b, a, d operand.Op) { s.c.VADDPS(b, a, d) }, false},
+		{"Sub", func(s *isa, b, a, d operand.Op) { s.c.VSUBPS(b, a, d) }, true},
+		{"Mul", func(s *isa, b, a, d operand.Op) { s.c.VMULPS(b, a, d) }, false},
+		{"Div", func(s *isa, b, a, d operand.Op) { s.c.VDIVPS(b, a, d) }, true},
+	} {
+		for o := chainX; o <= chainXScalar; o++ {
+			for _, second := range []bool{false, true} {
+				if second && !a.both {
+					continue
+				}
+				step := fmt.Sprintf("{binary: true, op: uint8(%s), operand: %s, accSecond: %v}", a.name, chainOperandNames[o], second)
+				ops = append(ops, chainOp{step, func(s *isa, acc []reg.Register, x func(int) operand.Mem, scalar func() reg.Register) {
+					var k reg.Register
+					if o != chainX {
+						k = scalar()
+					}
+					for j, r := range acc {
+						var v operand.Op
+						switch o {
+						case chainX:
+							v = x(j)
+						case chainScalar:
+							v = k
+						default:
+							v = s.mul(k, x(j))
+						}
+						if second {
+							a.apply(s, r, s.reg(v), r)
+						} else {
+							a.apply(s, v, r, r)
+						}
+					}
+				}})
+			}
+		}
+	}
+	return ops
+}
+
+// unaryOp is the cpu.UnaryOp that f computes.
+func (f fn) unaryOp() string {
+	return map[string]string{
+		"exp": "Exp", "expm1": "Expm1", "tanh": "Tanh", "sigmoid": "Sigmoid",
+	}[f.name]
+}
+
+// chainKernel emits the chain kernel for s (AVX-512): func(dst, src
+// []float32, code []uint32, scalars []float32), over the whole blocks of
+// dst. An instruction of code is an opcode in its low byte and the index
+// in scalars of its scalar above it. With s.nt the blocks are stored
+// around the caches (dst aligned to 64 bytes).
+func (s *isa) chainKernel(ops []chainOp) {
+	c := s.c
+	c.Function("chain" + s.name + s.ntSuffix())
+	c.Attributes(attr.NOSPLIT)
+	c.SignatureExpr("func(dst, src []float32, code []uint32, scalars []float32)")
+	d := c.Load(c.Param("dst").Base(), c.GP64())
+	n := c.Load(c.Param("dst").Len(), c.GP64())
+	p := c.Load(c.Param("src").Base(), c.GP64())
+	cb := c.Load(c.Param("code").Base(), c.GP64())
+	sb := c.Load(c.Param("scalars").Base(), c.GP64())
+	// the accumulator is live in every handler: defined here, it keeps
+	// its registers throughout
+	acc := make([]reg.Register, chainVecs)
+	for j := range acc {
+		acc[j] = s.vec()
+		c.VPXORD(acc[j], acc[j], acc[j])
+	}
+	i, pc, end := c.GP64(), c.GP64(), c.GP64()
+	op, idx := c.GP32(), c.GP64()
+	c.XORQ(i, i)
+	const blockLen = 16 * chainVecs
+	c.Label("block")
+	c.LEAQ(operand.Mem{Base: i, Disp: blockLen}, end)
+	c.CMPQ(end, n)
+	c.JA(operand.LabelRef("done"))
+	c.XORQ(pc, pc)
+	c.Label("next")
+	c.MOVL(operand.Mem{Base: cb, Index: pc, Scale: 4}, op)
+	c.INCQ(pc)
+	c.MOVL(op, idx.As32())
+	c.SHRL(operand.U8(8), idx.As32())
+	c.ANDL(operand.U32(0xff), op)
+	x := func(j int) operand.Mem { return operand.Mem{Base: p, Index: i, Scale: 4, Disp: 64 * j} }
+	scalar := func() reg.Register {
+		r := s.vec()
+		c.VBROADCASTSS(operand.Mem{Base: sb, Index: idx, Scale: 4}, r)
+		return r
+	}
+	// a binary search over the opcodes; every branch is taken the same
+	// way for each block, so the predictor learns the program
+	handler := func(k int) string { return fmt.Sprintf("op%d", k) }
+	var dispatch func(lo, hi int)
+	dispatch = func(lo, hi int) {
+		if lo == hi {
+			c.JMP(operand.LabelRef(handler(lo)))
+			return
+		}
+		mid := (lo + hi + 1) / 2
+		right := fmt.Sprintf("d%d_%d", mid, hi)
+		c.CMPL(op, operand.U32(mid))
+		c.JAE(operand.LabelRef(right))
+		dispatch(lo, mid-1)
+		c.Label(right)
+		dispatch(mid, hi)
+	}
+	dispatch(0, len(ops)+1)
+	c.Label(handler(0))
+	for j, a := range acc {
+		out := operand.Mem{Base: d, Index: i, Scale: 4, Disp: 64 * j}
+		if s.nt {
+			c.VMOVNTPS(a, out)
+		} else {
+			c.VMOVUPS(a, out)
+		}
+	}
+	c.MOVQ(end, i)
+	c.JMP(operand.LabelRef("block"))
+	c.Label(handler(1))
+	for j, a := range acc {
+		c.VMOVUPS(x(j), a)
+	}
+	c.JMP(operand.LabelRef("next"))
+	for k, o := range ops {
+		c.Label(handler(k + 2))
+		o.emit(s, acc, x, scalar)
+		c.JMP(operand.LabelRef("next"))
+	}
+	c.Label("done")
+	c.VZEROUPPER()
+	c.RET()
+}
+
+// emitChain adds the chain kernel for spec to ctx, its constants in
+// memory: a register held for one function's constants would be lost to
+// the others.
+func emitChain(ctx *build.Context, spec isa, ops []chainOp) {
+	spec.c = ctx
+	spec.hoist = nil
+	spec.uses, spec.order = nil, nil
+	spec.memory = map[string]operand.Mem{}
+	spec.chainKernel(ops)
+}
