@@ -5,8 +5,9 @@ import (
 	"github.com/fathom-go/fathom/backend/cpu"
 )
 
-// chainOf returns the program as a cpu.Chain for a call whose one-element
-// inputs are those with sc[i] set, or nil if it is not one. A chain has
+// chainOf returns the program as a cpu.Chain, and the input x it runs
+// over, for a call whose one-element inputs are those with sc[i] set; or
+// nil if the program is not a chain in this call. A chain has
 // one float32 input that is not a scalar, x, and one output, and each
 // instruction takes the last one's result (x for the first) with x, a
 // scalar or a product of x and a scalar that nothing else reads; the

@@ -386,7 +386,11 @@ func (c *Compiled) evalCPU(in, out []*array.Array) error {
 		}
 	}
 	chain, x := c.chainOf(sc)
-	calls, tiled := c.plan(sc)
+	var calls []call
+	var tiled []bool
+	if chain == nil {
+		calls, tiled = c.plan(sc)
+	}
 	outData := make([][]byte, len(out))
 	outBytes := 0
 	for i, o := range out {

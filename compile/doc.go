@@ -11,6 +11,14 @@
 // *Func becomes unreachable, erases the function's traces from every
 // cache, together with the arrays they captured.
 //
+// On the CPU a fused program (Compiled) runs over 2048-element tiles, each
+// instruction a vector kernel over the tile while it is in L1/L2. A
+// program over one float32 input and scalars in which each instruction
+// takes the last one's result, tanh-GELU among them, runs instead as a
+// cpu.Chain, its value kept in registers (chain.go). Either way every
+// operation rounds as it would unfused. On Metal the program becomes one
+// generated kernel.
+//
 // Inside transforms (package graph) a compiled function runs uncompiled;
 // Compile(graph.Grad(f)) is the fast path for gradients.
 package compile
