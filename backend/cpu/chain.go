@@ -16,7 +16,7 @@ package cpu
 //
 // A Chain is built once and may then be run by many goroutines.
 type Chain struct {
-	code    []uint32
+	code    []uint32 // ends in chainEnd
 	scalars []float32
 	impl    *vecImpl
 }
@@ -54,7 +54,7 @@ func NewChain() *Chain {
 	if vecBest == nil || vecBest.chain == nil {
 		return nil
 	}
-	return &Chain{code: []uint32{chainLoad}, impl: vecBest}
+	return &Chain{code: []uint32{chainLoad, chainEnd}, impl: vecBest}
 }
 
 // Unary applies op to the accumulator. It reports false, and leaves c as
@@ -82,7 +82,7 @@ func (c *Chain) add(st chainStep, s float32) bool {
 		code |= uint32(len(c.scalars)) << 8
 		c.scalars = append(c.scalars, s)
 	}
-	c.code = append(c.code, code)
+	c.code = append(c.code[:len(c.code)-1], code, chainEnd)
 	return true
 }
 
@@ -96,29 +96,28 @@ func (c *Chain) RunNT(dst, src []byte) { c.run(dst, src, true) }
 func (c *Chain) run(db, sb []byte, nt bool) {
 	dst, src := asSlice[float32](db), asSlice[float32](sb)
 	src = src[:len(dst)]
-	code := append(c.code[:len(c.code):len(c.code)], chainEnd)
 	n := 0
 	if nt {
 		n = alignHead(dst)
-		c.partial(dst[:n], src[:n], code)
+		c.partial(dst[:n], src[:n])
 	}
 	whole := n + (len(dst)-n)/chainBlock*chainBlock
 	k := c.impl.chain
 	if nt {
 		k = c.impl.chainNT
 	}
-	k(dst[n:whole], src[n:whole], code, c.scalars)
-	c.partial(dst[whole:], src[whole:], code)
+	k(dst[n:whole], src[n:whole], c.code, c.scalars)
+	c.partial(dst[whole:], src[whole:])
 }
 
 // partial runs code over fewer than chainBlock elements, through a block
 // on the stack: the kernel takes whole blocks only.
-func (c *Chain) partial(dst, src []float32, code []uint32) {
+func (c *Chain) partial(dst, src []float32) {
 	if len(dst) == 0 {
 		return
 	}
 	var in, out [chainBlock]float32
 	copy(in[:], src)
-	c.impl.chain(out[:], in[:], code, c.scalars)
+	c.impl.chain(out[:], in[:], c.code, c.scalars)
 	copy(dst, out[:len(dst)])
 }

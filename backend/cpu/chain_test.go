@@ -123,7 +123,7 @@ func TestChain(t *testing.T) {
 	if c.Unary(Log) || c.Unary(Erf) || c.Binary(Maximum, ChainX, 0, false) || c.Binary(Pow, ChainScalar, 2, false) {
 		t.Error("the chain kernel takes an operation it does not have")
 	}
-	if len(c.code) != 1 || len(c.scalars) != 0 {
+	if len(c.code) != 2 || len(c.scalars) != 0 {
 		t.Errorf("refused operations left code %v and scalars %v", c.code, c.scalars)
 	}
 }
