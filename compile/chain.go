@@ -5,6 +5,38 @@ import (
 	"github.com/fathom-go/fathom/backend/cpu"
 )
 
+// chainMemo is chainOf's answer for one call's scalar inputs (sc).
+type chainMemo struct {
+	sc []string // each scalar input's bytes; "" for the others
+	ch *cpu.Chain
+	x  int
+}
+
+// chainFor is chainOf, answered from the last call's when the scalar
+// inputs are the same ones with the same values, as a compiled function's
+// constants are: building the chain took 8% of a 16-element GELU call.
+func (c *Compiled) chainFor(sc [][]byte) (*cpu.Chain, int) {
+	if m := c.chain.Load(); m != nil && sameScalars(m.sc, sc) {
+		return m.ch, m.x
+	}
+	m := &chainMemo{sc: make([]string, len(sc))}
+	for i, b := range sc {
+		m.sc[i] = string(b)
+	}
+	m.ch, m.x = c.chainOf(sc)
+	c.chain.Store(m)
+	return m.ch, m.x
+}
+
+func sameScalars(memo []string, sc [][]byte) bool {
+	for i, b := range sc {
+		if (b == nil) != (memo[i] == "") || string(b) != memo[i] {
+			return false
+		}
+	}
+	return true
+}
+
 // chainOf returns the program as a cpu.Chain, and the input x it runs
 // over, for a call whose one-element inputs are those with sc[i] set; or
 // nil if the program is not a chain in this call. A chain has

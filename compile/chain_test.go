@@ -1,6 +1,7 @@
 package compile
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/fathom-go/fathom/array"
@@ -63,5 +64,31 @@ func TestChainOf(t *testing.T) {
 		if (ch != nil) != tc.chain || tc.chain && x != tc.x {
 			t.Errorf("%s: chain %v with x = r%d, want %v with r%d", tc.name, ch != nil, x, tc.chain, tc.x)
 		}
+	}
+}
+
+// TestChainFor wants the chain of the last call back for the same scalar
+// inputs with the same values, and a new one otherwise.
+func TestChainFor(t *testing.T) {
+	if cpu.NewChain() == nil {
+		t.Skip("no chain kernel (AVX-512)")
+	}
+	f32 := array.Float32
+	c := newCompiled([]array.DType{f32, f32}, []Instr{
+		{Kind: KindBinary, Op: uint8(cpu.Mul), Args: []int{0, 1}, DType: f32},
+		{Kind: KindUnary, Op: uint8(cpu.Tanh), Args: []int{2}, DType: f32},
+	}, []int{3})
+	one, two := []byte{0, 0, 0x80, 0x3f}, []byte{0, 0, 0, 0x40}
+	first, _ := c.chainFor([][]byte{nil, one})
+	again, _ := c.chainFor([][]byte{nil, slices.Clone(one)})
+	other, _ := c.chainFor([][]byte{nil, two})
+	none, _ := c.chainFor([][]byte{nil, nil})
+	switch {
+	case first == nil || first != again:
+		t.Errorf("the same scalar gave chains %p and %p, want one", first, again)
+	case other == nil || other == first:
+		t.Errorf("another scalar gave chain %p, want a new one (not %p)", other, first)
+	case none != nil:
+		t.Error("two inputs that are not scalars gave a chain")
 	}
 }

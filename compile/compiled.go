@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/backend/cpu"
@@ -58,6 +59,8 @@ type Compiled struct {
 
 	metalOnce sync.Once
 	metal     metal.Program
+
+	chain atomic.Pointer[chainMemo] // the last call's chainOf
 }
 
 // tileStep is what the CPU interpreter does for one instruction on each tile,
@@ -385,7 +388,7 @@ func (c *Compiled) evalCPU(in, out []*array.Array) error {
 			walkers[i] = cpu.NewWalker(inBufs[i].Shape, inBufs[i].Strides)
 		}
 	}
-	chain, x := c.chainOf(sc)
+	chain, x := c.chainFor(sc)
 	var calls []call
 	var tiled []bool
 	if chain == nil {
