@@ -110,14 +110,15 @@ func (c *Chain) run(db, sb []byte, nt bool) {
 	c.partial(dst[whole:], src[whole:])
 }
 
-// partial runs code over fewer than chainBlock elements, through a block
+// partial runs code over the elements that are not whole blocks (or not
+// where the streaming kernel may store) a block at a time, through a block
 // on the stack: the kernel takes whole blocks only.
 func (c *Chain) partial(dst, src []float32) {
-	if len(dst) == 0 {
-		return
-	}
 	var in, out [chainBlock]float32
-	copy(in[:], src)
-	c.impl.chain(out[:], in[:], c.code, c.scalars)
-	copy(dst, out[:len(dst)])
+	for len(dst) > 0 {
+		n := copy(in[:], src)
+		c.impl.chain(out[:], in[:], c.code, c.scalars)
+		copy(dst, out[:n])
+		dst, src = dst[n:], src[n:]
+	}
 }

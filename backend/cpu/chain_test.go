@@ -119,7 +119,20 @@ func TestChain(t *testing.T) {
 			}
 		}
 	}
+	// a destination that is not 4-byte aligned takes no streaming stores
 	c := NewChain()
+	c.Unary(Tanh)
+	b := make([]byte, 4*len(x)+1)
+	c.RunNT(b[1:], asBytes(x))
+	got := make([]float32, len(x))
+	copy(asBytes(got), b[1:])
+	want := chainWant(t, x, []chainTestStep{{unary: Tanh}})
+	for i := range got {
+		if !sameF32(got[i], want[i]) {
+			t.Fatalf("tanh into an odd address: f(%g) = %g, want %g", x[i], got[i], want[i])
+		}
+	}
+	c = NewChain()
 	if c.Unary(Log) || c.Unary(Erf) || c.Binary(Maximum, ChainX, 0, false) || c.Binary(Pow, ChainScalar, 2, false) {
 		t.Error("the chain kernel takes an operation it does not have")
 	}
