@@ -35,6 +35,14 @@ func TestInterpreterMatchesOps(t *testing.T) {
 		// x*x*x, the product with 0.044715 plus x, and 0.5x times the rest
 		"gelu float32": {workload.GELU, []*array.Array{x32}, 3, true},
 		"gelu float64": {workload.GELU, []*array.Array{y64}, 3, false},
+		// F.gelu's default: 0.5x (1 + erf(x / sqrt 2))
+		"gelu erf": {func(in ...*array.Array) []*array.Array {
+			e := ops.AddScalar(ops.Erf(ops.MulScalar(in[0], 1/math.Sqrt2)), 1)
+			return []*array.Array{ops.Mul(ops.MulScalar(in[0], 0.5), e)}
+		}, []*array.Array{x32}, 1, true},
+		"softplus": {func(in ...*array.Array) []*array.Array {
+			return []*array.Array{ops.Log1p(ops.Exp(in[0]))}
+		}, []*array.Array{x32}, 0, true},
 		"silu": {func(in ...*array.Array) []*array.Array {
 			return []*array.Array{ops.Mul(ops.Sigmoid(in[0]), in[0])}
 		}, []*array.Array{x32}, 0, true},

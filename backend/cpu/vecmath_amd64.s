@@ -11988,12 +11988,12 @@ next:
 	MOVL R10, R11
 	SHRL $0x08, R11
 	ANDL $0x000000ff, R10
-	CMPL R10, $0x0000000d
-	JAE  d13_25
-	CMPL R10, $0x00000006
-	JAE  d6_12
+	CMPL R10, $0x0000000e
+	JAE  d14_28
+	CMPL R10, $0x00000007
+	JAE  d7_13
 	CMPL R10, $0x00000003
-	JAE  d3_5
+	JAE  d3_6
 	CMPL R10, $0x00000001
 	JAE  d1_2
 	JMP  op0
@@ -12006,75 +12006,77 @@ d1_2:
 d2_2:
 	JMP op2
 
-d3_5:
+d3_6:
+	CMPL R10, $0x00000005
+	JAE  d5_6
 	CMPL R10, $0x00000004
-	JAE  d4_5
+	JAE  d4_4
 	JMP  op3
 
-d4_5:
-	CMPL R10, $0x00000005
-	JAE  d5_5
-	JMP  op4
+d4_4:
+	JMP op4
 
-d5_5:
-	JMP op5
+d5_6:
+	CMPL R10, $0x00000006
+	JAE  d6_6
+	JMP  op5
 
-d6_12:
-	CMPL R10, $0x00000009
-	JAE  d9_12
-	CMPL R10, $0x00000007
-	JAE  d7_8
-	JMP  op6
+d6_6:
+	JMP op6
 
-d7_8:
+d7_13:
+	CMPL R10, $0x0000000a
+	JAE  d10_13
 	CMPL R10, $0x00000008
-	JAE  d8_8
+	JAE  d8_9
 	JMP  op7
 
-d8_8:
-	JMP op8
+d8_9:
+	CMPL R10, $0x00000009
+	JAE  d9_9
+	JMP  op8
 
-d9_12:
-	CMPL R10, $0x0000000b
-	JAE  d11_12
-	CMPL R10, $0x0000000a
-	JAE  d10_10
-	JMP  op9
+d9_9:
+	JMP op9
 
-d10_10:
-	JMP op10
-
-d11_12:
+d10_13:
 	CMPL R10, $0x0000000c
-	JAE  d12_12
-	JMP  op11
+	JAE  d12_13
+	CMPL R10, $0x0000000b
+	JAE  d11_11
+	JMP  op10
 
-d12_12:
-	JMP op12
+d11_11:
+	JMP op11
 
-d13_25:
-	CMPL R10, $0x00000013
-	JAE  d19_25
-	CMPL R10, $0x00000010
-	JAE  d16_18
-	CMPL R10, $0x0000000e
-	JAE  d14_15
-	JMP  op13
+d12_13:
+	CMPL R10, $0x0000000d
+	JAE  d13_13
+	JMP  op12
 
-d14_15:
+d13_13:
+	JMP op13
+
+d14_28:
+	CMPL R10, $0x00000015
+	JAE  d21_28
+	CMPL R10, $0x00000011
+	JAE  d17_20
 	CMPL R10, $0x0000000f
-	JAE  d15_15
+	JAE  d15_16
 	JMP  op14
 
-d15_15:
-	JMP op15
+d15_16:
+	CMPL R10, $0x00000010
+	JAE  d16_16
+	JMP  op15
 
-d16_18:
-	CMPL R10, $0x00000011
-	JAE  d17_18
-	JMP  op16
+d16_16:
+	JMP op16
 
-d17_18:
+d17_20:
+	CMPL R10, $0x00000013
+	JAE  d19_20
 	CMPL R10, $0x00000012
 	JAE  d18_18
 	JMP  op17
@@ -12082,38 +12084,51 @@ d17_18:
 d18_18:
 	JMP op18
 
-d19_25:
-	CMPL R10, $0x00000016
-	JAE  d22_25
+d19_20:
 	CMPL R10, $0x00000014
-	JAE  d20_21
+	JAE  d20_20
 	JMP  op19
 
-d20_21:
-	CMPL R10, $0x00000015
-	JAE  d21_21
-	JMP  op20
+d20_20:
+	JMP op20
 
-d21_21:
-	JMP op21
-
-d22_25:
-	CMPL R10, $0x00000018
-	JAE  d24_25
-	CMPL R10, $0x00000017
-	JAE  d23_23
-	JMP  op22
-
-d23_23:
-	JMP op23
-
-d24_25:
+d21_28:
 	CMPL R10, $0x00000019
-	JAE  d25_25
-	JMP  op24
+	JAE  d25_28
+	CMPL R10, $0x00000017
+	JAE  d23_24
+	CMPL R10, $0x00000016
+	JAE  d22_22
+	JMP  op21
 
-d25_25:
-	JMP op25
+d22_22:
+	JMP op22
+
+d23_24:
+	CMPL R10, $0x00000018
+	JAE  d24_24
+	JMP  op23
+
+d24_24:
+	JMP op24
+
+d25_28:
+	CMPL R10, $0x0000001b
+	JAE  d27_28
+	CMPL R10, $0x0000001a
+	JAE  d26_26
+	JMP  op25
+
+d26_26:
+	JMP op26
+
+d27_28:
+	CMPL R10, $0x0000001c
+	JAE  d28_28
+	JMP  op27
+
+d28_28:
+	JMP op28
 
 op0:
 	VMOVUPS Z0, (AX)(DI*4)
@@ -12169,15 +12184,15 @@ op4:
 	VRNDSCALEPS $0x00, Z8, Z8
 	VFMADD231PS vmconst<>+192(SB), Z8, Z0
 	VFMADD231PS vmconst<>+256(SB), Z8, Z0
-	VMOVUPS     vmconst<>+384(SB), Z25
-	VFMADD231PS vmconst<>+320(SB), Z0, Z25
-	VFMADD213PS vmconst<>+448(SB), Z0, Z25
-	VFMADD213PS vmconst<>+512(SB), Z0, Z25
-	VFMADD213PS vmconst<>+576(SB), Z0, Z25
-	VFMADD213PS vmconst<>+640(SB), Z0, Z25
-	VMULPS      Z0, Z0, Z26
-	VFMADD213PS Z0, Z26, Z25
-	VADDPS      vmconst<>+704(SB), Z25, Z0
+	VMOVUPS     vmconst<>+384(SB), Z9
+	VFMADD231PS vmconst<>+320(SB), Z0, Z9
+	VFMADD213PS vmconst<>+448(SB), Z0, Z9
+	VFMADD213PS vmconst<>+512(SB), Z0, Z9
+	VFMADD213PS vmconst<>+576(SB), Z0, Z9
+	VFMADD213PS vmconst<>+640(SB), Z0, Z9
+	VMULPS      Z0, Z0, Z10
+	VFMADD213PS Z0, Z10, Z9
+	VADDPS      vmconst<>+704(SB), Z9, Z0
 	VSCALEFPS   Z8, Z0, Z0
 	VMOVUPS     vmconst<>+0(SB), Z8
 	VMAXPS      Z1, Z8, Z1
@@ -12187,15 +12202,15 @@ op4:
 	VRNDSCALEPS $0x00, Z8, Z8
 	VFMADD231PS vmconst<>+192(SB), Z8, Z1
 	VFMADD231PS vmconst<>+256(SB), Z8, Z1
-	VMOVUPS     vmconst<>+384(SB), Z25
-	VFMADD231PS vmconst<>+320(SB), Z1, Z25
-	VFMADD213PS vmconst<>+448(SB), Z1, Z25
-	VFMADD213PS vmconst<>+512(SB), Z1, Z25
-	VFMADD213PS vmconst<>+576(SB), Z1, Z25
-	VFMADD213PS vmconst<>+640(SB), Z1, Z25
-	VMULPS      Z1, Z1, Z26
-	VFMADD213PS Z1, Z26, Z25
-	VADDPS      vmconst<>+704(SB), Z25, Z1
+	VMOVUPS     vmconst<>+384(SB), Z9
+	VFMADD231PS vmconst<>+320(SB), Z1, Z9
+	VFMADD213PS vmconst<>+448(SB), Z1, Z9
+	VFMADD213PS vmconst<>+512(SB), Z1, Z9
+	VFMADD213PS vmconst<>+576(SB), Z1, Z9
+	VFMADD213PS vmconst<>+640(SB), Z1, Z9
+	VMULPS      Z1, Z1, Z10
+	VFMADD213PS Z1, Z10, Z9
+	VADDPS      vmconst<>+704(SB), Z9, Z1
 	VSCALEFPS   Z8, Z1, Z1
 	VMOVUPS     vmconst<>+0(SB), Z8
 	VMAXPS      Z2, Z8, Z2
@@ -12205,15 +12220,15 @@ op4:
 	VRNDSCALEPS $0x00, Z8, Z8
 	VFMADD231PS vmconst<>+192(SB), Z8, Z2
 	VFMADD231PS vmconst<>+256(SB), Z8, Z2
-	VMOVUPS     vmconst<>+384(SB), Z25
-	VFMADD231PS vmconst<>+320(SB), Z2, Z25
-	VFMADD213PS vmconst<>+448(SB), Z2, Z25
-	VFMADD213PS vmconst<>+512(SB), Z2, Z25
-	VFMADD213PS vmconst<>+576(SB), Z2, Z25
-	VFMADD213PS vmconst<>+640(SB), Z2, Z25
-	VMULPS      Z2, Z2, Z26
-	VFMADD213PS Z2, Z26, Z25
-	VADDPS      vmconst<>+704(SB), Z25, Z2
+	VMOVUPS     vmconst<>+384(SB), Z9
+	VFMADD231PS vmconst<>+320(SB), Z2, Z9
+	VFMADD213PS vmconst<>+448(SB), Z2, Z9
+	VFMADD213PS vmconst<>+512(SB), Z2, Z9
+	VFMADD213PS vmconst<>+576(SB), Z2, Z9
+	VFMADD213PS vmconst<>+640(SB), Z2, Z9
+	VMULPS      Z2, Z2, Z10
+	VFMADD213PS Z2, Z10, Z9
+	VADDPS      vmconst<>+704(SB), Z9, Z2
 	VSCALEFPS   Z8, Z2, Z2
 	VMOVUPS     vmconst<>+0(SB), Z8
 	VMAXPS      Z3, Z8, Z3
@@ -12223,15 +12238,15 @@ op4:
 	VRNDSCALEPS $0x00, Z8, Z8
 	VFMADD231PS vmconst<>+192(SB), Z8, Z3
 	VFMADD231PS vmconst<>+256(SB), Z8, Z3
-	VMOVUPS     vmconst<>+384(SB), Z25
-	VFMADD231PS vmconst<>+320(SB), Z3, Z25
-	VFMADD213PS vmconst<>+448(SB), Z3, Z25
-	VFMADD213PS vmconst<>+512(SB), Z3, Z25
-	VFMADD213PS vmconst<>+576(SB), Z3, Z25
-	VFMADD213PS vmconst<>+640(SB), Z3, Z25
-	VMULPS      Z3, Z3, Z26
-	VFMADD213PS Z3, Z26, Z25
-	VADDPS      vmconst<>+704(SB), Z25, Z3
+	VMOVUPS     vmconst<>+384(SB), Z9
+	VFMADD231PS vmconst<>+320(SB), Z3, Z9
+	VFMADD213PS vmconst<>+448(SB), Z3, Z9
+	VFMADD213PS vmconst<>+512(SB), Z3, Z9
+	VFMADD213PS vmconst<>+576(SB), Z3, Z9
+	VFMADD213PS vmconst<>+640(SB), Z3, Z9
+	VMULPS      Z3, Z3, Z10
+	VFMADD213PS Z3, Z10, Z9
+	VADDPS      vmconst<>+704(SB), Z9, Z3
 	VSCALEFPS   Z8, Z3, Z3
 	VMOVUPS     vmconst<>+0(SB), Z8
 	VMAXPS      Z4, Z8, Z4
@@ -12241,15 +12256,15 @@ op4:
 	VRNDSCALEPS $0x00, Z8, Z8
 	VFMADD231PS vmconst<>+192(SB), Z8, Z4
 	VFMADD231PS vmconst<>+256(SB), Z8, Z4
-	VMOVUPS     vmconst<>+384(SB), Z25
-	VFMADD231PS vmconst<>+320(SB), Z4, Z25
-	VFMADD213PS vmconst<>+448(SB), Z4, Z25
-	VFMADD213PS vmconst<>+512(SB), Z4, Z25
-	VFMADD213PS vmconst<>+576(SB), Z4, Z25
-	VFMADD213PS vmconst<>+640(SB), Z4, Z25
-	VMULPS      Z4, Z4, Z26
-	VFMADD213PS Z4, Z26, Z25
-	VADDPS      vmconst<>+704(SB), Z25, Z4
+	VMOVUPS     vmconst<>+384(SB), Z9
+	VFMADD231PS vmconst<>+320(SB), Z4, Z9
+	VFMADD213PS vmconst<>+448(SB), Z4, Z9
+	VFMADD213PS vmconst<>+512(SB), Z4, Z9
+	VFMADD213PS vmconst<>+576(SB), Z4, Z9
+	VFMADD213PS vmconst<>+640(SB), Z4, Z9
+	VMULPS      Z4, Z4, Z10
+	VFMADD213PS Z4, Z10, Z9
+	VADDPS      vmconst<>+704(SB), Z9, Z4
 	VSCALEFPS   Z8, Z4, Z4
 	VMOVUPS     vmconst<>+0(SB), Z8
 	VMAXPS      Z5, Z8, Z5
@@ -12259,15 +12274,15 @@ op4:
 	VRNDSCALEPS $0x00, Z8, Z8
 	VFMADD231PS vmconst<>+192(SB), Z8, Z5
 	VFMADD231PS vmconst<>+256(SB), Z8, Z5
-	VMOVUPS     vmconst<>+384(SB), Z25
-	VFMADD231PS vmconst<>+320(SB), Z5, Z25
-	VFMADD213PS vmconst<>+448(SB), Z5, Z25
-	VFMADD213PS vmconst<>+512(SB), Z5, Z25
-	VFMADD213PS vmconst<>+576(SB), Z5, Z25
-	VFMADD213PS vmconst<>+640(SB), Z5, Z25
-	VMULPS      Z5, Z5, Z26
-	VFMADD213PS Z5, Z26, Z25
-	VADDPS      vmconst<>+704(SB), Z25, Z5
+	VMOVUPS     vmconst<>+384(SB), Z9
+	VFMADD231PS vmconst<>+320(SB), Z5, Z9
+	VFMADD213PS vmconst<>+448(SB), Z5, Z9
+	VFMADD213PS vmconst<>+512(SB), Z5, Z9
+	VFMADD213PS vmconst<>+576(SB), Z5, Z9
+	VFMADD213PS vmconst<>+640(SB), Z5, Z9
+	VMULPS      Z5, Z5, Z10
+	VFMADD213PS Z5, Z10, Z9
+	VADDPS      vmconst<>+704(SB), Z9, Z5
 	VSCALEFPS   Z8, Z5, Z5
 	VMOVUPS     vmconst<>+0(SB), Z8
 	VMAXPS      Z6, Z8, Z6
@@ -12277,15 +12292,15 @@ op4:
 	VRNDSCALEPS $0x00, Z8, Z8
 	VFMADD231PS vmconst<>+192(SB), Z8, Z6
 	VFMADD231PS vmconst<>+256(SB), Z8, Z6
-	VMOVUPS     vmconst<>+384(SB), Z25
-	VFMADD231PS vmconst<>+320(SB), Z6, Z25
-	VFMADD213PS vmconst<>+448(SB), Z6, Z25
-	VFMADD213PS vmconst<>+512(SB), Z6, Z25
-	VFMADD213PS vmconst<>+576(SB), Z6, Z25
-	VFMADD213PS vmconst<>+640(SB), Z6, Z25
-	VMULPS      Z6, Z6, Z26
-	VFMADD213PS Z6, Z26, Z25
-	VADDPS      vmconst<>+704(SB), Z25, Z6
+	VMOVUPS     vmconst<>+384(SB), Z9
+	VFMADD231PS vmconst<>+320(SB), Z6, Z9
+	VFMADD213PS vmconst<>+448(SB), Z6, Z9
+	VFMADD213PS vmconst<>+512(SB), Z6, Z9
+	VFMADD213PS vmconst<>+576(SB), Z6, Z9
+	VFMADD213PS vmconst<>+640(SB), Z6, Z9
+	VMULPS      Z6, Z6, Z10
+	VFMADD213PS Z6, Z10, Z9
+	VADDPS      vmconst<>+704(SB), Z9, Z6
 	VSCALEFPS   Z8, Z6, Z6
 	VMOVUPS     vmconst<>+0(SB), Z8
 	VMAXPS      Z7, Z8, Z7
@@ -12295,628 +12310,1733 @@ op4:
 	VRNDSCALEPS $0x00, Z8, Z8
 	VFMADD231PS vmconst<>+192(SB), Z8, Z7
 	VFMADD231PS vmconst<>+256(SB), Z8, Z7
-	VMOVUPS     vmconst<>+384(SB), Z25
-	VFMADD231PS vmconst<>+320(SB), Z7, Z25
-	VFMADD213PS vmconst<>+448(SB), Z7, Z25
-	VFMADD213PS vmconst<>+512(SB), Z7, Z25
-	VFMADD213PS vmconst<>+576(SB), Z7, Z25
-	VFMADD213PS vmconst<>+640(SB), Z7, Z25
-	VMULPS      Z7, Z7, Z26
-	VFMADD213PS Z7, Z26, Z25
-	VADDPS      vmconst<>+704(SB), Z25, Z7
+	VMOVUPS     vmconst<>+384(SB), Z9
+	VFMADD231PS vmconst<>+320(SB), Z7, Z9
+	VFMADD213PS vmconst<>+448(SB), Z7, Z9
+	VFMADD213PS vmconst<>+512(SB), Z7, Z9
+	VFMADD213PS vmconst<>+576(SB), Z7, Z9
+	VFMADD213PS vmconst<>+640(SB), Z7, Z9
+	VMULPS      Z7, Z7, Z10
+	VFMADD213PS Z7, Z10, Z9
+	VADDPS      vmconst<>+704(SB), Z9, Z7
 	VSCALEFPS   Z8, Z7, Z7
 	JMP         next
 
 op5:
 	VMOVUPS     vmconst<>+896(SB), Z8
 	VMAXPS      Z0, Z8, Z8
-	VMOVUPS     vmconst<>+64(SB), Z25
-	VMINPS      Z8, Z25, Z8
-	VMULPS      vmconst<>+128(SB), Z8, Z25
-	VRNDSCALEPS $0x00, Z25, Z25
-	VFMADD231PS vmconst<>+192(SB), Z25, Z8
-	VFMADD231PS vmconst<>+256(SB), Z25, Z8
-	VMOVUPS     vmconst<>+384(SB), Z26
-	VFMADD231PS vmconst<>+320(SB), Z8, Z26
-	VFMADD213PS vmconst<>+448(SB), Z8, Z26
-	VFMADD213PS vmconst<>+512(SB), Z8, Z26
-	VFMADD213PS vmconst<>+576(SB), Z8, Z26
-	VFMADD213PS vmconst<>+640(SB), Z8, Z26
-	VMULPS      Z8, Z8, Z27
-	VFMADD213PS Z8, Z27, Z26
+	VMOVUPS     vmconst<>+64(SB), Z9
+	VMINPS      Z8, Z9, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z9
+	VRNDSCALEPS $0x00, Z9, Z9
+	VFMADD231PS vmconst<>+192(SB), Z9, Z8
+	VFMADD231PS vmconst<>+256(SB), Z9, Z8
+	VMOVUPS     vmconst<>+384(SB), Z10
+	VFMADD231PS vmconst<>+320(SB), Z8, Z10
+	VFMADD213PS vmconst<>+448(SB), Z8, Z10
+	VFMADD213PS vmconst<>+512(SB), Z8, Z10
+	VFMADD213PS vmconst<>+576(SB), Z8, Z10
+	VFMADD213PS vmconst<>+640(SB), Z8, Z10
+	VMULPS      Z8, Z8, Z11
+	VFMADD213PS Z8, Z11, Z10
 	VMOVUPS     vmconst<>+640(SB), Z8
-	VSCALEFPS   Z25, Z8, Z8
-	VSUBPS      vmconst<>+640(SB), Z8, Z25
-	VFMADD213PS Z25, Z26, Z8
+	VSCALEFPS   Z9, Z8, Z8
+	VSUBPS      vmconst<>+640(SB), Z8, Z9
+	VFMADD213PS Z9, Z10, Z8
 	VADDPS      Z8, Z8, Z8
-	VPANDD      vmconst<>+1024(SB), Z0, Z25
-	VCMPPS      $0x11, vmconst<>+1088(SB), Z25, K1
-	VBLENDMPS   Z0, Z8, K1, Z9
-	VMOVUPS     Z9, Z0
+	VPANDD      vmconst<>+1024(SB), Z0, Z9
+	VCMPPS      $0x11, vmconst<>+1088(SB), Z9, K1
+	VBLENDMPS   Z0, Z8, K1, Z8
+	VMOVUPS     Z8, Z0
 	VMOVUPS     vmconst<>+896(SB), Z8
 	VMAXPS      Z1, Z8, Z8
-	VMOVUPS     vmconst<>+64(SB), Z25
-	VMINPS      Z8, Z25, Z8
-	VMULPS      vmconst<>+128(SB), Z8, Z25
-	VRNDSCALEPS $0x00, Z25, Z25
-	VFMADD231PS vmconst<>+192(SB), Z25, Z8
-	VFMADD231PS vmconst<>+256(SB), Z25, Z8
-	VMOVUPS     vmconst<>+384(SB), Z26
-	VFMADD231PS vmconst<>+320(SB), Z8, Z26
-	VFMADD213PS vmconst<>+448(SB), Z8, Z26
-	VFMADD213PS vmconst<>+512(SB), Z8, Z26
-	VFMADD213PS vmconst<>+576(SB), Z8, Z26
-	VFMADD213PS vmconst<>+640(SB), Z8, Z26
-	VMULPS      Z8, Z8, Z27
-	VFMADD213PS Z8, Z27, Z26
+	VMOVUPS     vmconst<>+64(SB), Z9
+	VMINPS      Z8, Z9, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z9
+	VRNDSCALEPS $0x00, Z9, Z9
+	VFMADD231PS vmconst<>+192(SB), Z9, Z8
+	VFMADD231PS vmconst<>+256(SB), Z9, Z8
+	VMOVUPS     vmconst<>+384(SB), Z10
+	VFMADD231PS vmconst<>+320(SB), Z8, Z10
+	VFMADD213PS vmconst<>+448(SB), Z8, Z10
+	VFMADD213PS vmconst<>+512(SB), Z8, Z10
+	VFMADD213PS vmconst<>+576(SB), Z8, Z10
+	VFMADD213PS vmconst<>+640(SB), Z8, Z10
+	VMULPS      Z8, Z8, Z11
+	VFMADD213PS Z8, Z11, Z10
 	VMOVUPS     vmconst<>+640(SB), Z8
-	VSCALEFPS   Z25, Z8, Z8
-	VSUBPS      vmconst<>+640(SB), Z8, Z25
-	VFMADD213PS Z25, Z26, Z8
+	VSCALEFPS   Z9, Z8, Z8
+	VSUBPS      vmconst<>+640(SB), Z8, Z9
+	VFMADD213PS Z9, Z10, Z8
 	VADDPS      Z8, Z8, Z8
-	VPANDD      vmconst<>+1024(SB), Z1, Z25
-	VCMPPS      $0x11, vmconst<>+1088(SB), Z25, K1
-	VBLENDMPS   Z1, Z8, K1, Z10
-	VMOVUPS     Z10, Z1
+	VPANDD      vmconst<>+1024(SB), Z1, Z9
+	VCMPPS      $0x11, vmconst<>+1088(SB), Z9, K1
+	VBLENDMPS   Z1, Z8, K1, Z8
+	VMOVUPS     Z8, Z1
 	VMOVUPS     vmconst<>+896(SB), Z8
 	VMAXPS      Z2, Z8, Z8
-	VMOVUPS     vmconst<>+64(SB), Z25
-	VMINPS      Z8, Z25, Z8
-	VMULPS      vmconst<>+128(SB), Z8, Z25
-	VRNDSCALEPS $0x00, Z25, Z25
-	VFMADD231PS vmconst<>+192(SB), Z25, Z8
-	VFMADD231PS vmconst<>+256(SB), Z25, Z8
-	VMOVUPS     vmconst<>+384(SB), Z26
-	VFMADD231PS vmconst<>+320(SB), Z8, Z26
-	VFMADD213PS vmconst<>+448(SB), Z8, Z26
-	VFMADD213PS vmconst<>+512(SB), Z8, Z26
-	VFMADD213PS vmconst<>+576(SB), Z8, Z26
-	VFMADD213PS vmconst<>+640(SB), Z8, Z26
-	VMULPS      Z8, Z8, Z27
-	VFMADD213PS Z8, Z27, Z26
+	VMOVUPS     vmconst<>+64(SB), Z9
+	VMINPS      Z8, Z9, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z9
+	VRNDSCALEPS $0x00, Z9, Z9
+	VFMADD231PS vmconst<>+192(SB), Z9, Z8
+	VFMADD231PS vmconst<>+256(SB), Z9, Z8
+	VMOVUPS     vmconst<>+384(SB), Z10
+	VFMADD231PS vmconst<>+320(SB), Z8, Z10
+	VFMADD213PS vmconst<>+448(SB), Z8, Z10
+	VFMADD213PS vmconst<>+512(SB), Z8, Z10
+	VFMADD213PS vmconst<>+576(SB), Z8, Z10
+	VFMADD213PS vmconst<>+640(SB), Z8, Z10
+	VMULPS      Z8, Z8, Z11
+	VFMADD213PS Z8, Z11, Z10
 	VMOVUPS     vmconst<>+640(SB), Z8
-	VSCALEFPS   Z25, Z8, Z8
-	VSUBPS      vmconst<>+640(SB), Z8, Z25
-	VFMADD213PS Z25, Z26, Z8
+	VSCALEFPS   Z9, Z8, Z8
+	VSUBPS      vmconst<>+640(SB), Z8, Z9
+	VFMADD213PS Z9, Z10, Z8
 	VADDPS      Z8, Z8, Z8
-	VPANDD      vmconst<>+1024(SB), Z2, Z25
-	VCMPPS      $0x11, vmconst<>+1088(SB), Z25, K1
-	VBLENDMPS   Z2, Z8, K1, Z11
-	VMOVUPS     Z11, Z2
+	VPANDD      vmconst<>+1024(SB), Z2, Z9
+	VCMPPS      $0x11, vmconst<>+1088(SB), Z9, K1
+	VBLENDMPS   Z2, Z8, K1, Z8
+	VMOVUPS     Z8, Z2
 	VMOVUPS     vmconst<>+896(SB), Z8
 	VMAXPS      Z3, Z8, Z8
-	VMOVUPS     vmconst<>+64(SB), Z25
-	VMINPS      Z8, Z25, Z8
-	VMULPS      vmconst<>+128(SB), Z8, Z25
-	VRNDSCALEPS $0x00, Z25, Z25
-	VFMADD231PS vmconst<>+192(SB), Z25, Z8
-	VFMADD231PS vmconst<>+256(SB), Z25, Z8
-	VMOVUPS     vmconst<>+384(SB), Z26
-	VFMADD231PS vmconst<>+320(SB), Z8, Z26
-	VFMADD213PS vmconst<>+448(SB), Z8, Z26
-	VFMADD213PS vmconst<>+512(SB), Z8, Z26
-	VFMADD213PS vmconst<>+576(SB), Z8, Z26
-	VFMADD213PS vmconst<>+640(SB), Z8, Z26
-	VMULPS      Z8, Z8, Z27
-	VFMADD213PS Z8, Z27, Z26
+	VMOVUPS     vmconst<>+64(SB), Z9
+	VMINPS      Z8, Z9, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z9
+	VRNDSCALEPS $0x00, Z9, Z9
+	VFMADD231PS vmconst<>+192(SB), Z9, Z8
+	VFMADD231PS vmconst<>+256(SB), Z9, Z8
+	VMOVUPS     vmconst<>+384(SB), Z10
+	VFMADD231PS vmconst<>+320(SB), Z8, Z10
+	VFMADD213PS vmconst<>+448(SB), Z8, Z10
+	VFMADD213PS vmconst<>+512(SB), Z8, Z10
+	VFMADD213PS vmconst<>+576(SB), Z8, Z10
+	VFMADD213PS vmconst<>+640(SB), Z8, Z10
+	VMULPS      Z8, Z8, Z11
+	VFMADD213PS Z8, Z11, Z10
 	VMOVUPS     vmconst<>+640(SB), Z8
-	VSCALEFPS   Z25, Z8, Z8
-	VSUBPS      vmconst<>+640(SB), Z8, Z25
-	VFMADD213PS Z25, Z26, Z8
+	VSCALEFPS   Z9, Z8, Z8
+	VSUBPS      vmconst<>+640(SB), Z8, Z9
+	VFMADD213PS Z9, Z10, Z8
 	VADDPS      Z8, Z8, Z8
-	VPANDD      vmconst<>+1024(SB), Z3, Z25
-	VCMPPS      $0x11, vmconst<>+1088(SB), Z25, K1
-	VBLENDMPS   Z3, Z8, K1, Z12
-	VMOVUPS     Z12, Z3
+	VPANDD      vmconst<>+1024(SB), Z3, Z9
+	VCMPPS      $0x11, vmconst<>+1088(SB), Z9, K1
+	VBLENDMPS   Z3, Z8, K1, Z8
+	VMOVUPS     Z8, Z3
 	VMOVUPS     vmconst<>+896(SB), Z8
 	VMAXPS      Z4, Z8, Z8
-	VMOVUPS     vmconst<>+64(SB), Z25
-	VMINPS      Z8, Z25, Z8
-	VMULPS      vmconst<>+128(SB), Z8, Z25
-	VRNDSCALEPS $0x00, Z25, Z25
-	VFMADD231PS vmconst<>+192(SB), Z25, Z8
-	VFMADD231PS vmconst<>+256(SB), Z25, Z8
-	VMOVUPS     vmconst<>+384(SB), Z26
-	VFMADD231PS vmconst<>+320(SB), Z8, Z26
-	VFMADD213PS vmconst<>+448(SB), Z8, Z26
-	VFMADD213PS vmconst<>+512(SB), Z8, Z26
-	VFMADD213PS vmconst<>+576(SB), Z8, Z26
-	VFMADD213PS vmconst<>+640(SB), Z8, Z26
-	VMULPS      Z8, Z8, Z27
-	VFMADD213PS Z8, Z27, Z26
+	VMOVUPS     vmconst<>+64(SB), Z9
+	VMINPS      Z8, Z9, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z9
+	VRNDSCALEPS $0x00, Z9, Z9
+	VFMADD231PS vmconst<>+192(SB), Z9, Z8
+	VFMADD231PS vmconst<>+256(SB), Z9, Z8
+	VMOVUPS     vmconst<>+384(SB), Z10
+	VFMADD231PS vmconst<>+320(SB), Z8, Z10
+	VFMADD213PS vmconst<>+448(SB), Z8, Z10
+	VFMADD213PS vmconst<>+512(SB), Z8, Z10
+	VFMADD213PS vmconst<>+576(SB), Z8, Z10
+	VFMADD213PS vmconst<>+640(SB), Z8, Z10
+	VMULPS      Z8, Z8, Z11
+	VFMADD213PS Z8, Z11, Z10
 	VMOVUPS     vmconst<>+640(SB), Z8
-	VSCALEFPS   Z25, Z8, Z8
-	VSUBPS      vmconst<>+640(SB), Z8, Z25
-	VFMADD213PS Z25, Z26, Z8
+	VSCALEFPS   Z9, Z8, Z8
+	VSUBPS      vmconst<>+640(SB), Z8, Z9
+	VFMADD213PS Z9, Z10, Z8
 	VADDPS      Z8, Z8, Z8
-	VPANDD      vmconst<>+1024(SB), Z4, Z25
-	VCMPPS      $0x11, vmconst<>+1088(SB), Z25, K1
-	VBLENDMPS   Z4, Z8, K1, Z13
-	VMOVUPS     Z13, Z4
+	VPANDD      vmconst<>+1024(SB), Z4, Z9
+	VCMPPS      $0x11, vmconst<>+1088(SB), Z9, K1
+	VBLENDMPS   Z4, Z8, K1, Z8
+	VMOVUPS     Z8, Z4
 	VMOVUPS     vmconst<>+896(SB), Z8
 	VMAXPS      Z5, Z8, Z8
-	VMOVUPS     vmconst<>+64(SB), Z25
-	VMINPS      Z8, Z25, Z8
-	VMULPS      vmconst<>+128(SB), Z8, Z25
-	VRNDSCALEPS $0x00, Z25, Z25
-	VFMADD231PS vmconst<>+192(SB), Z25, Z8
-	VFMADD231PS vmconst<>+256(SB), Z25, Z8
-	VMOVUPS     vmconst<>+384(SB), Z26
-	VFMADD231PS vmconst<>+320(SB), Z8, Z26
-	VFMADD213PS vmconst<>+448(SB), Z8, Z26
-	VFMADD213PS vmconst<>+512(SB), Z8, Z26
-	VFMADD213PS vmconst<>+576(SB), Z8, Z26
-	VFMADD213PS vmconst<>+640(SB), Z8, Z26
-	VMULPS      Z8, Z8, Z27
-	VFMADD213PS Z8, Z27, Z26
+	VMOVUPS     vmconst<>+64(SB), Z9
+	VMINPS      Z8, Z9, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z9
+	VRNDSCALEPS $0x00, Z9, Z9
+	VFMADD231PS vmconst<>+192(SB), Z9, Z8
+	VFMADD231PS vmconst<>+256(SB), Z9, Z8
+	VMOVUPS     vmconst<>+384(SB), Z10
+	VFMADD231PS vmconst<>+320(SB), Z8, Z10
+	VFMADD213PS vmconst<>+448(SB), Z8, Z10
+	VFMADD213PS vmconst<>+512(SB), Z8, Z10
+	VFMADD213PS vmconst<>+576(SB), Z8, Z10
+	VFMADD213PS vmconst<>+640(SB), Z8, Z10
+	VMULPS      Z8, Z8, Z11
+	VFMADD213PS Z8, Z11, Z10
 	VMOVUPS     vmconst<>+640(SB), Z8
-	VSCALEFPS   Z25, Z8, Z8
-	VSUBPS      vmconst<>+640(SB), Z8, Z25
-	VFMADD213PS Z25, Z26, Z8
+	VSCALEFPS   Z9, Z8, Z8
+	VSUBPS      vmconst<>+640(SB), Z8, Z9
+	VFMADD213PS Z9, Z10, Z8
 	VADDPS      Z8, Z8, Z8
-	VPANDD      vmconst<>+1024(SB), Z5, Z25
-	VCMPPS      $0x11, vmconst<>+1088(SB), Z25, K1
-	VBLENDMPS   Z5, Z8, K1, Z14
-	VMOVUPS     Z14, Z5
+	VPANDD      vmconst<>+1024(SB), Z5, Z9
+	VCMPPS      $0x11, vmconst<>+1088(SB), Z9, K1
+	VBLENDMPS   Z5, Z8, K1, Z8
+	VMOVUPS     Z8, Z5
 	VMOVUPS     vmconst<>+896(SB), Z8
 	VMAXPS      Z6, Z8, Z8
-	VMOVUPS     vmconst<>+64(SB), Z25
-	VMINPS      Z8, Z25, Z8
-	VMULPS      vmconst<>+128(SB), Z8, Z25
-	VRNDSCALEPS $0x00, Z25, Z25
-	VFMADD231PS vmconst<>+192(SB), Z25, Z8
-	VFMADD231PS vmconst<>+256(SB), Z25, Z8
-	VMOVUPS     vmconst<>+384(SB), Z26
-	VFMADD231PS vmconst<>+320(SB), Z8, Z26
-	VFMADD213PS vmconst<>+448(SB), Z8, Z26
-	VFMADD213PS vmconst<>+512(SB), Z8, Z26
-	VFMADD213PS vmconst<>+576(SB), Z8, Z26
-	VFMADD213PS vmconst<>+640(SB), Z8, Z26
-	VMULPS      Z8, Z8, Z27
-	VFMADD213PS Z8, Z27, Z26
+	VMOVUPS     vmconst<>+64(SB), Z9
+	VMINPS      Z8, Z9, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z9
+	VRNDSCALEPS $0x00, Z9, Z9
+	VFMADD231PS vmconst<>+192(SB), Z9, Z8
+	VFMADD231PS vmconst<>+256(SB), Z9, Z8
+	VMOVUPS     vmconst<>+384(SB), Z10
+	VFMADD231PS vmconst<>+320(SB), Z8, Z10
+	VFMADD213PS vmconst<>+448(SB), Z8, Z10
+	VFMADD213PS vmconst<>+512(SB), Z8, Z10
+	VFMADD213PS vmconst<>+576(SB), Z8, Z10
+	VFMADD213PS vmconst<>+640(SB), Z8, Z10
+	VMULPS      Z8, Z8, Z11
+	VFMADD213PS Z8, Z11, Z10
 	VMOVUPS     vmconst<>+640(SB), Z8
-	VSCALEFPS   Z25, Z8, Z8
-	VSUBPS      vmconst<>+640(SB), Z8, Z25
-	VFMADD213PS Z25, Z26, Z8
+	VSCALEFPS   Z9, Z8, Z8
+	VSUBPS      vmconst<>+640(SB), Z8, Z9
+	VFMADD213PS Z9, Z10, Z8
 	VADDPS      Z8, Z8, Z8
-	VPANDD      vmconst<>+1024(SB), Z6, Z25
-	VCMPPS      $0x11, vmconst<>+1088(SB), Z25, K1
-	VBLENDMPS   Z6, Z8, K1, Z15
-	VMOVUPS     Z15, Z6
+	VPANDD      vmconst<>+1024(SB), Z6, Z9
+	VCMPPS      $0x11, vmconst<>+1088(SB), Z9, K1
+	VBLENDMPS   Z6, Z8, K1, Z8
+	VMOVUPS     Z8, Z6
 	VMOVUPS     vmconst<>+896(SB), Z8
 	VMAXPS      Z7, Z8, Z8
-	VMOVUPS     vmconst<>+64(SB), Z25
-	VMINPS      Z8, Z25, Z8
-	VMULPS      vmconst<>+128(SB), Z8, Z25
-	VRNDSCALEPS $0x00, Z25, Z25
-	VFMADD231PS vmconst<>+192(SB), Z25, Z8
-	VFMADD231PS vmconst<>+256(SB), Z25, Z8
-	VMOVUPS     vmconst<>+384(SB), Z26
-	VFMADD231PS vmconst<>+320(SB), Z8, Z26
-	VFMADD213PS vmconst<>+448(SB), Z8, Z26
-	VFMADD213PS vmconst<>+512(SB), Z8, Z26
-	VFMADD213PS vmconst<>+576(SB), Z8, Z26
-	VFMADD213PS vmconst<>+640(SB), Z8, Z26
-	VMULPS      Z8, Z8, Z27
-	VFMADD213PS Z8, Z27, Z26
+	VMOVUPS     vmconst<>+64(SB), Z9
+	VMINPS      Z8, Z9, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z9
+	VRNDSCALEPS $0x00, Z9, Z9
+	VFMADD231PS vmconst<>+192(SB), Z9, Z8
+	VFMADD231PS vmconst<>+256(SB), Z9, Z8
+	VMOVUPS     vmconst<>+384(SB), Z10
+	VFMADD231PS vmconst<>+320(SB), Z8, Z10
+	VFMADD213PS vmconst<>+448(SB), Z8, Z10
+	VFMADD213PS vmconst<>+512(SB), Z8, Z10
+	VFMADD213PS vmconst<>+576(SB), Z8, Z10
+	VFMADD213PS vmconst<>+640(SB), Z8, Z10
+	VMULPS      Z8, Z8, Z11
+	VFMADD213PS Z8, Z11, Z10
 	VMOVUPS     vmconst<>+640(SB), Z8
-	VSCALEFPS   Z25, Z8, Z8
-	VSUBPS      vmconst<>+640(SB), Z8, Z25
-	VFMADD213PS Z25, Z26, Z8
+	VSCALEFPS   Z9, Z8, Z8
+	VSUBPS      vmconst<>+640(SB), Z8, Z9
+	VFMADD213PS Z9, Z10, Z8
 	VADDPS      Z8, Z8, Z8
-	VPANDD      vmconst<>+1024(SB), Z7, Z25
-	VCMPPS      $0x11, vmconst<>+1088(SB), Z25, K1
-	VBLENDMPS   Z7, Z8, K1, Z16
-	VMOVUPS     Z16, Z7
+	VPANDD      vmconst<>+1024(SB), Z7, Z9
+	VCMPPS      $0x11, vmconst<>+1088(SB), Z9, K1
+	VBLENDMPS   Z7, Z8, K1, Z8
+	VMOVUPS     Z8, Z7
 	JMP         next
 
 op6:
-	VPANDD      vmconst<>+1024(SB), Z0, Z8
-	VMOVUPS     vmconst<>+2560(SB), Z25
-	VMINPS      Z8, Z25, Z8
-	VPSRLD      $0x16, Z8, Z25
-	VPSUBD      vmconst<>+2624(SB), Z25, Z25
-	VPMAXSD     vmconst<>+1280(SB), Z25, Z25
-	VPERMPS     vmconst<>+2688(SB), Z25, Z26
-	VSUBPS      Z26, Z8, Z8
-	VPERMPS     vmconst<>+2752(SB), Z25, Z26
-	VPERMPS     vmconst<>+2816(SB), Z25, Z27
-	VMOVUPS     Z8, Z28
-	VFMADD213PS Z27, Z26, Z28
-	VPERMPS     vmconst<>+2880(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+2944(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3008(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3072(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3136(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3200(SB), Z25, Z25
-	VFMADD213PS Z25, Z8, Z28
-	VPANDD      vmconst<>+3264(SB), Z0, Z0
-	VPXORD      Z0, Z28, Z0
-	VPANDD      vmconst<>+1024(SB), Z1, Z8
-	VMOVUPS     vmconst<>+2560(SB), Z25
-	VMINPS      Z8, Z25, Z8
-	VPSRLD      $0x16, Z8, Z25
-	VPSUBD      vmconst<>+2624(SB), Z25, Z25
-	VPMAXSD     vmconst<>+1280(SB), Z25, Z25
-	VPERMPS     vmconst<>+2688(SB), Z25, Z26
-	VSUBPS      Z26, Z8, Z8
-	VPERMPS     vmconst<>+2752(SB), Z25, Z26
-	VPERMPS     vmconst<>+2816(SB), Z25, Z27
-	VMOVUPS     Z8, Z28
-	VFMADD213PS Z27, Z26, Z28
-	VPERMPS     vmconst<>+2880(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+2944(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3008(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3072(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3136(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3200(SB), Z25, Z25
-	VFMADD213PS Z25, Z8, Z28
-	VPANDD      vmconst<>+3264(SB), Z1, Z1
-	VPXORD      Z1, Z28, Z1
-	VPANDD      vmconst<>+1024(SB), Z2, Z8
-	VMOVUPS     vmconst<>+2560(SB), Z25
-	VMINPS      Z8, Z25, Z8
-	VPSRLD      $0x16, Z8, Z25
-	VPSUBD      vmconst<>+2624(SB), Z25, Z25
-	VPMAXSD     vmconst<>+1280(SB), Z25, Z25
-	VPERMPS     vmconst<>+2688(SB), Z25, Z26
-	VSUBPS      Z26, Z8, Z8
-	VPERMPS     vmconst<>+2752(SB), Z25, Z26
-	VPERMPS     vmconst<>+2816(SB), Z25, Z27
-	VMOVUPS     Z8, Z28
-	VFMADD213PS Z27, Z26, Z28
-	VPERMPS     vmconst<>+2880(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+2944(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3008(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3072(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3136(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3200(SB), Z25, Z25
-	VFMADD213PS Z25, Z8, Z28
-	VPANDD      vmconst<>+3264(SB), Z2, Z2
-	VPXORD      Z2, Z28, Z2
-	VPANDD      vmconst<>+1024(SB), Z3, Z8
-	VMOVUPS     vmconst<>+2560(SB), Z25
-	VMINPS      Z8, Z25, Z8
-	VPSRLD      $0x16, Z8, Z25
-	VPSUBD      vmconst<>+2624(SB), Z25, Z25
-	VPMAXSD     vmconst<>+1280(SB), Z25, Z25
-	VPERMPS     vmconst<>+2688(SB), Z25, Z26
-	VSUBPS      Z26, Z8, Z8
-	VPERMPS     vmconst<>+2752(SB), Z25, Z26
-	VPERMPS     vmconst<>+2816(SB), Z25, Z27
-	VMOVUPS     Z8, Z28
-	VFMADD213PS Z27, Z26, Z28
-	VPERMPS     vmconst<>+2880(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+2944(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3008(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3072(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3136(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3200(SB), Z25, Z25
-	VFMADD213PS Z25, Z8, Z28
-	VPANDD      vmconst<>+3264(SB), Z3, Z3
-	VPXORD      Z3, Z28, Z3
-	VPANDD      vmconst<>+1024(SB), Z4, Z8
-	VMOVUPS     vmconst<>+2560(SB), Z25
-	VMINPS      Z8, Z25, Z8
-	VPSRLD      $0x16, Z8, Z25
-	VPSUBD      vmconst<>+2624(SB), Z25, Z25
-	VPMAXSD     vmconst<>+1280(SB), Z25, Z25
-	VPERMPS     vmconst<>+2688(SB), Z25, Z26
-	VSUBPS      Z26, Z8, Z8
-	VPERMPS     vmconst<>+2752(SB), Z25, Z26
-	VPERMPS     vmconst<>+2816(SB), Z25, Z27
-	VMOVUPS     Z8, Z28
-	VFMADD213PS Z27, Z26, Z28
-	VPERMPS     vmconst<>+2880(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+2944(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3008(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3072(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3136(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3200(SB), Z25, Z25
-	VFMADD213PS Z25, Z8, Z28
-	VPANDD      vmconst<>+3264(SB), Z4, Z4
-	VPXORD      Z4, Z28, Z4
-	VPANDD      vmconst<>+1024(SB), Z5, Z8
-	VMOVUPS     vmconst<>+2560(SB), Z25
-	VMINPS      Z8, Z25, Z8
-	VPSRLD      $0x16, Z8, Z25
-	VPSUBD      vmconst<>+2624(SB), Z25, Z25
-	VPMAXSD     vmconst<>+1280(SB), Z25, Z25
-	VPERMPS     vmconst<>+2688(SB), Z25, Z26
-	VSUBPS      Z26, Z8, Z8
-	VPERMPS     vmconst<>+2752(SB), Z25, Z26
-	VPERMPS     vmconst<>+2816(SB), Z25, Z27
-	VMOVUPS     Z8, Z28
-	VFMADD213PS Z27, Z26, Z28
-	VPERMPS     vmconst<>+2880(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+2944(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3008(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3072(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3136(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3200(SB), Z25, Z25
-	VFMADD213PS Z25, Z8, Z28
-	VPANDD      vmconst<>+3264(SB), Z5, Z5
-	VPXORD      Z5, Z28, Z5
-	VPANDD      vmconst<>+1024(SB), Z6, Z8
-	VMOVUPS     vmconst<>+2560(SB), Z25
-	VMINPS      Z8, Z25, Z8
-	VPSRLD      $0x16, Z8, Z25
-	VPSUBD      vmconst<>+2624(SB), Z25, Z25
-	VPMAXSD     vmconst<>+1280(SB), Z25, Z25
-	VPERMPS     vmconst<>+2688(SB), Z25, Z26
-	VSUBPS      Z26, Z8, Z8
-	VPERMPS     vmconst<>+2752(SB), Z25, Z26
-	VPERMPS     vmconst<>+2816(SB), Z25, Z27
-	VMOVUPS     Z8, Z28
-	VFMADD213PS Z27, Z26, Z28
-	VPERMPS     vmconst<>+2880(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+2944(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3008(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3072(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3136(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3200(SB), Z25, Z25
-	VFMADD213PS Z25, Z8, Z28
-	VPANDD      vmconst<>+3264(SB), Z6, Z6
-	VPXORD      Z6, Z28, Z6
-	VPANDD      vmconst<>+1024(SB), Z7, Z8
-	VMOVUPS     vmconst<>+2560(SB), Z25
-	VMINPS      Z8, Z25, Z8
-	VPSRLD      $0x16, Z8, Z25
-	VPSUBD      vmconst<>+2624(SB), Z25, Z25
-	VPMAXSD     vmconst<>+1280(SB), Z25, Z25
-	VPERMPS     vmconst<>+2688(SB), Z25, Z26
-	VSUBPS      Z26, Z8, Z8
-	VPERMPS     vmconst<>+2752(SB), Z25, Z26
-	VPERMPS     vmconst<>+2816(SB), Z25, Z27
-	VMOVUPS     Z8, Z28
-	VFMADD213PS Z27, Z26, Z28
-	VPERMPS     vmconst<>+2880(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+2944(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3008(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3072(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3136(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3200(SB), Z25, Z25
-	VFMADD213PS Z25, Z8, Z28
-	VPANDD      vmconst<>+3264(SB), Z7, Z7
-	VPXORD      Z7, Z28, Z7
+	VCMPPS      $0x11, vmconst<>+1152(SB), Z0, K1
+	VMULPS      vmconst<>+1216(SB), Z0, Z8
+	VMOVUPS     Z0, Z9
+	VBLENDMPS   Z8, Z9, K1, Z9
+	VMOVUPS     vmconst<>+1280(SB), Z8
+	VBLENDMPS   vmconst<>+1344(SB), Z8, K1, Z8
+	VPSUBD      vmconst<>+1408(SB), Z9, Z9
+	VPSRAD      $0x17, Z9, Z10
+	VPADDD      Z8, Z10, Z8
+	VPANDD      vmconst<>+1472(SB), Z9, Z9
+	VPADDD      vmconst<>+1408(SB), Z9, Z9
+	VSUBPS      vmconst<>+704(SB), Z9, Z9
+	VMULPS      Z9, Z9, Z10
+	VMOVUPS     vmconst<>+1600(SB), Z11
+	VFMADD231PS vmconst<>+1536(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1664(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1728(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1792(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1856(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1920(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1984(SB), Z9, Z11
+	VFMADD213PS vmconst<>+2048(SB), Z9, Z11
+	VMULPS      Z9, Z11, Z11
+	VMULPS      Z10, Z11, Z11
+	VCVTDQ2PS   Z8, Z8
+	VFMADD231PS vmconst<>+2112(SB), Z8, Z11
+	VFMADD231PS vmconst<>+2176(SB), Z10, Z11
+	VADDPS      Z11, Z9, Z9
+	VFMADD231PS vmconst<>+2240(SB), Z8, Z9
+	VCMPPS      $0x05, vmconst<>+2304(SB), Z0, K1
+	VMOVUPS     Z9, Z8
+	VBLENDMPS   Z0, Z8, K1, Z8
+	VCMPPS      $0x00, vmconst<>+1280(SB), Z0, K1
+	VBLENDMPS   vmconst<>+2368(SB), Z8, K1, Z8
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z0, K1
+	VMOVUPS     Z8, Z0
+	VBLENDMPS   vmconst<>+2432(SB), Z0, K1, Z0
+	VCMPPS      $0x11, vmconst<>+1152(SB), Z1, K1
+	VMULPS      vmconst<>+1216(SB), Z1, Z8
+	VMOVUPS     Z1, Z9
+	VBLENDMPS   Z8, Z9, K1, Z9
+	VMOVUPS     vmconst<>+1280(SB), Z8
+	VBLENDMPS   vmconst<>+1344(SB), Z8, K1, Z8
+	VPSUBD      vmconst<>+1408(SB), Z9, Z9
+	VPSRAD      $0x17, Z9, Z10
+	VPADDD      Z8, Z10, Z8
+	VPANDD      vmconst<>+1472(SB), Z9, Z9
+	VPADDD      vmconst<>+1408(SB), Z9, Z9
+	VSUBPS      vmconst<>+704(SB), Z9, Z9
+	VMULPS      Z9, Z9, Z10
+	VMOVUPS     vmconst<>+1600(SB), Z11
+	VFMADD231PS vmconst<>+1536(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1664(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1728(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1792(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1856(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1920(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1984(SB), Z9, Z11
+	VFMADD213PS vmconst<>+2048(SB), Z9, Z11
+	VMULPS      Z9, Z11, Z11
+	VMULPS      Z10, Z11, Z11
+	VCVTDQ2PS   Z8, Z8
+	VFMADD231PS vmconst<>+2112(SB), Z8, Z11
+	VFMADD231PS vmconst<>+2176(SB), Z10, Z11
+	VADDPS      Z11, Z9, Z9
+	VFMADD231PS vmconst<>+2240(SB), Z8, Z9
+	VCMPPS      $0x05, vmconst<>+2304(SB), Z1, K1
+	VMOVUPS     Z9, Z8
+	VBLENDMPS   Z1, Z8, K1, Z8
+	VCMPPS      $0x00, vmconst<>+1280(SB), Z1, K1
+	VBLENDMPS   vmconst<>+2368(SB), Z8, K1, Z8
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z1, K1
+	VMOVUPS     Z8, Z1
+	VBLENDMPS   vmconst<>+2432(SB), Z1, K1, Z1
+	VCMPPS      $0x11, vmconst<>+1152(SB), Z2, K1
+	VMULPS      vmconst<>+1216(SB), Z2, Z8
+	VMOVUPS     Z2, Z9
+	VBLENDMPS   Z8, Z9, K1, Z9
+	VMOVUPS     vmconst<>+1280(SB), Z8
+	VBLENDMPS   vmconst<>+1344(SB), Z8, K1, Z8
+	VPSUBD      vmconst<>+1408(SB), Z9, Z9
+	VPSRAD      $0x17, Z9, Z10
+	VPADDD      Z8, Z10, Z8
+	VPANDD      vmconst<>+1472(SB), Z9, Z9
+	VPADDD      vmconst<>+1408(SB), Z9, Z9
+	VSUBPS      vmconst<>+704(SB), Z9, Z9
+	VMULPS      Z9, Z9, Z10
+	VMOVUPS     vmconst<>+1600(SB), Z11
+	VFMADD231PS vmconst<>+1536(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1664(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1728(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1792(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1856(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1920(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1984(SB), Z9, Z11
+	VFMADD213PS vmconst<>+2048(SB), Z9, Z11
+	VMULPS      Z9, Z11, Z11
+	VMULPS      Z10, Z11, Z11
+	VCVTDQ2PS   Z8, Z8
+	VFMADD231PS vmconst<>+2112(SB), Z8, Z11
+	VFMADD231PS vmconst<>+2176(SB), Z10, Z11
+	VADDPS      Z11, Z9, Z9
+	VFMADD231PS vmconst<>+2240(SB), Z8, Z9
+	VCMPPS      $0x05, vmconst<>+2304(SB), Z2, K1
+	VMOVUPS     Z9, Z8
+	VBLENDMPS   Z2, Z8, K1, Z8
+	VCMPPS      $0x00, vmconst<>+1280(SB), Z2, K1
+	VBLENDMPS   vmconst<>+2368(SB), Z8, K1, Z8
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z2, K1
+	VMOVUPS     Z8, Z2
+	VBLENDMPS   vmconst<>+2432(SB), Z2, K1, Z2
+	VCMPPS      $0x11, vmconst<>+1152(SB), Z3, K1
+	VMULPS      vmconst<>+1216(SB), Z3, Z8
+	VMOVUPS     Z3, Z9
+	VBLENDMPS   Z8, Z9, K1, Z9
+	VMOVUPS     vmconst<>+1280(SB), Z8
+	VBLENDMPS   vmconst<>+1344(SB), Z8, K1, Z8
+	VPSUBD      vmconst<>+1408(SB), Z9, Z9
+	VPSRAD      $0x17, Z9, Z10
+	VPADDD      Z8, Z10, Z8
+	VPANDD      vmconst<>+1472(SB), Z9, Z9
+	VPADDD      vmconst<>+1408(SB), Z9, Z9
+	VSUBPS      vmconst<>+704(SB), Z9, Z9
+	VMULPS      Z9, Z9, Z10
+	VMOVUPS     vmconst<>+1600(SB), Z11
+	VFMADD231PS vmconst<>+1536(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1664(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1728(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1792(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1856(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1920(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1984(SB), Z9, Z11
+	VFMADD213PS vmconst<>+2048(SB), Z9, Z11
+	VMULPS      Z9, Z11, Z11
+	VMULPS      Z10, Z11, Z11
+	VCVTDQ2PS   Z8, Z8
+	VFMADD231PS vmconst<>+2112(SB), Z8, Z11
+	VFMADD231PS vmconst<>+2176(SB), Z10, Z11
+	VADDPS      Z11, Z9, Z9
+	VFMADD231PS vmconst<>+2240(SB), Z8, Z9
+	VCMPPS      $0x05, vmconst<>+2304(SB), Z3, K1
+	VMOVUPS     Z9, Z8
+	VBLENDMPS   Z3, Z8, K1, Z8
+	VCMPPS      $0x00, vmconst<>+1280(SB), Z3, K1
+	VBLENDMPS   vmconst<>+2368(SB), Z8, K1, Z8
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z3, K1
+	VMOVUPS     Z8, Z3
+	VBLENDMPS   vmconst<>+2432(SB), Z3, K1, Z3
+	VCMPPS      $0x11, vmconst<>+1152(SB), Z4, K1
+	VMULPS      vmconst<>+1216(SB), Z4, Z8
+	VMOVUPS     Z4, Z9
+	VBLENDMPS   Z8, Z9, K1, Z9
+	VMOVUPS     vmconst<>+1280(SB), Z8
+	VBLENDMPS   vmconst<>+1344(SB), Z8, K1, Z8
+	VPSUBD      vmconst<>+1408(SB), Z9, Z9
+	VPSRAD      $0x17, Z9, Z10
+	VPADDD      Z8, Z10, Z8
+	VPANDD      vmconst<>+1472(SB), Z9, Z9
+	VPADDD      vmconst<>+1408(SB), Z9, Z9
+	VSUBPS      vmconst<>+704(SB), Z9, Z9
+	VMULPS      Z9, Z9, Z10
+	VMOVUPS     vmconst<>+1600(SB), Z11
+	VFMADD231PS vmconst<>+1536(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1664(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1728(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1792(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1856(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1920(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1984(SB), Z9, Z11
+	VFMADD213PS vmconst<>+2048(SB), Z9, Z11
+	VMULPS      Z9, Z11, Z11
+	VMULPS      Z10, Z11, Z11
+	VCVTDQ2PS   Z8, Z8
+	VFMADD231PS vmconst<>+2112(SB), Z8, Z11
+	VFMADD231PS vmconst<>+2176(SB), Z10, Z11
+	VADDPS      Z11, Z9, Z9
+	VFMADD231PS vmconst<>+2240(SB), Z8, Z9
+	VCMPPS      $0x05, vmconst<>+2304(SB), Z4, K1
+	VMOVUPS     Z9, Z8
+	VBLENDMPS   Z4, Z8, K1, Z8
+	VCMPPS      $0x00, vmconst<>+1280(SB), Z4, K1
+	VBLENDMPS   vmconst<>+2368(SB), Z8, K1, Z8
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z4, K1
+	VMOVUPS     Z8, Z4
+	VBLENDMPS   vmconst<>+2432(SB), Z4, K1, Z4
+	VCMPPS      $0x11, vmconst<>+1152(SB), Z5, K1
+	VMULPS      vmconst<>+1216(SB), Z5, Z8
+	VMOVUPS     Z5, Z9
+	VBLENDMPS   Z8, Z9, K1, Z9
+	VMOVUPS     vmconst<>+1280(SB), Z8
+	VBLENDMPS   vmconst<>+1344(SB), Z8, K1, Z8
+	VPSUBD      vmconst<>+1408(SB), Z9, Z9
+	VPSRAD      $0x17, Z9, Z10
+	VPADDD      Z8, Z10, Z8
+	VPANDD      vmconst<>+1472(SB), Z9, Z9
+	VPADDD      vmconst<>+1408(SB), Z9, Z9
+	VSUBPS      vmconst<>+704(SB), Z9, Z9
+	VMULPS      Z9, Z9, Z10
+	VMOVUPS     vmconst<>+1600(SB), Z11
+	VFMADD231PS vmconst<>+1536(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1664(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1728(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1792(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1856(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1920(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1984(SB), Z9, Z11
+	VFMADD213PS vmconst<>+2048(SB), Z9, Z11
+	VMULPS      Z9, Z11, Z11
+	VMULPS      Z10, Z11, Z11
+	VCVTDQ2PS   Z8, Z8
+	VFMADD231PS vmconst<>+2112(SB), Z8, Z11
+	VFMADD231PS vmconst<>+2176(SB), Z10, Z11
+	VADDPS      Z11, Z9, Z9
+	VFMADD231PS vmconst<>+2240(SB), Z8, Z9
+	VCMPPS      $0x05, vmconst<>+2304(SB), Z5, K1
+	VMOVUPS     Z9, Z8
+	VBLENDMPS   Z5, Z8, K1, Z8
+	VCMPPS      $0x00, vmconst<>+1280(SB), Z5, K1
+	VBLENDMPS   vmconst<>+2368(SB), Z8, K1, Z8
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z5, K1
+	VMOVUPS     Z8, Z5
+	VBLENDMPS   vmconst<>+2432(SB), Z5, K1, Z5
+	VCMPPS      $0x11, vmconst<>+1152(SB), Z6, K1
+	VMULPS      vmconst<>+1216(SB), Z6, Z8
+	VMOVUPS     Z6, Z9
+	VBLENDMPS   Z8, Z9, K1, Z9
+	VMOVUPS     vmconst<>+1280(SB), Z8
+	VBLENDMPS   vmconst<>+1344(SB), Z8, K1, Z8
+	VPSUBD      vmconst<>+1408(SB), Z9, Z9
+	VPSRAD      $0x17, Z9, Z10
+	VPADDD      Z8, Z10, Z8
+	VPANDD      vmconst<>+1472(SB), Z9, Z9
+	VPADDD      vmconst<>+1408(SB), Z9, Z9
+	VSUBPS      vmconst<>+704(SB), Z9, Z9
+	VMULPS      Z9, Z9, Z10
+	VMOVUPS     vmconst<>+1600(SB), Z11
+	VFMADD231PS vmconst<>+1536(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1664(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1728(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1792(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1856(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1920(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1984(SB), Z9, Z11
+	VFMADD213PS vmconst<>+2048(SB), Z9, Z11
+	VMULPS      Z9, Z11, Z11
+	VMULPS      Z10, Z11, Z11
+	VCVTDQ2PS   Z8, Z8
+	VFMADD231PS vmconst<>+2112(SB), Z8, Z11
+	VFMADD231PS vmconst<>+2176(SB), Z10, Z11
+	VADDPS      Z11, Z9, Z9
+	VFMADD231PS vmconst<>+2240(SB), Z8, Z9
+	VCMPPS      $0x05, vmconst<>+2304(SB), Z6, K1
+	VMOVUPS     Z9, Z8
+	VBLENDMPS   Z6, Z8, K1, Z8
+	VCMPPS      $0x00, vmconst<>+1280(SB), Z6, K1
+	VBLENDMPS   vmconst<>+2368(SB), Z8, K1, Z8
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z6, K1
+	VMOVUPS     Z8, Z6
+	VBLENDMPS   vmconst<>+2432(SB), Z6, K1, Z6
+	VCMPPS      $0x11, vmconst<>+1152(SB), Z7, K1
+	VMULPS      vmconst<>+1216(SB), Z7, Z8
+	VMOVUPS     Z7, Z9
+	VBLENDMPS   Z8, Z9, K1, Z9
+	VMOVUPS     vmconst<>+1280(SB), Z8
+	VBLENDMPS   vmconst<>+1344(SB), Z8, K1, Z8
+	VPSUBD      vmconst<>+1408(SB), Z9, Z9
+	VPSRAD      $0x17, Z9, Z10
+	VPADDD      Z8, Z10, Z8
+	VPANDD      vmconst<>+1472(SB), Z9, Z9
+	VPADDD      vmconst<>+1408(SB), Z9, Z9
+	VSUBPS      vmconst<>+704(SB), Z9, Z9
+	VMULPS      Z9, Z9, Z10
+	VMOVUPS     vmconst<>+1600(SB), Z11
+	VFMADD231PS vmconst<>+1536(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1664(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1728(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1792(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1856(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1920(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1984(SB), Z9, Z11
+	VFMADD213PS vmconst<>+2048(SB), Z9, Z11
+	VMULPS      Z9, Z11, Z11
+	VMULPS      Z10, Z11, Z11
+	VCVTDQ2PS   Z8, Z8
+	VFMADD231PS vmconst<>+2112(SB), Z8, Z11
+	VFMADD231PS vmconst<>+2176(SB), Z10, Z11
+	VADDPS      Z11, Z9, Z9
+	VFMADD231PS vmconst<>+2240(SB), Z8, Z9
+	VCMPPS      $0x05, vmconst<>+2304(SB), Z7, K1
+	VMOVUPS     Z9, Z8
+	VBLENDMPS   Z7, Z8, K1, Z8
+	VCMPPS      $0x00, vmconst<>+1280(SB), Z7, K1
+	VBLENDMPS   vmconst<>+2368(SB), Z8, K1, Z8
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z7, K1
+	VMOVUPS     Z8, Z7
+	VBLENDMPS   vmconst<>+2432(SB), Z7, K1, Z7
 	JMP         next
 
 op7:
-	VPORD       vmconst<>+3264(SB), Z0, Z8
-	VMOVUPS     vmconst<>+0(SB), Z25
-	VMAXPS      Z8, Z25, Z8
-	VMOVUPS     vmconst<>+64(SB), Z25
-	VMINPS      Z8, Z25, Z8
-	VMULPS      vmconst<>+128(SB), Z8, Z25
-	VRNDSCALEPS $0x00, Z25, Z25
-	VFMADD231PS vmconst<>+192(SB), Z25, Z8
-	VFMADD231PS vmconst<>+256(SB), Z25, Z8
-	VMOVUPS     vmconst<>+384(SB), Z26
-	VFMADD231PS vmconst<>+320(SB), Z8, Z26
-	VFMADD213PS vmconst<>+448(SB), Z8, Z26
-	VFMADD213PS vmconst<>+512(SB), Z8, Z26
-	VFMADD213PS vmconst<>+576(SB), Z8, Z26
-	VFMADD213PS vmconst<>+640(SB), Z8, Z26
-	VMULPS      Z8, Z8, Z27
-	VFMADD213PS Z8, Z27, Z26
-	VADDPS      vmconst<>+704(SB), Z26, Z8
-	VSCALEFPS   Z25, Z8, Z8
-	VCMPPS      $0x11, vmconst<>+1280(SB), Z0, K1
-	VMOVUPS     vmconst<>+704(SB), Z0
-	VBLENDMPS   Z8, Z0, K1, Z17
-	VADDPS      vmconst<>+704(SB), Z8, Z0
-	VDIVPS      Z0, Z17, Z0
-	VPORD       vmconst<>+3264(SB), Z1, Z8
-	VMOVUPS     vmconst<>+0(SB), Z25
-	VMAXPS      Z8, Z25, Z8
-	VMOVUPS     vmconst<>+64(SB), Z25
-	VMINPS      Z8, Z25, Z8
-	VMULPS      vmconst<>+128(SB), Z8, Z25
-	VRNDSCALEPS $0x00, Z25, Z25
-	VFMADD231PS vmconst<>+192(SB), Z25, Z8
-	VFMADD231PS vmconst<>+256(SB), Z25, Z8
-	VMOVUPS     vmconst<>+384(SB), Z26
-	VFMADD231PS vmconst<>+320(SB), Z8, Z26
-	VFMADD213PS vmconst<>+448(SB), Z8, Z26
-	VFMADD213PS vmconst<>+512(SB), Z8, Z26
-	VFMADD213PS vmconst<>+576(SB), Z8, Z26
-	VFMADD213PS vmconst<>+640(SB), Z8, Z26
-	VMULPS      Z8, Z8, Z27
-	VFMADD213PS Z8, Z27, Z26
-	VADDPS      vmconst<>+704(SB), Z26, Z8
-	VSCALEFPS   Z25, Z8, Z8
-	VCMPPS      $0x11, vmconst<>+1280(SB), Z1, K1
-	VMOVUPS     vmconst<>+704(SB), Z1
-	VBLENDMPS   Z8, Z1, K1, Z18
-	VADDPS      vmconst<>+704(SB), Z8, Z1
-	VDIVPS      Z1, Z18, Z1
-	VPORD       vmconst<>+3264(SB), Z2, Z8
-	VMOVUPS     vmconst<>+0(SB), Z25
-	VMAXPS      Z8, Z25, Z8
-	VMOVUPS     vmconst<>+64(SB), Z25
-	VMINPS      Z8, Z25, Z8
-	VMULPS      vmconst<>+128(SB), Z8, Z25
-	VRNDSCALEPS $0x00, Z25, Z25
-	VFMADD231PS vmconst<>+192(SB), Z25, Z8
-	VFMADD231PS vmconst<>+256(SB), Z25, Z8
-	VMOVUPS     vmconst<>+384(SB), Z26
-	VFMADD231PS vmconst<>+320(SB), Z8, Z26
-	VFMADD213PS vmconst<>+448(SB), Z8, Z26
-	VFMADD213PS vmconst<>+512(SB), Z8, Z26
-	VFMADD213PS vmconst<>+576(SB), Z8, Z26
-	VFMADD213PS vmconst<>+640(SB), Z8, Z26
-	VMULPS      Z8, Z8, Z27
-	VFMADD213PS Z8, Z27, Z26
-	VADDPS      vmconst<>+704(SB), Z26, Z8
-	VSCALEFPS   Z25, Z8, Z8
-	VCMPPS      $0x11, vmconst<>+1280(SB), Z2, K1
-	VMOVUPS     vmconst<>+704(SB), Z2
-	VBLENDMPS   Z8, Z2, K1, Z19
-	VADDPS      vmconst<>+704(SB), Z8, Z2
-	VDIVPS      Z2, Z19, Z2
-	VPORD       vmconst<>+3264(SB), Z3, Z8
-	VMOVUPS     vmconst<>+0(SB), Z25
-	VMAXPS      Z8, Z25, Z8
-	VMOVUPS     vmconst<>+64(SB), Z25
-	VMINPS      Z8, Z25, Z8
-	VMULPS      vmconst<>+128(SB), Z8, Z25
-	VRNDSCALEPS $0x00, Z25, Z25
-	VFMADD231PS vmconst<>+192(SB), Z25, Z8
-	VFMADD231PS vmconst<>+256(SB), Z25, Z8
-	VMOVUPS     vmconst<>+384(SB), Z26
-	VFMADD231PS vmconst<>+320(SB), Z8, Z26
-	VFMADD213PS vmconst<>+448(SB), Z8, Z26
-	VFMADD213PS vmconst<>+512(SB), Z8, Z26
-	VFMADD213PS vmconst<>+576(SB), Z8, Z26
-	VFMADD213PS vmconst<>+640(SB), Z8, Z26
-	VMULPS      Z8, Z8, Z27
-	VFMADD213PS Z8, Z27, Z26
-	VADDPS      vmconst<>+704(SB), Z26, Z8
-	VSCALEFPS   Z25, Z8, Z8
-	VCMPPS      $0x11, vmconst<>+1280(SB), Z3, K1
-	VMOVUPS     vmconst<>+704(SB), Z3
-	VBLENDMPS   Z8, Z3, K1, Z20
-	VADDPS      vmconst<>+704(SB), Z8, Z3
-	VDIVPS      Z3, Z20, Z3
-	VPORD       vmconst<>+3264(SB), Z4, Z8
-	VMOVUPS     vmconst<>+0(SB), Z25
-	VMAXPS      Z8, Z25, Z8
-	VMOVUPS     vmconst<>+64(SB), Z25
-	VMINPS      Z8, Z25, Z8
-	VMULPS      vmconst<>+128(SB), Z8, Z25
-	VRNDSCALEPS $0x00, Z25, Z25
-	VFMADD231PS vmconst<>+192(SB), Z25, Z8
-	VFMADD231PS vmconst<>+256(SB), Z25, Z8
-	VMOVUPS     vmconst<>+384(SB), Z26
-	VFMADD231PS vmconst<>+320(SB), Z8, Z26
-	VFMADD213PS vmconst<>+448(SB), Z8, Z26
-	VFMADD213PS vmconst<>+512(SB), Z8, Z26
-	VFMADD213PS vmconst<>+576(SB), Z8, Z26
-	VFMADD213PS vmconst<>+640(SB), Z8, Z26
-	VMULPS      Z8, Z8, Z27
-	VFMADD213PS Z8, Z27, Z26
-	VADDPS      vmconst<>+704(SB), Z26, Z8
-	VSCALEFPS   Z25, Z8, Z8
-	VCMPPS      $0x11, vmconst<>+1280(SB), Z4, K1
-	VMOVUPS     vmconst<>+704(SB), Z4
-	VBLENDMPS   Z8, Z4, K1, Z21
-	VADDPS      vmconst<>+704(SB), Z8, Z4
-	VDIVPS      Z4, Z21, Z4
-	VPORD       vmconst<>+3264(SB), Z5, Z8
-	VMOVUPS     vmconst<>+0(SB), Z25
-	VMAXPS      Z8, Z25, Z8
-	VMOVUPS     vmconst<>+64(SB), Z25
-	VMINPS      Z8, Z25, Z8
-	VMULPS      vmconst<>+128(SB), Z8, Z25
-	VRNDSCALEPS $0x00, Z25, Z25
-	VFMADD231PS vmconst<>+192(SB), Z25, Z8
-	VFMADD231PS vmconst<>+256(SB), Z25, Z8
-	VMOVUPS     vmconst<>+384(SB), Z26
-	VFMADD231PS vmconst<>+320(SB), Z8, Z26
-	VFMADD213PS vmconst<>+448(SB), Z8, Z26
-	VFMADD213PS vmconst<>+512(SB), Z8, Z26
-	VFMADD213PS vmconst<>+576(SB), Z8, Z26
-	VFMADD213PS vmconst<>+640(SB), Z8, Z26
-	VMULPS      Z8, Z8, Z27
-	VFMADD213PS Z8, Z27, Z26
-	VADDPS      vmconst<>+704(SB), Z26, Z8
-	VSCALEFPS   Z25, Z8, Z8
-	VCMPPS      $0x11, vmconst<>+1280(SB), Z5, K1
-	VMOVUPS     vmconst<>+704(SB), Z5
-	VBLENDMPS   Z8, Z5, K1, Z22
-	VADDPS      vmconst<>+704(SB), Z8, Z5
-	VDIVPS      Z5, Z22, Z5
-	VPORD       vmconst<>+3264(SB), Z6, Z8
-	VMOVUPS     vmconst<>+0(SB), Z25
-	VMAXPS      Z8, Z25, Z8
-	VMOVUPS     vmconst<>+64(SB), Z25
-	VMINPS      Z8, Z25, Z8
-	VMULPS      vmconst<>+128(SB), Z8, Z25
-	VRNDSCALEPS $0x00, Z25, Z25
-	VFMADD231PS vmconst<>+192(SB), Z25, Z8
-	VFMADD231PS vmconst<>+256(SB), Z25, Z8
-	VMOVUPS     vmconst<>+384(SB), Z26
-	VFMADD231PS vmconst<>+320(SB), Z8, Z26
-	VFMADD213PS vmconst<>+448(SB), Z8, Z26
-	VFMADD213PS vmconst<>+512(SB), Z8, Z26
-	VFMADD213PS vmconst<>+576(SB), Z8, Z26
-	VFMADD213PS vmconst<>+640(SB), Z8, Z26
-	VMULPS      Z8, Z8, Z27
-	VFMADD213PS Z8, Z27, Z26
-	VADDPS      vmconst<>+704(SB), Z26, Z8
-	VSCALEFPS   Z25, Z8, Z8
-	VCMPPS      $0x11, vmconst<>+1280(SB), Z6, K1
-	VMOVUPS     vmconst<>+704(SB), Z6
-	VBLENDMPS   Z8, Z6, K1, Z23
-	VADDPS      vmconst<>+704(SB), Z8, Z6
-	VDIVPS      Z6, Z23, Z6
-	VPORD       vmconst<>+3264(SB), Z7, Z8
-	VMOVUPS     vmconst<>+0(SB), Z25
-	VMAXPS      Z8, Z25, Z8
-	VMOVUPS     vmconst<>+64(SB), Z25
-	VMINPS      Z8, Z25, Z8
-	VMULPS      vmconst<>+128(SB), Z8, Z25
-	VRNDSCALEPS $0x00, Z25, Z25
-	VFMADD231PS vmconst<>+192(SB), Z25, Z8
-	VFMADD231PS vmconst<>+256(SB), Z25, Z8
-	VMOVUPS     vmconst<>+384(SB), Z26
-	VFMADD231PS vmconst<>+320(SB), Z8, Z26
-	VFMADD213PS vmconst<>+448(SB), Z8, Z26
-	VFMADD213PS vmconst<>+512(SB), Z8, Z26
-	VFMADD213PS vmconst<>+576(SB), Z8, Z26
-	VFMADD213PS vmconst<>+640(SB), Z8, Z26
-	VMULPS      Z8, Z8, Z27
-	VFMADD213PS Z8, Z27, Z26
-	VADDPS      vmconst<>+704(SB), Z26, Z8
-	VSCALEFPS   Z25, Z8, Z8
-	VCMPPS      $0x11, vmconst<>+1280(SB), Z7, K1
-	VMOVUPS     vmconst<>+704(SB), Z7
-	VBLENDMPS   Z8, Z7, K1, Z24
-	VADDPS      vmconst<>+704(SB), Z8, Z7
-	VDIVPS      Z7, Z24, Z7
+	VADDPS      vmconst<>+704(SB), Z0, Z8
+	VSUBPS      vmconst<>+704(SB), Z8, Z9
+	VSUBPS      Z9, Z8, Z10
+	VMOVUPS     vmconst<>+704(SB), Z11
+	VSUBPS      Z10, Z11, Z10
+	VSUBPS      Z9, Z0, Z9
+	VADDPS      Z9, Z10, Z9
+	VCMPPS      $0x11, vmconst<>+1152(SB), Z8, K1
+	VMULPS      vmconst<>+1216(SB), Z8, Z10
+	VMOVUPS     Z8, Z11
+	VBLENDMPS   Z10, Z11, K1, Z11
+	VMOVUPS     vmconst<>+1280(SB), Z10
+	VBLENDMPS   vmconst<>+1344(SB), Z10, K1, Z10
+	VPSUBD      vmconst<>+1408(SB), Z11, Z11
+	VPSRAD      $0x17, Z11, Z12
+	VPADDD      Z10, Z12, Z10
+	VPANDD      vmconst<>+1472(SB), Z11, Z11
+	VPADDD      vmconst<>+1408(SB), Z11, Z11
+	VSUBPS      vmconst<>+704(SB), Z11, Z11
+	VMULPS      Z11, Z11, Z12
+	VMOVUPS     vmconst<>+1600(SB), Z13
+	VFMADD231PS vmconst<>+1536(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1664(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1728(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1792(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1856(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1920(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1984(SB), Z11, Z13
+	VFMADD213PS vmconst<>+2048(SB), Z11, Z13
+	VMULPS      Z11, Z13, Z13
+	VMULPS      Z12, Z13, Z13
+	VCVTDQ2PS   Z10, Z10
+	VFMADD231PS vmconst<>+2112(SB), Z10, Z13
+	VFMADD231PS vmconst<>+2176(SB), Z12, Z13
+	VADDPS      Z13, Z11, Z11
+	VFMADD231PS vmconst<>+2240(SB), Z10, Z11
+	VCMPPS      $0x05, vmconst<>+2304(SB), Z8, K1
+	VMOVUPS     Z11, Z10
+	VBLENDMPS   Z8, Z10, K1, Z10
+	VCMPPS      $0x00, vmconst<>+1280(SB), Z8, K1
+	VBLENDMPS   vmconst<>+2368(SB), Z10, K1, Z10
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z8, K1
+	VBLENDMPS   vmconst<>+2432(SB), Z10, K1, Z10
+	VDIVPS      Z8, Z9, Z8
+	VADDPS      Z8, Z10, Z8
+	VCMPPS      $0x00, vmconst<>+2304(SB), Z0, K1
+	VBLENDMPS   Z0, Z8, K1, Z8
+	VCMPPS      $0x00, vmconst<>+2496(SB), Z0, K1
+	VBLENDMPS   vmconst<>+2368(SB), Z8, K1, Z8
+	VPANDD      vmconst<>+1024(SB), Z0, Z9
+	VCMPPS      $0x11, vmconst<>+1088(SB), Z9, K1
+	VBLENDMPS   Z0, Z8, K1, Z8
+	VMOVUPS     Z8, Z0
+	VADDPS      vmconst<>+704(SB), Z1, Z8
+	VSUBPS      vmconst<>+704(SB), Z8, Z9
+	VSUBPS      Z9, Z8, Z10
+	VMOVUPS     vmconst<>+704(SB), Z11
+	VSUBPS      Z10, Z11, Z10
+	VSUBPS      Z9, Z1, Z9
+	VADDPS      Z9, Z10, Z9
+	VCMPPS      $0x11, vmconst<>+1152(SB), Z8, K1
+	VMULPS      vmconst<>+1216(SB), Z8, Z10
+	VMOVUPS     Z8, Z11
+	VBLENDMPS   Z10, Z11, K1, Z11
+	VMOVUPS     vmconst<>+1280(SB), Z10
+	VBLENDMPS   vmconst<>+1344(SB), Z10, K1, Z10
+	VPSUBD      vmconst<>+1408(SB), Z11, Z11
+	VPSRAD      $0x17, Z11, Z12
+	VPADDD      Z10, Z12, Z10
+	VPANDD      vmconst<>+1472(SB), Z11, Z11
+	VPADDD      vmconst<>+1408(SB), Z11, Z11
+	VSUBPS      vmconst<>+704(SB), Z11, Z11
+	VMULPS      Z11, Z11, Z12
+	VMOVUPS     vmconst<>+1600(SB), Z13
+	VFMADD231PS vmconst<>+1536(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1664(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1728(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1792(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1856(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1920(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1984(SB), Z11, Z13
+	VFMADD213PS vmconst<>+2048(SB), Z11, Z13
+	VMULPS      Z11, Z13, Z13
+	VMULPS      Z12, Z13, Z13
+	VCVTDQ2PS   Z10, Z10
+	VFMADD231PS vmconst<>+2112(SB), Z10, Z13
+	VFMADD231PS vmconst<>+2176(SB), Z12, Z13
+	VADDPS      Z13, Z11, Z11
+	VFMADD231PS vmconst<>+2240(SB), Z10, Z11
+	VCMPPS      $0x05, vmconst<>+2304(SB), Z8, K1
+	VMOVUPS     Z11, Z10
+	VBLENDMPS   Z8, Z10, K1, Z10
+	VCMPPS      $0x00, vmconst<>+1280(SB), Z8, K1
+	VBLENDMPS   vmconst<>+2368(SB), Z10, K1, Z10
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z8, K1
+	VBLENDMPS   vmconst<>+2432(SB), Z10, K1, Z10
+	VDIVPS      Z8, Z9, Z8
+	VADDPS      Z8, Z10, Z8
+	VCMPPS      $0x00, vmconst<>+2304(SB), Z1, K1
+	VBLENDMPS   Z1, Z8, K1, Z8
+	VCMPPS      $0x00, vmconst<>+2496(SB), Z1, K1
+	VBLENDMPS   vmconst<>+2368(SB), Z8, K1, Z8
+	VPANDD      vmconst<>+1024(SB), Z1, Z9
+	VCMPPS      $0x11, vmconst<>+1088(SB), Z9, K1
+	VBLENDMPS   Z1, Z8, K1, Z8
+	VMOVUPS     Z8, Z1
+	VADDPS      vmconst<>+704(SB), Z2, Z8
+	VSUBPS      vmconst<>+704(SB), Z8, Z9
+	VSUBPS      Z9, Z8, Z10
+	VMOVUPS     vmconst<>+704(SB), Z11
+	VSUBPS      Z10, Z11, Z10
+	VSUBPS      Z9, Z2, Z9
+	VADDPS      Z9, Z10, Z9
+	VCMPPS      $0x11, vmconst<>+1152(SB), Z8, K1
+	VMULPS      vmconst<>+1216(SB), Z8, Z10
+	VMOVUPS     Z8, Z11
+	VBLENDMPS   Z10, Z11, K1, Z11
+	VMOVUPS     vmconst<>+1280(SB), Z10
+	VBLENDMPS   vmconst<>+1344(SB), Z10, K1, Z10
+	VPSUBD      vmconst<>+1408(SB), Z11, Z11
+	VPSRAD      $0x17, Z11, Z12
+	VPADDD      Z10, Z12, Z10
+	VPANDD      vmconst<>+1472(SB), Z11, Z11
+	VPADDD      vmconst<>+1408(SB), Z11, Z11
+	VSUBPS      vmconst<>+704(SB), Z11, Z11
+	VMULPS      Z11, Z11, Z12
+	VMOVUPS     vmconst<>+1600(SB), Z13
+	VFMADD231PS vmconst<>+1536(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1664(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1728(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1792(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1856(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1920(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1984(SB), Z11, Z13
+	VFMADD213PS vmconst<>+2048(SB), Z11, Z13
+	VMULPS      Z11, Z13, Z13
+	VMULPS      Z12, Z13, Z13
+	VCVTDQ2PS   Z10, Z10
+	VFMADD231PS vmconst<>+2112(SB), Z10, Z13
+	VFMADD231PS vmconst<>+2176(SB), Z12, Z13
+	VADDPS      Z13, Z11, Z11
+	VFMADD231PS vmconst<>+2240(SB), Z10, Z11
+	VCMPPS      $0x05, vmconst<>+2304(SB), Z8, K1
+	VMOVUPS     Z11, Z10
+	VBLENDMPS   Z8, Z10, K1, Z10
+	VCMPPS      $0x00, vmconst<>+1280(SB), Z8, K1
+	VBLENDMPS   vmconst<>+2368(SB), Z10, K1, Z10
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z8, K1
+	VBLENDMPS   vmconst<>+2432(SB), Z10, K1, Z10
+	VDIVPS      Z8, Z9, Z8
+	VADDPS      Z8, Z10, Z8
+	VCMPPS      $0x00, vmconst<>+2304(SB), Z2, K1
+	VBLENDMPS   Z2, Z8, K1, Z8
+	VCMPPS      $0x00, vmconst<>+2496(SB), Z2, K1
+	VBLENDMPS   vmconst<>+2368(SB), Z8, K1, Z8
+	VPANDD      vmconst<>+1024(SB), Z2, Z9
+	VCMPPS      $0x11, vmconst<>+1088(SB), Z9, K1
+	VBLENDMPS   Z2, Z8, K1, Z8
+	VMOVUPS     Z8, Z2
+	VADDPS      vmconst<>+704(SB), Z3, Z8
+	VSUBPS      vmconst<>+704(SB), Z8, Z9
+	VSUBPS      Z9, Z8, Z10
+	VMOVUPS     vmconst<>+704(SB), Z11
+	VSUBPS      Z10, Z11, Z10
+	VSUBPS      Z9, Z3, Z9
+	VADDPS      Z9, Z10, Z9
+	VCMPPS      $0x11, vmconst<>+1152(SB), Z8, K1
+	VMULPS      vmconst<>+1216(SB), Z8, Z10
+	VMOVUPS     Z8, Z11
+	VBLENDMPS   Z10, Z11, K1, Z11
+	VMOVUPS     vmconst<>+1280(SB), Z10
+	VBLENDMPS   vmconst<>+1344(SB), Z10, K1, Z10
+	VPSUBD      vmconst<>+1408(SB), Z11, Z11
+	VPSRAD      $0x17, Z11, Z12
+	VPADDD      Z10, Z12, Z10
+	VPANDD      vmconst<>+1472(SB), Z11, Z11
+	VPADDD      vmconst<>+1408(SB), Z11, Z11
+	VSUBPS      vmconst<>+704(SB), Z11, Z11
+	VMULPS      Z11, Z11, Z12
+	VMOVUPS     vmconst<>+1600(SB), Z13
+	VFMADD231PS vmconst<>+1536(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1664(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1728(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1792(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1856(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1920(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1984(SB), Z11, Z13
+	VFMADD213PS vmconst<>+2048(SB), Z11, Z13
+	VMULPS      Z11, Z13, Z13
+	VMULPS      Z12, Z13, Z13
+	VCVTDQ2PS   Z10, Z10
+	VFMADD231PS vmconst<>+2112(SB), Z10, Z13
+	VFMADD231PS vmconst<>+2176(SB), Z12, Z13
+	VADDPS      Z13, Z11, Z11
+	VFMADD231PS vmconst<>+2240(SB), Z10, Z11
+	VCMPPS      $0x05, vmconst<>+2304(SB), Z8, K1
+	VMOVUPS     Z11, Z10
+	VBLENDMPS   Z8, Z10, K1, Z10
+	VCMPPS      $0x00, vmconst<>+1280(SB), Z8, K1
+	VBLENDMPS   vmconst<>+2368(SB), Z10, K1, Z10
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z8, K1
+	VBLENDMPS   vmconst<>+2432(SB), Z10, K1, Z10
+	VDIVPS      Z8, Z9, Z8
+	VADDPS      Z8, Z10, Z8
+	VCMPPS      $0x00, vmconst<>+2304(SB), Z3, K1
+	VBLENDMPS   Z3, Z8, K1, Z8
+	VCMPPS      $0x00, vmconst<>+2496(SB), Z3, K1
+	VBLENDMPS   vmconst<>+2368(SB), Z8, K1, Z8
+	VPANDD      vmconst<>+1024(SB), Z3, Z9
+	VCMPPS      $0x11, vmconst<>+1088(SB), Z9, K1
+	VBLENDMPS   Z3, Z8, K1, Z8
+	VMOVUPS     Z8, Z3
+	VADDPS      vmconst<>+704(SB), Z4, Z8
+	VSUBPS      vmconst<>+704(SB), Z8, Z9
+	VSUBPS      Z9, Z8, Z10
+	VMOVUPS     vmconst<>+704(SB), Z11
+	VSUBPS      Z10, Z11, Z10
+	VSUBPS      Z9, Z4, Z9
+	VADDPS      Z9, Z10, Z9
+	VCMPPS      $0x11, vmconst<>+1152(SB), Z8, K1
+	VMULPS      vmconst<>+1216(SB), Z8, Z10
+	VMOVUPS     Z8, Z11
+	VBLENDMPS   Z10, Z11, K1, Z11
+	VMOVUPS     vmconst<>+1280(SB), Z10
+	VBLENDMPS   vmconst<>+1344(SB), Z10, K1, Z10
+	VPSUBD      vmconst<>+1408(SB), Z11, Z11
+	VPSRAD      $0x17, Z11, Z12
+	VPADDD      Z10, Z12, Z10
+	VPANDD      vmconst<>+1472(SB), Z11, Z11
+	VPADDD      vmconst<>+1408(SB), Z11, Z11
+	VSUBPS      vmconst<>+704(SB), Z11, Z11
+	VMULPS      Z11, Z11, Z12
+	VMOVUPS     vmconst<>+1600(SB), Z13
+	VFMADD231PS vmconst<>+1536(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1664(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1728(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1792(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1856(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1920(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1984(SB), Z11, Z13
+	VFMADD213PS vmconst<>+2048(SB), Z11, Z13
+	VMULPS      Z11, Z13, Z13
+	VMULPS      Z12, Z13, Z13
+	VCVTDQ2PS   Z10, Z10
+	VFMADD231PS vmconst<>+2112(SB), Z10, Z13
+	VFMADD231PS vmconst<>+2176(SB), Z12, Z13
+	VADDPS      Z13, Z11, Z11
+	VFMADD231PS vmconst<>+2240(SB), Z10, Z11
+	VCMPPS      $0x05, vmconst<>+2304(SB), Z8, K1
+	VMOVUPS     Z11, Z10
+	VBLENDMPS   Z8, Z10, K1, Z10
+	VCMPPS      $0x00, vmconst<>+1280(SB), Z8, K1
+	VBLENDMPS   vmconst<>+2368(SB), Z10, K1, Z10
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z8, K1
+	VBLENDMPS   vmconst<>+2432(SB), Z10, K1, Z10
+	VDIVPS      Z8, Z9, Z8
+	VADDPS      Z8, Z10, Z8
+	VCMPPS      $0x00, vmconst<>+2304(SB), Z4, K1
+	VBLENDMPS   Z4, Z8, K1, Z8
+	VCMPPS      $0x00, vmconst<>+2496(SB), Z4, K1
+	VBLENDMPS   vmconst<>+2368(SB), Z8, K1, Z8
+	VPANDD      vmconst<>+1024(SB), Z4, Z9
+	VCMPPS      $0x11, vmconst<>+1088(SB), Z9, K1
+	VBLENDMPS   Z4, Z8, K1, Z8
+	VMOVUPS     Z8, Z4
+	VADDPS      vmconst<>+704(SB), Z5, Z8
+	VSUBPS      vmconst<>+704(SB), Z8, Z9
+	VSUBPS      Z9, Z8, Z10
+	VMOVUPS     vmconst<>+704(SB), Z11
+	VSUBPS      Z10, Z11, Z10
+	VSUBPS      Z9, Z5, Z9
+	VADDPS      Z9, Z10, Z9
+	VCMPPS      $0x11, vmconst<>+1152(SB), Z8, K1
+	VMULPS      vmconst<>+1216(SB), Z8, Z10
+	VMOVUPS     Z8, Z11
+	VBLENDMPS   Z10, Z11, K1, Z11
+	VMOVUPS     vmconst<>+1280(SB), Z10
+	VBLENDMPS   vmconst<>+1344(SB), Z10, K1, Z10
+	VPSUBD      vmconst<>+1408(SB), Z11, Z11
+	VPSRAD      $0x17, Z11, Z12
+	VPADDD      Z10, Z12, Z10
+	VPANDD      vmconst<>+1472(SB), Z11, Z11
+	VPADDD      vmconst<>+1408(SB), Z11, Z11
+	VSUBPS      vmconst<>+704(SB), Z11, Z11
+	VMULPS      Z11, Z11, Z12
+	VMOVUPS     vmconst<>+1600(SB), Z13
+	VFMADD231PS vmconst<>+1536(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1664(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1728(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1792(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1856(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1920(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1984(SB), Z11, Z13
+	VFMADD213PS vmconst<>+2048(SB), Z11, Z13
+	VMULPS      Z11, Z13, Z13
+	VMULPS      Z12, Z13, Z13
+	VCVTDQ2PS   Z10, Z10
+	VFMADD231PS vmconst<>+2112(SB), Z10, Z13
+	VFMADD231PS vmconst<>+2176(SB), Z12, Z13
+	VADDPS      Z13, Z11, Z11
+	VFMADD231PS vmconst<>+2240(SB), Z10, Z11
+	VCMPPS      $0x05, vmconst<>+2304(SB), Z8, K1
+	VMOVUPS     Z11, Z10
+	VBLENDMPS   Z8, Z10, K1, Z10
+	VCMPPS      $0x00, vmconst<>+1280(SB), Z8, K1
+	VBLENDMPS   vmconst<>+2368(SB), Z10, K1, Z10
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z8, K1
+	VBLENDMPS   vmconst<>+2432(SB), Z10, K1, Z10
+	VDIVPS      Z8, Z9, Z8
+	VADDPS      Z8, Z10, Z8
+	VCMPPS      $0x00, vmconst<>+2304(SB), Z5, K1
+	VBLENDMPS   Z5, Z8, K1, Z8
+	VCMPPS      $0x00, vmconst<>+2496(SB), Z5, K1
+	VBLENDMPS   vmconst<>+2368(SB), Z8, K1, Z8
+	VPANDD      vmconst<>+1024(SB), Z5, Z9
+	VCMPPS      $0x11, vmconst<>+1088(SB), Z9, K1
+	VBLENDMPS   Z5, Z8, K1, Z8
+	VMOVUPS     Z8, Z5
+	VADDPS      vmconst<>+704(SB), Z6, Z8
+	VSUBPS      vmconst<>+704(SB), Z8, Z9
+	VSUBPS      Z9, Z8, Z10
+	VMOVUPS     vmconst<>+704(SB), Z11
+	VSUBPS      Z10, Z11, Z10
+	VSUBPS      Z9, Z6, Z9
+	VADDPS      Z9, Z10, Z9
+	VCMPPS      $0x11, vmconst<>+1152(SB), Z8, K1
+	VMULPS      vmconst<>+1216(SB), Z8, Z10
+	VMOVUPS     Z8, Z11
+	VBLENDMPS   Z10, Z11, K1, Z11
+	VMOVUPS     vmconst<>+1280(SB), Z10
+	VBLENDMPS   vmconst<>+1344(SB), Z10, K1, Z10
+	VPSUBD      vmconst<>+1408(SB), Z11, Z11
+	VPSRAD      $0x17, Z11, Z12
+	VPADDD      Z10, Z12, Z10
+	VPANDD      vmconst<>+1472(SB), Z11, Z11
+	VPADDD      vmconst<>+1408(SB), Z11, Z11
+	VSUBPS      vmconst<>+704(SB), Z11, Z11
+	VMULPS      Z11, Z11, Z12
+	VMOVUPS     vmconst<>+1600(SB), Z13
+	VFMADD231PS vmconst<>+1536(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1664(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1728(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1792(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1856(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1920(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1984(SB), Z11, Z13
+	VFMADD213PS vmconst<>+2048(SB), Z11, Z13
+	VMULPS      Z11, Z13, Z13
+	VMULPS      Z12, Z13, Z13
+	VCVTDQ2PS   Z10, Z10
+	VFMADD231PS vmconst<>+2112(SB), Z10, Z13
+	VFMADD231PS vmconst<>+2176(SB), Z12, Z13
+	VADDPS      Z13, Z11, Z11
+	VFMADD231PS vmconst<>+2240(SB), Z10, Z11
+	VCMPPS      $0x05, vmconst<>+2304(SB), Z8, K1
+	VMOVUPS     Z11, Z10
+	VBLENDMPS   Z8, Z10, K1, Z10
+	VCMPPS      $0x00, vmconst<>+1280(SB), Z8, K1
+	VBLENDMPS   vmconst<>+2368(SB), Z10, K1, Z10
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z8, K1
+	VBLENDMPS   vmconst<>+2432(SB), Z10, K1, Z10
+	VDIVPS      Z8, Z9, Z8
+	VADDPS      Z8, Z10, Z8
+	VCMPPS      $0x00, vmconst<>+2304(SB), Z6, K1
+	VBLENDMPS   Z6, Z8, K1, Z8
+	VCMPPS      $0x00, vmconst<>+2496(SB), Z6, K1
+	VBLENDMPS   vmconst<>+2368(SB), Z8, K1, Z8
+	VPANDD      vmconst<>+1024(SB), Z6, Z9
+	VCMPPS      $0x11, vmconst<>+1088(SB), Z9, K1
+	VBLENDMPS   Z6, Z8, K1, Z8
+	VMOVUPS     Z8, Z6
+	VADDPS      vmconst<>+704(SB), Z7, Z8
+	VSUBPS      vmconst<>+704(SB), Z8, Z9
+	VSUBPS      Z9, Z8, Z10
+	VMOVUPS     vmconst<>+704(SB), Z11
+	VSUBPS      Z10, Z11, Z10
+	VSUBPS      Z9, Z7, Z9
+	VADDPS      Z9, Z10, Z9
+	VCMPPS      $0x11, vmconst<>+1152(SB), Z8, K1
+	VMULPS      vmconst<>+1216(SB), Z8, Z10
+	VMOVUPS     Z8, Z11
+	VBLENDMPS   Z10, Z11, K1, Z11
+	VMOVUPS     vmconst<>+1280(SB), Z10
+	VBLENDMPS   vmconst<>+1344(SB), Z10, K1, Z10
+	VPSUBD      vmconst<>+1408(SB), Z11, Z11
+	VPSRAD      $0x17, Z11, Z12
+	VPADDD      Z10, Z12, Z10
+	VPANDD      vmconst<>+1472(SB), Z11, Z11
+	VPADDD      vmconst<>+1408(SB), Z11, Z11
+	VSUBPS      vmconst<>+704(SB), Z11, Z11
+	VMULPS      Z11, Z11, Z12
+	VMOVUPS     vmconst<>+1600(SB), Z13
+	VFMADD231PS vmconst<>+1536(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1664(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1728(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1792(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1856(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1920(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1984(SB), Z11, Z13
+	VFMADD213PS vmconst<>+2048(SB), Z11, Z13
+	VMULPS      Z11, Z13, Z13
+	VMULPS      Z12, Z13, Z13
+	VCVTDQ2PS   Z10, Z10
+	VFMADD231PS vmconst<>+2112(SB), Z10, Z13
+	VFMADD231PS vmconst<>+2176(SB), Z12, Z13
+	VADDPS      Z13, Z11, Z11
+	VFMADD231PS vmconst<>+2240(SB), Z10, Z11
+	VCMPPS      $0x05, vmconst<>+2304(SB), Z8, K1
+	VMOVUPS     Z11, Z10
+	VBLENDMPS   Z8, Z10, K1, Z10
+	VCMPPS      $0x00, vmconst<>+1280(SB), Z8, K1
+	VBLENDMPS   vmconst<>+2368(SB), Z10, K1, Z10
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z8, K1
+	VBLENDMPS   vmconst<>+2432(SB), Z10, K1, Z10
+	VDIVPS      Z8, Z9, Z8
+	VADDPS      Z8, Z10, Z8
+	VCMPPS      $0x00, vmconst<>+2304(SB), Z7, K1
+	VBLENDMPS   Z7, Z8, K1, Z8
+	VCMPPS      $0x00, vmconst<>+2496(SB), Z7, K1
+	VBLENDMPS   vmconst<>+2368(SB), Z8, K1, Z8
+	VPANDD      vmconst<>+1024(SB), Z7, Z9
+	VCMPPS      $0x11, vmconst<>+1088(SB), Z9, K1
+	VBLENDMPS   Z7, Z8, K1, Z8
+	VMOVUPS     Z8, Z7
 	JMP         next
 
 op8:
+	VPANDD      vmconst<>+1024(SB), Z0, Z8
+	VMOVUPS     vmconst<>+2560(SB), Z9
+	VMINPS      Z8, Z9, Z8
+	VPSRLD      $0x16, Z8, Z9
+	VPSUBD      vmconst<>+2624(SB), Z9, Z9
+	VPMAXSD     vmconst<>+1280(SB), Z9, Z9
+	VPERMPS     vmconst<>+2688(SB), Z9, Z10
+	VSUBPS      Z10, Z8, Z8
+	VPERMPS     vmconst<>+2752(SB), Z9, Z10
+	VPERMPS     vmconst<>+2816(SB), Z9, Z11
+	VMOVUPS     Z8, Z12
+	VFMADD213PS Z11, Z10, Z12
+	VPERMPS     vmconst<>+2880(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+2944(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3008(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3072(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3136(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3200(SB), Z9, Z9
+	VFMADD213PS Z9, Z8, Z12
+	VPANDD      vmconst<>+3264(SB), Z0, Z0
+	VPXORD      Z0, Z12, Z0
+	VPANDD      vmconst<>+1024(SB), Z1, Z8
+	VMOVUPS     vmconst<>+2560(SB), Z9
+	VMINPS      Z8, Z9, Z8
+	VPSRLD      $0x16, Z8, Z9
+	VPSUBD      vmconst<>+2624(SB), Z9, Z9
+	VPMAXSD     vmconst<>+1280(SB), Z9, Z9
+	VPERMPS     vmconst<>+2688(SB), Z9, Z10
+	VSUBPS      Z10, Z8, Z8
+	VPERMPS     vmconst<>+2752(SB), Z9, Z10
+	VPERMPS     vmconst<>+2816(SB), Z9, Z11
+	VMOVUPS     Z8, Z12
+	VFMADD213PS Z11, Z10, Z12
+	VPERMPS     vmconst<>+2880(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+2944(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3008(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3072(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3136(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3200(SB), Z9, Z9
+	VFMADD213PS Z9, Z8, Z12
+	VPANDD      vmconst<>+3264(SB), Z1, Z1
+	VPXORD      Z1, Z12, Z1
+	VPANDD      vmconst<>+1024(SB), Z2, Z8
+	VMOVUPS     vmconst<>+2560(SB), Z9
+	VMINPS      Z8, Z9, Z8
+	VPSRLD      $0x16, Z8, Z9
+	VPSUBD      vmconst<>+2624(SB), Z9, Z9
+	VPMAXSD     vmconst<>+1280(SB), Z9, Z9
+	VPERMPS     vmconst<>+2688(SB), Z9, Z10
+	VSUBPS      Z10, Z8, Z8
+	VPERMPS     vmconst<>+2752(SB), Z9, Z10
+	VPERMPS     vmconst<>+2816(SB), Z9, Z11
+	VMOVUPS     Z8, Z12
+	VFMADD213PS Z11, Z10, Z12
+	VPERMPS     vmconst<>+2880(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+2944(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3008(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3072(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3136(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3200(SB), Z9, Z9
+	VFMADD213PS Z9, Z8, Z12
+	VPANDD      vmconst<>+3264(SB), Z2, Z2
+	VPXORD      Z2, Z12, Z2
+	VPANDD      vmconst<>+1024(SB), Z3, Z8
+	VMOVUPS     vmconst<>+2560(SB), Z9
+	VMINPS      Z8, Z9, Z8
+	VPSRLD      $0x16, Z8, Z9
+	VPSUBD      vmconst<>+2624(SB), Z9, Z9
+	VPMAXSD     vmconst<>+1280(SB), Z9, Z9
+	VPERMPS     vmconst<>+2688(SB), Z9, Z10
+	VSUBPS      Z10, Z8, Z8
+	VPERMPS     vmconst<>+2752(SB), Z9, Z10
+	VPERMPS     vmconst<>+2816(SB), Z9, Z11
+	VMOVUPS     Z8, Z12
+	VFMADD213PS Z11, Z10, Z12
+	VPERMPS     vmconst<>+2880(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+2944(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3008(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3072(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3136(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3200(SB), Z9, Z9
+	VFMADD213PS Z9, Z8, Z12
+	VPANDD      vmconst<>+3264(SB), Z3, Z3
+	VPXORD      Z3, Z12, Z3
+	VPANDD      vmconst<>+1024(SB), Z4, Z8
+	VMOVUPS     vmconst<>+2560(SB), Z9
+	VMINPS      Z8, Z9, Z8
+	VPSRLD      $0x16, Z8, Z9
+	VPSUBD      vmconst<>+2624(SB), Z9, Z9
+	VPMAXSD     vmconst<>+1280(SB), Z9, Z9
+	VPERMPS     vmconst<>+2688(SB), Z9, Z10
+	VSUBPS      Z10, Z8, Z8
+	VPERMPS     vmconst<>+2752(SB), Z9, Z10
+	VPERMPS     vmconst<>+2816(SB), Z9, Z11
+	VMOVUPS     Z8, Z12
+	VFMADD213PS Z11, Z10, Z12
+	VPERMPS     vmconst<>+2880(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+2944(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3008(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3072(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3136(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3200(SB), Z9, Z9
+	VFMADD213PS Z9, Z8, Z12
+	VPANDD      vmconst<>+3264(SB), Z4, Z4
+	VPXORD      Z4, Z12, Z4
+	VPANDD      vmconst<>+1024(SB), Z5, Z8
+	VMOVUPS     vmconst<>+2560(SB), Z9
+	VMINPS      Z8, Z9, Z8
+	VPSRLD      $0x16, Z8, Z9
+	VPSUBD      vmconst<>+2624(SB), Z9, Z9
+	VPMAXSD     vmconst<>+1280(SB), Z9, Z9
+	VPERMPS     vmconst<>+2688(SB), Z9, Z10
+	VSUBPS      Z10, Z8, Z8
+	VPERMPS     vmconst<>+2752(SB), Z9, Z10
+	VPERMPS     vmconst<>+2816(SB), Z9, Z11
+	VMOVUPS     Z8, Z12
+	VFMADD213PS Z11, Z10, Z12
+	VPERMPS     vmconst<>+2880(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+2944(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3008(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3072(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3136(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3200(SB), Z9, Z9
+	VFMADD213PS Z9, Z8, Z12
+	VPANDD      vmconst<>+3264(SB), Z5, Z5
+	VPXORD      Z5, Z12, Z5
+	VPANDD      vmconst<>+1024(SB), Z6, Z8
+	VMOVUPS     vmconst<>+2560(SB), Z9
+	VMINPS      Z8, Z9, Z8
+	VPSRLD      $0x16, Z8, Z9
+	VPSUBD      vmconst<>+2624(SB), Z9, Z9
+	VPMAXSD     vmconst<>+1280(SB), Z9, Z9
+	VPERMPS     vmconst<>+2688(SB), Z9, Z10
+	VSUBPS      Z10, Z8, Z8
+	VPERMPS     vmconst<>+2752(SB), Z9, Z10
+	VPERMPS     vmconst<>+2816(SB), Z9, Z11
+	VMOVUPS     Z8, Z12
+	VFMADD213PS Z11, Z10, Z12
+	VPERMPS     vmconst<>+2880(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+2944(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3008(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3072(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3136(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3200(SB), Z9, Z9
+	VFMADD213PS Z9, Z8, Z12
+	VPANDD      vmconst<>+3264(SB), Z6, Z6
+	VPXORD      Z6, Z12, Z6
+	VPANDD      vmconst<>+1024(SB), Z7, Z8
+	VMOVUPS     vmconst<>+2560(SB), Z9
+	VMINPS      Z8, Z9, Z8
+	VPSRLD      $0x16, Z8, Z9
+	VPSUBD      vmconst<>+2624(SB), Z9, Z9
+	VPMAXSD     vmconst<>+1280(SB), Z9, Z9
+	VPERMPS     vmconst<>+2688(SB), Z9, Z10
+	VSUBPS      Z10, Z8, Z8
+	VPERMPS     vmconst<>+2752(SB), Z9, Z10
+	VPERMPS     vmconst<>+2816(SB), Z9, Z11
+	VMOVUPS     Z8, Z12
+	VFMADD213PS Z11, Z10, Z12
+	VPERMPS     vmconst<>+2880(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+2944(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3008(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3072(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3136(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3200(SB), Z9, Z9
+	VFMADD213PS Z9, Z8, Z12
+	VPANDD      vmconst<>+3264(SB), Z7, Z7
+	VPXORD      Z7, Z12, Z7
+	JMP         next
+
+op9:
+	VPORD       vmconst<>+3264(SB), Z0, Z8
+	VMOVUPS     vmconst<>+0(SB), Z9
+	VMAXPS      Z8, Z9, Z8
+	VMOVUPS     vmconst<>+64(SB), Z9
+	VMINPS      Z8, Z9, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z9
+	VRNDSCALEPS $0x00, Z9, Z9
+	VFMADD231PS vmconst<>+192(SB), Z9, Z8
+	VFMADD231PS vmconst<>+256(SB), Z9, Z8
+	VMOVUPS     vmconst<>+384(SB), Z10
+	VFMADD231PS vmconst<>+320(SB), Z8, Z10
+	VFMADD213PS vmconst<>+448(SB), Z8, Z10
+	VFMADD213PS vmconst<>+512(SB), Z8, Z10
+	VFMADD213PS vmconst<>+576(SB), Z8, Z10
+	VFMADD213PS vmconst<>+640(SB), Z8, Z10
+	VMULPS      Z8, Z8, Z11
+	VFMADD213PS Z8, Z11, Z10
+	VADDPS      vmconst<>+704(SB), Z10, Z8
+	VSCALEFPS   Z9, Z8, Z8
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z0, K1
+	VMOVUPS     vmconst<>+704(SB), Z0
+	VBLENDMPS   Z8, Z0, K1, Z0
+	VADDPS      vmconst<>+704(SB), Z8, Z8
+	VDIVPS      Z8, Z0, Z0
+	VPORD       vmconst<>+3264(SB), Z1, Z8
+	VMOVUPS     vmconst<>+0(SB), Z9
+	VMAXPS      Z8, Z9, Z8
+	VMOVUPS     vmconst<>+64(SB), Z9
+	VMINPS      Z8, Z9, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z9
+	VRNDSCALEPS $0x00, Z9, Z9
+	VFMADD231PS vmconst<>+192(SB), Z9, Z8
+	VFMADD231PS vmconst<>+256(SB), Z9, Z8
+	VMOVUPS     vmconst<>+384(SB), Z10
+	VFMADD231PS vmconst<>+320(SB), Z8, Z10
+	VFMADD213PS vmconst<>+448(SB), Z8, Z10
+	VFMADD213PS vmconst<>+512(SB), Z8, Z10
+	VFMADD213PS vmconst<>+576(SB), Z8, Z10
+	VFMADD213PS vmconst<>+640(SB), Z8, Z10
+	VMULPS      Z8, Z8, Z11
+	VFMADD213PS Z8, Z11, Z10
+	VADDPS      vmconst<>+704(SB), Z10, Z8
+	VSCALEFPS   Z9, Z8, Z8
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z1, K1
+	VMOVUPS     vmconst<>+704(SB), Z1
+	VBLENDMPS   Z8, Z1, K1, Z1
+	VADDPS      vmconst<>+704(SB), Z8, Z8
+	VDIVPS      Z8, Z1, Z1
+	VPORD       vmconst<>+3264(SB), Z2, Z8
+	VMOVUPS     vmconst<>+0(SB), Z9
+	VMAXPS      Z8, Z9, Z8
+	VMOVUPS     vmconst<>+64(SB), Z9
+	VMINPS      Z8, Z9, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z9
+	VRNDSCALEPS $0x00, Z9, Z9
+	VFMADD231PS vmconst<>+192(SB), Z9, Z8
+	VFMADD231PS vmconst<>+256(SB), Z9, Z8
+	VMOVUPS     vmconst<>+384(SB), Z10
+	VFMADD231PS vmconst<>+320(SB), Z8, Z10
+	VFMADD213PS vmconst<>+448(SB), Z8, Z10
+	VFMADD213PS vmconst<>+512(SB), Z8, Z10
+	VFMADD213PS vmconst<>+576(SB), Z8, Z10
+	VFMADD213PS vmconst<>+640(SB), Z8, Z10
+	VMULPS      Z8, Z8, Z11
+	VFMADD213PS Z8, Z11, Z10
+	VADDPS      vmconst<>+704(SB), Z10, Z8
+	VSCALEFPS   Z9, Z8, Z8
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z2, K1
+	VMOVUPS     vmconst<>+704(SB), Z2
+	VBLENDMPS   Z8, Z2, K1, Z2
+	VADDPS      vmconst<>+704(SB), Z8, Z8
+	VDIVPS      Z8, Z2, Z2
+	VPORD       vmconst<>+3264(SB), Z3, Z8
+	VMOVUPS     vmconst<>+0(SB), Z9
+	VMAXPS      Z8, Z9, Z8
+	VMOVUPS     vmconst<>+64(SB), Z9
+	VMINPS      Z8, Z9, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z9
+	VRNDSCALEPS $0x00, Z9, Z9
+	VFMADD231PS vmconst<>+192(SB), Z9, Z8
+	VFMADD231PS vmconst<>+256(SB), Z9, Z8
+	VMOVUPS     vmconst<>+384(SB), Z10
+	VFMADD231PS vmconst<>+320(SB), Z8, Z10
+	VFMADD213PS vmconst<>+448(SB), Z8, Z10
+	VFMADD213PS vmconst<>+512(SB), Z8, Z10
+	VFMADD213PS vmconst<>+576(SB), Z8, Z10
+	VFMADD213PS vmconst<>+640(SB), Z8, Z10
+	VMULPS      Z8, Z8, Z11
+	VFMADD213PS Z8, Z11, Z10
+	VADDPS      vmconst<>+704(SB), Z10, Z8
+	VSCALEFPS   Z9, Z8, Z8
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z3, K1
+	VMOVUPS     vmconst<>+704(SB), Z3
+	VBLENDMPS   Z8, Z3, K1, Z3
+	VADDPS      vmconst<>+704(SB), Z8, Z8
+	VDIVPS      Z8, Z3, Z3
+	VPORD       vmconst<>+3264(SB), Z4, Z8
+	VMOVUPS     vmconst<>+0(SB), Z9
+	VMAXPS      Z8, Z9, Z8
+	VMOVUPS     vmconst<>+64(SB), Z9
+	VMINPS      Z8, Z9, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z9
+	VRNDSCALEPS $0x00, Z9, Z9
+	VFMADD231PS vmconst<>+192(SB), Z9, Z8
+	VFMADD231PS vmconst<>+256(SB), Z9, Z8
+	VMOVUPS     vmconst<>+384(SB), Z10
+	VFMADD231PS vmconst<>+320(SB), Z8, Z10
+	VFMADD213PS vmconst<>+448(SB), Z8, Z10
+	VFMADD213PS vmconst<>+512(SB), Z8, Z10
+	VFMADD213PS vmconst<>+576(SB), Z8, Z10
+	VFMADD213PS vmconst<>+640(SB), Z8, Z10
+	VMULPS      Z8, Z8, Z11
+	VFMADD213PS Z8, Z11, Z10
+	VADDPS      vmconst<>+704(SB), Z10, Z8
+	VSCALEFPS   Z9, Z8, Z8
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z4, K1
+	VMOVUPS     vmconst<>+704(SB), Z4
+	VBLENDMPS   Z8, Z4, K1, Z4
+	VADDPS      vmconst<>+704(SB), Z8, Z8
+	VDIVPS      Z8, Z4, Z4
+	VPORD       vmconst<>+3264(SB), Z5, Z8
+	VMOVUPS     vmconst<>+0(SB), Z9
+	VMAXPS      Z8, Z9, Z8
+	VMOVUPS     vmconst<>+64(SB), Z9
+	VMINPS      Z8, Z9, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z9
+	VRNDSCALEPS $0x00, Z9, Z9
+	VFMADD231PS vmconst<>+192(SB), Z9, Z8
+	VFMADD231PS vmconst<>+256(SB), Z9, Z8
+	VMOVUPS     vmconst<>+384(SB), Z10
+	VFMADD231PS vmconst<>+320(SB), Z8, Z10
+	VFMADD213PS vmconst<>+448(SB), Z8, Z10
+	VFMADD213PS vmconst<>+512(SB), Z8, Z10
+	VFMADD213PS vmconst<>+576(SB), Z8, Z10
+	VFMADD213PS vmconst<>+640(SB), Z8, Z10
+	VMULPS      Z8, Z8, Z11
+	VFMADD213PS Z8, Z11, Z10
+	VADDPS      vmconst<>+704(SB), Z10, Z8
+	VSCALEFPS   Z9, Z8, Z8
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z5, K1
+	VMOVUPS     vmconst<>+704(SB), Z5
+	VBLENDMPS   Z8, Z5, K1, Z5
+	VADDPS      vmconst<>+704(SB), Z8, Z8
+	VDIVPS      Z8, Z5, Z5
+	VPORD       vmconst<>+3264(SB), Z6, Z8
+	VMOVUPS     vmconst<>+0(SB), Z9
+	VMAXPS      Z8, Z9, Z8
+	VMOVUPS     vmconst<>+64(SB), Z9
+	VMINPS      Z8, Z9, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z9
+	VRNDSCALEPS $0x00, Z9, Z9
+	VFMADD231PS vmconst<>+192(SB), Z9, Z8
+	VFMADD231PS vmconst<>+256(SB), Z9, Z8
+	VMOVUPS     vmconst<>+384(SB), Z10
+	VFMADD231PS vmconst<>+320(SB), Z8, Z10
+	VFMADD213PS vmconst<>+448(SB), Z8, Z10
+	VFMADD213PS vmconst<>+512(SB), Z8, Z10
+	VFMADD213PS vmconst<>+576(SB), Z8, Z10
+	VFMADD213PS vmconst<>+640(SB), Z8, Z10
+	VMULPS      Z8, Z8, Z11
+	VFMADD213PS Z8, Z11, Z10
+	VADDPS      vmconst<>+704(SB), Z10, Z8
+	VSCALEFPS   Z9, Z8, Z8
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z6, K1
+	VMOVUPS     vmconst<>+704(SB), Z6
+	VBLENDMPS   Z8, Z6, K1, Z6
+	VADDPS      vmconst<>+704(SB), Z8, Z8
+	VDIVPS      Z8, Z6, Z6
+	VPORD       vmconst<>+3264(SB), Z7, Z8
+	VMOVUPS     vmconst<>+0(SB), Z9
+	VMAXPS      Z8, Z9, Z8
+	VMOVUPS     vmconst<>+64(SB), Z9
+	VMINPS      Z8, Z9, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z9
+	VRNDSCALEPS $0x00, Z9, Z9
+	VFMADD231PS vmconst<>+192(SB), Z9, Z8
+	VFMADD231PS vmconst<>+256(SB), Z9, Z8
+	VMOVUPS     vmconst<>+384(SB), Z10
+	VFMADD231PS vmconst<>+320(SB), Z8, Z10
+	VFMADD213PS vmconst<>+448(SB), Z8, Z10
+	VFMADD213PS vmconst<>+512(SB), Z8, Z10
+	VFMADD213PS vmconst<>+576(SB), Z8, Z10
+	VFMADD213PS vmconst<>+640(SB), Z8, Z10
+	VMULPS      Z8, Z8, Z11
+	VFMADD213PS Z8, Z11, Z10
+	VADDPS      vmconst<>+704(SB), Z10, Z8
+	VSCALEFPS   Z9, Z8, Z8
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z7, K1
+	VMOVUPS     vmconst<>+704(SB), Z7
+	VBLENDMPS   Z8, Z7, K1, Z7
+	VADDPS      vmconst<>+704(SB), Z8, Z8
+	VDIVPS      Z8, Z7, Z7
+	JMP         next
+
+op10:
+	VPANDD      vmconst<>+1024(SB), Z0, Z8
+	VMULPS      Z8, Z8, Z9
+	VMOVUPS     vmconst<>+3392(SB), Z10
+	VFMADD231PS vmconst<>+3328(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3456(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3520(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3584(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3648(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3712(SB), Z9, Z10
+	VMOVUPS     Z10, Z9
+	VFMADD213PS Z8, Z8, Z9
+	VMOVUPS     vmconst<>+3776(SB), Z10
+	VMINPS      Z8, Z10, Z10
+	VMOVUPS     vmconst<>+3904(SB), Z11
+	VFMADD231PS vmconst<>+3840(SB), Z10, Z11
+	VFMADD213PS vmconst<>+3968(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4032(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4096(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4160(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4224(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4288(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4352(SB), Z10, Z11
+	VMOVUPS     vmconst<>+0(SB), Z10
+	VMAXPS      Z11, Z10, Z10
+	VMOVUPS     vmconst<>+64(SB), Z11
+	VMINPS      Z10, Z11, Z10
+	VMULPS      vmconst<>+128(SB), Z10, Z11
+	VRNDSCALEPS $0x00, Z11, Z11
+	VFMADD231PS vmconst<>+192(SB), Z11, Z10
+	VFMADD231PS vmconst<>+256(SB), Z11, Z10
+	VMOVUPS     vmconst<>+384(SB), Z12
+	VFMADD231PS vmconst<>+320(SB), Z10, Z12
+	VFMADD213PS vmconst<>+448(SB), Z10, Z12
+	VFMADD213PS vmconst<>+512(SB), Z10, Z12
+	VFMADD213PS vmconst<>+576(SB), Z10, Z12
+	VFMADD213PS vmconst<>+640(SB), Z10, Z12
+	VMULPS      Z10, Z10, Z13
+	VFMADD213PS Z10, Z13, Z12
+	VADDPS      vmconst<>+704(SB), Z12, Z10
+	VSCALEFPS   Z11, Z10, Z10
+	VMOVUPS     vmconst<>+704(SB), Z11
+	VSUBPS      Z10, Z11, Z10
+	VCMPPS      $0x11, vmconst<>+4416(SB), Z8, K1
+	VMOVUPS     Z10, Z8
+	VBLENDMPS   Z9, Z8, K1, Z8
+	VPANDD      vmconst<>+3264(SB), Z0, Z0
+	VPXORD      Z0, Z8, Z0
+	VPANDD      vmconst<>+1024(SB), Z1, Z8
+	VMULPS      Z8, Z8, Z9
+	VMOVUPS     vmconst<>+3392(SB), Z10
+	VFMADD231PS vmconst<>+3328(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3456(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3520(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3584(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3648(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3712(SB), Z9, Z10
+	VMOVUPS     Z10, Z9
+	VFMADD213PS Z8, Z8, Z9
+	VMOVUPS     vmconst<>+3776(SB), Z10
+	VMINPS      Z8, Z10, Z10
+	VMOVUPS     vmconst<>+3904(SB), Z11
+	VFMADD231PS vmconst<>+3840(SB), Z10, Z11
+	VFMADD213PS vmconst<>+3968(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4032(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4096(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4160(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4224(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4288(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4352(SB), Z10, Z11
+	VMOVUPS     vmconst<>+0(SB), Z10
+	VMAXPS      Z11, Z10, Z10
+	VMOVUPS     vmconst<>+64(SB), Z11
+	VMINPS      Z10, Z11, Z10
+	VMULPS      vmconst<>+128(SB), Z10, Z11
+	VRNDSCALEPS $0x00, Z11, Z11
+	VFMADD231PS vmconst<>+192(SB), Z11, Z10
+	VFMADD231PS vmconst<>+256(SB), Z11, Z10
+	VMOVUPS     vmconst<>+384(SB), Z12
+	VFMADD231PS vmconst<>+320(SB), Z10, Z12
+	VFMADD213PS vmconst<>+448(SB), Z10, Z12
+	VFMADD213PS vmconst<>+512(SB), Z10, Z12
+	VFMADD213PS vmconst<>+576(SB), Z10, Z12
+	VFMADD213PS vmconst<>+640(SB), Z10, Z12
+	VMULPS      Z10, Z10, Z13
+	VFMADD213PS Z10, Z13, Z12
+	VADDPS      vmconst<>+704(SB), Z12, Z10
+	VSCALEFPS   Z11, Z10, Z10
+	VMOVUPS     vmconst<>+704(SB), Z11
+	VSUBPS      Z10, Z11, Z10
+	VCMPPS      $0x11, vmconst<>+4416(SB), Z8, K1
+	VMOVUPS     Z10, Z8
+	VBLENDMPS   Z9, Z8, K1, Z8
+	VPANDD      vmconst<>+3264(SB), Z1, Z1
+	VPXORD      Z1, Z8, Z1
+	VPANDD      vmconst<>+1024(SB), Z2, Z8
+	VMULPS      Z8, Z8, Z9
+	VMOVUPS     vmconst<>+3392(SB), Z10
+	VFMADD231PS vmconst<>+3328(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3456(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3520(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3584(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3648(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3712(SB), Z9, Z10
+	VMOVUPS     Z10, Z9
+	VFMADD213PS Z8, Z8, Z9
+	VMOVUPS     vmconst<>+3776(SB), Z10
+	VMINPS      Z8, Z10, Z10
+	VMOVUPS     vmconst<>+3904(SB), Z11
+	VFMADD231PS vmconst<>+3840(SB), Z10, Z11
+	VFMADD213PS vmconst<>+3968(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4032(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4096(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4160(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4224(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4288(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4352(SB), Z10, Z11
+	VMOVUPS     vmconst<>+0(SB), Z10
+	VMAXPS      Z11, Z10, Z10
+	VMOVUPS     vmconst<>+64(SB), Z11
+	VMINPS      Z10, Z11, Z10
+	VMULPS      vmconst<>+128(SB), Z10, Z11
+	VRNDSCALEPS $0x00, Z11, Z11
+	VFMADD231PS vmconst<>+192(SB), Z11, Z10
+	VFMADD231PS vmconst<>+256(SB), Z11, Z10
+	VMOVUPS     vmconst<>+384(SB), Z12
+	VFMADD231PS vmconst<>+320(SB), Z10, Z12
+	VFMADD213PS vmconst<>+448(SB), Z10, Z12
+	VFMADD213PS vmconst<>+512(SB), Z10, Z12
+	VFMADD213PS vmconst<>+576(SB), Z10, Z12
+	VFMADD213PS vmconst<>+640(SB), Z10, Z12
+	VMULPS      Z10, Z10, Z13
+	VFMADD213PS Z10, Z13, Z12
+	VADDPS      vmconst<>+704(SB), Z12, Z10
+	VSCALEFPS   Z11, Z10, Z10
+	VMOVUPS     vmconst<>+704(SB), Z11
+	VSUBPS      Z10, Z11, Z10
+	VCMPPS      $0x11, vmconst<>+4416(SB), Z8, K1
+	VMOVUPS     Z10, Z8
+	VBLENDMPS   Z9, Z8, K1, Z8
+	VPANDD      vmconst<>+3264(SB), Z2, Z2
+	VPXORD      Z2, Z8, Z2
+	VPANDD      vmconst<>+1024(SB), Z3, Z8
+	VMULPS      Z8, Z8, Z9
+	VMOVUPS     vmconst<>+3392(SB), Z10
+	VFMADD231PS vmconst<>+3328(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3456(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3520(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3584(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3648(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3712(SB), Z9, Z10
+	VMOVUPS     Z10, Z9
+	VFMADD213PS Z8, Z8, Z9
+	VMOVUPS     vmconst<>+3776(SB), Z10
+	VMINPS      Z8, Z10, Z10
+	VMOVUPS     vmconst<>+3904(SB), Z11
+	VFMADD231PS vmconst<>+3840(SB), Z10, Z11
+	VFMADD213PS vmconst<>+3968(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4032(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4096(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4160(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4224(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4288(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4352(SB), Z10, Z11
+	VMOVUPS     vmconst<>+0(SB), Z10
+	VMAXPS      Z11, Z10, Z10
+	VMOVUPS     vmconst<>+64(SB), Z11
+	VMINPS      Z10, Z11, Z10
+	VMULPS      vmconst<>+128(SB), Z10, Z11
+	VRNDSCALEPS $0x00, Z11, Z11
+	VFMADD231PS vmconst<>+192(SB), Z11, Z10
+	VFMADD231PS vmconst<>+256(SB), Z11, Z10
+	VMOVUPS     vmconst<>+384(SB), Z12
+	VFMADD231PS vmconst<>+320(SB), Z10, Z12
+	VFMADD213PS vmconst<>+448(SB), Z10, Z12
+	VFMADD213PS vmconst<>+512(SB), Z10, Z12
+	VFMADD213PS vmconst<>+576(SB), Z10, Z12
+	VFMADD213PS vmconst<>+640(SB), Z10, Z12
+	VMULPS      Z10, Z10, Z13
+	VFMADD213PS Z10, Z13, Z12
+	VADDPS      vmconst<>+704(SB), Z12, Z10
+	VSCALEFPS   Z11, Z10, Z10
+	VMOVUPS     vmconst<>+704(SB), Z11
+	VSUBPS      Z10, Z11, Z10
+	VCMPPS      $0x11, vmconst<>+4416(SB), Z8, K1
+	VMOVUPS     Z10, Z8
+	VBLENDMPS   Z9, Z8, K1, Z8
+	VPANDD      vmconst<>+3264(SB), Z3, Z3
+	VPXORD      Z3, Z8, Z3
+	VPANDD      vmconst<>+1024(SB), Z4, Z8
+	VMULPS      Z8, Z8, Z9
+	VMOVUPS     vmconst<>+3392(SB), Z10
+	VFMADD231PS vmconst<>+3328(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3456(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3520(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3584(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3648(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3712(SB), Z9, Z10
+	VMOVUPS     Z10, Z9
+	VFMADD213PS Z8, Z8, Z9
+	VMOVUPS     vmconst<>+3776(SB), Z10
+	VMINPS      Z8, Z10, Z10
+	VMOVUPS     vmconst<>+3904(SB), Z11
+	VFMADD231PS vmconst<>+3840(SB), Z10, Z11
+	VFMADD213PS vmconst<>+3968(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4032(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4096(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4160(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4224(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4288(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4352(SB), Z10, Z11
+	VMOVUPS     vmconst<>+0(SB), Z10
+	VMAXPS      Z11, Z10, Z10
+	VMOVUPS     vmconst<>+64(SB), Z11
+	VMINPS      Z10, Z11, Z10
+	VMULPS      vmconst<>+128(SB), Z10, Z11
+	VRNDSCALEPS $0x00, Z11, Z11
+	VFMADD231PS vmconst<>+192(SB), Z11, Z10
+	VFMADD231PS vmconst<>+256(SB), Z11, Z10
+	VMOVUPS     vmconst<>+384(SB), Z12
+	VFMADD231PS vmconst<>+320(SB), Z10, Z12
+	VFMADD213PS vmconst<>+448(SB), Z10, Z12
+	VFMADD213PS vmconst<>+512(SB), Z10, Z12
+	VFMADD213PS vmconst<>+576(SB), Z10, Z12
+	VFMADD213PS vmconst<>+640(SB), Z10, Z12
+	VMULPS      Z10, Z10, Z13
+	VFMADD213PS Z10, Z13, Z12
+	VADDPS      vmconst<>+704(SB), Z12, Z10
+	VSCALEFPS   Z11, Z10, Z10
+	VMOVUPS     vmconst<>+704(SB), Z11
+	VSUBPS      Z10, Z11, Z10
+	VCMPPS      $0x11, vmconst<>+4416(SB), Z8, K1
+	VMOVUPS     Z10, Z8
+	VBLENDMPS   Z9, Z8, K1, Z8
+	VPANDD      vmconst<>+3264(SB), Z4, Z4
+	VPXORD      Z4, Z8, Z4
+	VPANDD      vmconst<>+1024(SB), Z5, Z8
+	VMULPS      Z8, Z8, Z9
+	VMOVUPS     vmconst<>+3392(SB), Z10
+	VFMADD231PS vmconst<>+3328(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3456(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3520(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3584(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3648(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3712(SB), Z9, Z10
+	VMOVUPS     Z10, Z9
+	VFMADD213PS Z8, Z8, Z9
+	VMOVUPS     vmconst<>+3776(SB), Z10
+	VMINPS      Z8, Z10, Z10
+	VMOVUPS     vmconst<>+3904(SB), Z11
+	VFMADD231PS vmconst<>+3840(SB), Z10, Z11
+	VFMADD213PS vmconst<>+3968(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4032(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4096(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4160(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4224(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4288(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4352(SB), Z10, Z11
+	VMOVUPS     vmconst<>+0(SB), Z10
+	VMAXPS      Z11, Z10, Z10
+	VMOVUPS     vmconst<>+64(SB), Z11
+	VMINPS      Z10, Z11, Z10
+	VMULPS      vmconst<>+128(SB), Z10, Z11
+	VRNDSCALEPS $0x00, Z11, Z11
+	VFMADD231PS vmconst<>+192(SB), Z11, Z10
+	VFMADD231PS vmconst<>+256(SB), Z11, Z10
+	VMOVUPS     vmconst<>+384(SB), Z12
+	VFMADD231PS vmconst<>+320(SB), Z10, Z12
+	VFMADD213PS vmconst<>+448(SB), Z10, Z12
+	VFMADD213PS vmconst<>+512(SB), Z10, Z12
+	VFMADD213PS vmconst<>+576(SB), Z10, Z12
+	VFMADD213PS vmconst<>+640(SB), Z10, Z12
+	VMULPS      Z10, Z10, Z13
+	VFMADD213PS Z10, Z13, Z12
+	VADDPS      vmconst<>+704(SB), Z12, Z10
+	VSCALEFPS   Z11, Z10, Z10
+	VMOVUPS     vmconst<>+704(SB), Z11
+	VSUBPS      Z10, Z11, Z10
+	VCMPPS      $0x11, vmconst<>+4416(SB), Z8, K1
+	VMOVUPS     Z10, Z8
+	VBLENDMPS   Z9, Z8, K1, Z8
+	VPANDD      vmconst<>+3264(SB), Z5, Z5
+	VPXORD      Z5, Z8, Z5
+	VPANDD      vmconst<>+1024(SB), Z6, Z8
+	VMULPS      Z8, Z8, Z9
+	VMOVUPS     vmconst<>+3392(SB), Z10
+	VFMADD231PS vmconst<>+3328(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3456(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3520(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3584(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3648(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3712(SB), Z9, Z10
+	VMOVUPS     Z10, Z9
+	VFMADD213PS Z8, Z8, Z9
+	VMOVUPS     vmconst<>+3776(SB), Z10
+	VMINPS      Z8, Z10, Z10
+	VMOVUPS     vmconst<>+3904(SB), Z11
+	VFMADD231PS vmconst<>+3840(SB), Z10, Z11
+	VFMADD213PS vmconst<>+3968(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4032(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4096(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4160(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4224(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4288(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4352(SB), Z10, Z11
+	VMOVUPS     vmconst<>+0(SB), Z10
+	VMAXPS      Z11, Z10, Z10
+	VMOVUPS     vmconst<>+64(SB), Z11
+	VMINPS      Z10, Z11, Z10
+	VMULPS      vmconst<>+128(SB), Z10, Z11
+	VRNDSCALEPS $0x00, Z11, Z11
+	VFMADD231PS vmconst<>+192(SB), Z11, Z10
+	VFMADD231PS vmconst<>+256(SB), Z11, Z10
+	VMOVUPS     vmconst<>+384(SB), Z12
+	VFMADD231PS vmconst<>+320(SB), Z10, Z12
+	VFMADD213PS vmconst<>+448(SB), Z10, Z12
+	VFMADD213PS vmconst<>+512(SB), Z10, Z12
+	VFMADD213PS vmconst<>+576(SB), Z10, Z12
+	VFMADD213PS vmconst<>+640(SB), Z10, Z12
+	VMULPS      Z10, Z10, Z13
+	VFMADD213PS Z10, Z13, Z12
+	VADDPS      vmconst<>+704(SB), Z12, Z10
+	VSCALEFPS   Z11, Z10, Z10
+	VMOVUPS     vmconst<>+704(SB), Z11
+	VSUBPS      Z10, Z11, Z10
+	VCMPPS      $0x11, vmconst<>+4416(SB), Z8, K1
+	VMOVUPS     Z10, Z8
+	VBLENDMPS   Z9, Z8, K1, Z8
+	VPANDD      vmconst<>+3264(SB), Z6, Z6
+	VPXORD      Z6, Z8, Z6
+	VPANDD      vmconst<>+1024(SB), Z7, Z8
+	VMULPS      Z8, Z8, Z9
+	VMOVUPS     vmconst<>+3392(SB), Z10
+	VFMADD231PS vmconst<>+3328(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3456(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3520(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3584(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3648(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3712(SB), Z9, Z10
+	VMOVUPS     Z10, Z9
+	VFMADD213PS Z8, Z8, Z9
+	VMOVUPS     vmconst<>+3776(SB), Z10
+	VMINPS      Z8, Z10, Z10
+	VMOVUPS     vmconst<>+3904(SB), Z11
+	VFMADD231PS vmconst<>+3840(SB), Z10, Z11
+	VFMADD213PS vmconst<>+3968(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4032(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4096(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4160(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4224(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4288(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4352(SB), Z10, Z11
+	VMOVUPS     vmconst<>+0(SB), Z10
+	VMAXPS      Z11, Z10, Z10
+	VMOVUPS     vmconst<>+64(SB), Z11
+	VMINPS      Z10, Z11, Z10
+	VMULPS      vmconst<>+128(SB), Z10, Z11
+	VRNDSCALEPS $0x00, Z11, Z11
+	VFMADD231PS vmconst<>+192(SB), Z11, Z10
+	VFMADD231PS vmconst<>+256(SB), Z11, Z10
+	VMOVUPS     vmconst<>+384(SB), Z12
+	VFMADD231PS vmconst<>+320(SB), Z10, Z12
+	VFMADD213PS vmconst<>+448(SB), Z10, Z12
+	VFMADD213PS vmconst<>+512(SB), Z10, Z12
+	VFMADD213PS vmconst<>+576(SB), Z10, Z12
+	VFMADD213PS vmconst<>+640(SB), Z10, Z12
+	VMULPS      Z10, Z10, Z13
+	VFMADD213PS Z10, Z13, Z12
+	VADDPS      vmconst<>+704(SB), Z12, Z10
+	VSCALEFPS   Z11, Z10, Z10
+	VMOVUPS     vmconst<>+704(SB), Z11
+	VSUBPS      Z10, Z11, Z10
+	VCMPPS      $0x11, vmconst<>+4416(SB), Z8, K1
+	VMOVUPS     Z10, Z8
+	VBLENDMPS   Z9, Z8, K1, Z8
+	VPANDD      vmconst<>+3264(SB), Z7, Z7
+	VPXORD      Z7, Z8, Z7
+	JMP         next
+
+op11:
 	VADDPS (DX)(DI*4), Z0, Z0
 	VADDPS 64(DX)(DI*4), Z1, Z1
 	VADDPS 128(DX)(DI*4), Z2, Z2
@@ -12927,7 +14047,7 @@ op8:
 	VADDPS 448(DX)(DI*4), Z7, Z7
 	JMP    next
 
-op9:
+op12:
 	VBROADCASTSS (SI)(R11*4), Z8
 	VADDPS       Z8, Z0, Z0
 	VADDPS       Z8, Z1, Z1
@@ -12939,27 +14059,27 @@ op9:
 	VADDPS       Z8, Z7, Z7
 	JMP          next
 
-op10:
+op13:
 	VBROADCASTSS (SI)(R11*4), Z8
-	VMULPS       (DX)(DI*4), Z8, Z25
-	VADDPS       Z25, Z0, Z0
-	VMULPS       64(DX)(DI*4), Z8, Z25
-	VADDPS       Z25, Z1, Z1
-	VMULPS       128(DX)(DI*4), Z8, Z25
-	VADDPS       Z25, Z2, Z2
-	VMULPS       192(DX)(DI*4), Z8, Z25
-	VADDPS       Z25, Z3, Z3
-	VMULPS       256(DX)(DI*4), Z8, Z25
-	VADDPS       Z25, Z4, Z4
-	VMULPS       320(DX)(DI*4), Z8, Z25
-	VADDPS       Z25, Z5, Z5
-	VMULPS       384(DX)(DI*4), Z8, Z25
-	VADDPS       Z25, Z6, Z6
+	VMULPS       (DX)(DI*4), Z8, Z9
+	VADDPS       Z9, Z0, Z0
+	VMULPS       64(DX)(DI*4), Z8, Z9
+	VADDPS       Z9, Z1, Z1
+	VMULPS       128(DX)(DI*4), Z8, Z9
+	VADDPS       Z9, Z2, Z2
+	VMULPS       192(DX)(DI*4), Z8, Z9
+	VADDPS       Z9, Z3, Z3
+	VMULPS       256(DX)(DI*4), Z8, Z9
+	VADDPS       Z9, Z4, Z4
+	VMULPS       320(DX)(DI*4), Z8, Z9
+	VADDPS       Z9, Z5, Z5
+	VMULPS       384(DX)(DI*4), Z8, Z9
+	VADDPS       Z9, Z6, Z6
 	VMULPS       448(DX)(DI*4), Z8, Z8
 	VADDPS       Z8, Z7, Z7
 	JMP          next
 
-op11:
+op14:
 	VSUBPS (DX)(DI*4), Z0, Z0
 	VSUBPS 64(DX)(DI*4), Z1, Z1
 	VSUBPS 128(DX)(DI*4), Z2, Z2
@@ -12970,7 +14090,7 @@ op11:
 	VSUBPS 448(DX)(DI*4), Z7, Z7
 	JMP    next
 
-op12:
+op15:
 	VMOVUPS (DX)(DI*4), Z8
 	VSUBPS  Z0, Z8, Z0
 	VMOVUPS 64(DX)(DI*4), Z8
@@ -12989,7 +14109,7 @@ op12:
 	VSUBPS  Z7, Z8, Z7
 	JMP     next
 
-op13:
+op16:
 	VBROADCASTSS (SI)(R11*4), Z8
 	VSUBPS       Z8, Z0, Z0
 	VSUBPS       Z8, Z1, Z1
@@ -13001,7 +14121,7 @@ op13:
 	VSUBPS       Z8, Z7, Z7
 	JMP          next
 
-op14:
+op17:
 	VBROADCASTSS (SI)(R11*4), Z8
 	VSUBPS       Z0, Z8, Z0
 	VSUBPS       Z1, Z8, Z1
@@ -13013,47 +14133,47 @@ op14:
 	VSUBPS       Z7, Z8, Z7
 	JMP          next
 
-op15:
+op18:
 	VBROADCASTSS (SI)(R11*4), Z8
-	VMULPS       (DX)(DI*4), Z8, Z25
-	VSUBPS       Z25, Z0, Z0
-	VMULPS       64(DX)(DI*4), Z8, Z25
-	VSUBPS       Z25, Z1, Z1
-	VMULPS       128(DX)(DI*4), Z8, Z25
-	VSUBPS       Z25, Z2, Z2
-	VMULPS       192(DX)(DI*4), Z8, Z25
-	VSUBPS       Z25, Z3, Z3
-	VMULPS       256(DX)(DI*4), Z8, Z25
-	VSUBPS       Z25, Z4, Z4
-	VMULPS       320(DX)(DI*4), Z8, Z25
-	VSUBPS       Z25, Z5, Z5
-	VMULPS       384(DX)(DI*4), Z8, Z25
-	VSUBPS       Z25, Z6, Z6
+	VMULPS       (DX)(DI*4), Z8, Z9
+	VSUBPS       Z9, Z0, Z0
+	VMULPS       64(DX)(DI*4), Z8, Z9
+	VSUBPS       Z9, Z1, Z1
+	VMULPS       128(DX)(DI*4), Z8, Z9
+	VSUBPS       Z9, Z2, Z2
+	VMULPS       192(DX)(DI*4), Z8, Z9
+	VSUBPS       Z9, Z3, Z3
+	VMULPS       256(DX)(DI*4), Z8, Z9
+	VSUBPS       Z9, Z4, Z4
+	VMULPS       320(DX)(DI*4), Z8, Z9
+	VSUBPS       Z9, Z5, Z5
+	VMULPS       384(DX)(DI*4), Z8, Z9
+	VSUBPS       Z9, Z6, Z6
 	VMULPS       448(DX)(DI*4), Z8, Z8
 	VSUBPS       Z8, Z7, Z7
 	JMP          next
 
-op16:
+op19:
 	VBROADCASTSS (SI)(R11*4), Z8
-	VMULPS       (DX)(DI*4), Z8, Z25
-	VSUBPS       Z0, Z25, Z0
-	VMULPS       64(DX)(DI*4), Z8, Z25
-	VSUBPS       Z1, Z25, Z1
-	VMULPS       128(DX)(DI*4), Z8, Z25
-	VSUBPS       Z2, Z25, Z2
-	VMULPS       192(DX)(DI*4), Z8, Z25
-	VSUBPS       Z3, Z25, Z3
-	VMULPS       256(DX)(DI*4), Z8, Z25
-	VSUBPS       Z4, Z25, Z4
-	VMULPS       320(DX)(DI*4), Z8, Z25
-	VSUBPS       Z5, Z25, Z5
-	VMULPS       384(DX)(DI*4), Z8, Z25
-	VSUBPS       Z6, Z25, Z6
+	VMULPS       (DX)(DI*4), Z8, Z9
+	VSUBPS       Z0, Z9, Z0
+	VMULPS       64(DX)(DI*4), Z8, Z9
+	VSUBPS       Z1, Z9, Z1
+	VMULPS       128(DX)(DI*4), Z8, Z9
+	VSUBPS       Z2, Z9, Z2
+	VMULPS       192(DX)(DI*4), Z8, Z9
+	VSUBPS       Z3, Z9, Z3
+	VMULPS       256(DX)(DI*4), Z8, Z9
+	VSUBPS       Z4, Z9, Z4
+	VMULPS       320(DX)(DI*4), Z8, Z9
+	VSUBPS       Z5, Z9, Z5
+	VMULPS       384(DX)(DI*4), Z8, Z9
+	VSUBPS       Z6, Z9, Z6
 	VMULPS       448(DX)(DI*4), Z8, Z8
 	VSUBPS       Z7, Z8, Z7
 	JMP          next
 
-op17:
+op20:
 	VMULPS (DX)(DI*4), Z0, Z0
 	VMULPS 64(DX)(DI*4), Z1, Z1
 	VMULPS 128(DX)(DI*4), Z2, Z2
@@ -13064,7 +14184,7 @@ op17:
 	VMULPS 448(DX)(DI*4), Z7, Z7
 	JMP    next
 
-op18:
+op21:
 	VBROADCASTSS (SI)(R11*4), Z8
 	VMULPS       Z8, Z0, Z0
 	VMULPS       Z8, Z1, Z1
@@ -13076,27 +14196,27 @@ op18:
 	VMULPS       Z8, Z7, Z7
 	JMP          next
 
-op19:
+op22:
 	VBROADCASTSS (SI)(R11*4), Z8
-	VMULPS       (DX)(DI*4), Z8, Z25
-	VMULPS       Z25, Z0, Z0
-	VMULPS       64(DX)(DI*4), Z8, Z25
-	VMULPS       Z25, Z1, Z1
-	VMULPS       128(DX)(DI*4), Z8, Z25
-	VMULPS       Z25, Z2, Z2
-	VMULPS       192(DX)(DI*4), Z8, Z25
-	VMULPS       Z25, Z3, Z3
-	VMULPS       256(DX)(DI*4), Z8, Z25
-	VMULPS       Z25, Z4, Z4
-	VMULPS       320(DX)(DI*4), Z8, Z25
-	VMULPS       Z25, Z5, Z5
-	VMULPS       384(DX)(DI*4), Z8, Z25
-	VMULPS       Z25, Z6, Z6
+	VMULPS       (DX)(DI*4), Z8, Z9
+	VMULPS       Z9, Z0, Z0
+	VMULPS       64(DX)(DI*4), Z8, Z9
+	VMULPS       Z9, Z1, Z1
+	VMULPS       128(DX)(DI*4), Z8, Z9
+	VMULPS       Z9, Z2, Z2
+	VMULPS       192(DX)(DI*4), Z8, Z9
+	VMULPS       Z9, Z3, Z3
+	VMULPS       256(DX)(DI*4), Z8, Z9
+	VMULPS       Z9, Z4, Z4
+	VMULPS       320(DX)(DI*4), Z8, Z9
+	VMULPS       Z9, Z5, Z5
+	VMULPS       384(DX)(DI*4), Z8, Z9
+	VMULPS       Z9, Z6, Z6
 	VMULPS       448(DX)(DI*4), Z8, Z8
 	VMULPS       Z8, Z7, Z7
 	JMP          next
 
-op20:
+op23:
 	VDIVPS (DX)(DI*4), Z0, Z0
 	VDIVPS 64(DX)(DI*4), Z1, Z1
 	VDIVPS 128(DX)(DI*4), Z2, Z2
@@ -13107,7 +14227,7 @@ op20:
 	VDIVPS 448(DX)(DI*4), Z7, Z7
 	JMP    next
 
-op21:
+op24:
 	VMOVUPS (DX)(DI*4), Z8
 	VDIVPS  Z0, Z8, Z0
 	VMOVUPS 64(DX)(DI*4), Z8
@@ -13126,7 +14246,7 @@ op21:
 	VDIVPS  Z7, Z8, Z7
 	JMP     next
 
-op22:
+op25:
 	VBROADCASTSS (SI)(R11*4), Z8
 	VDIVPS       Z8, Z0, Z0
 	VDIVPS       Z8, Z1, Z1
@@ -13138,7 +14258,7 @@ op22:
 	VDIVPS       Z8, Z7, Z7
 	JMP          next
 
-op23:
+op26:
 	VBROADCASTSS (SI)(R11*4), Z8
 	VDIVPS       Z0, Z8, Z0
 	VDIVPS       Z1, Z8, Z1
@@ -13150,42 +14270,42 @@ op23:
 	VDIVPS       Z7, Z8, Z7
 	JMP          next
 
-op24:
+op27:
 	VBROADCASTSS (SI)(R11*4), Z8
-	VMULPS       (DX)(DI*4), Z8, Z25
-	VDIVPS       Z25, Z0, Z0
-	VMULPS       64(DX)(DI*4), Z8, Z25
-	VDIVPS       Z25, Z1, Z1
-	VMULPS       128(DX)(DI*4), Z8, Z25
-	VDIVPS       Z25, Z2, Z2
-	VMULPS       192(DX)(DI*4), Z8, Z25
-	VDIVPS       Z25, Z3, Z3
-	VMULPS       256(DX)(DI*4), Z8, Z25
-	VDIVPS       Z25, Z4, Z4
-	VMULPS       320(DX)(DI*4), Z8, Z25
-	VDIVPS       Z25, Z5, Z5
-	VMULPS       384(DX)(DI*4), Z8, Z25
-	VDIVPS       Z25, Z6, Z6
+	VMULPS       (DX)(DI*4), Z8, Z9
+	VDIVPS       Z9, Z0, Z0
+	VMULPS       64(DX)(DI*4), Z8, Z9
+	VDIVPS       Z9, Z1, Z1
+	VMULPS       128(DX)(DI*4), Z8, Z9
+	VDIVPS       Z9, Z2, Z2
+	VMULPS       192(DX)(DI*4), Z8, Z9
+	VDIVPS       Z9, Z3, Z3
+	VMULPS       256(DX)(DI*4), Z8, Z9
+	VDIVPS       Z9, Z4, Z4
+	VMULPS       320(DX)(DI*4), Z8, Z9
+	VDIVPS       Z9, Z5, Z5
+	VMULPS       384(DX)(DI*4), Z8, Z9
+	VDIVPS       Z9, Z6, Z6
 	VMULPS       448(DX)(DI*4), Z8, Z8
 	VDIVPS       Z8, Z7, Z7
 	JMP          next
 
-op25:
+op28:
 	VBROADCASTSS (SI)(R11*4), Z8
-	VMULPS       (DX)(DI*4), Z8, Z25
-	VDIVPS       Z0, Z25, Z0
-	VMULPS       64(DX)(DI*4), Z8, Z25
-	VDIVPS       Z1, Z25, Z1
-	VMULPS       128(DX)(DI*4), Z8, Z25
-	VDIVPS       Z2, Z25, Z2
-	VMULPS       192(DX)(DI*4), Z8, Z25
-	VDIVPS       Z3, Z25, Z3
-	VMULPS       256(DX)(DI*4), Z8, Z25
-	VDIVPS       Z4, Z25, Z4
-	VMULPS       320(DX)(DI*4), Z8, Z25
-	VDIVPS       Z5, Z25, Z5
-	VMULPS       384(DX)(DI*4), Z8, Z25
-	VDIVPS       Z6, Z25, Z6
+	VMULPS       (DX)(DI*4), Z8, Z9
+	VDIVPS       Z0, Z9, Z0
+	VMULPS       64(DX)(DI*4), Z8, Z9
+	VDIVPS       Z1, Z9, Z1
+	VMULPS       128(DX)(DI*4), Z8, Z9
+	VDIVPS       Z2, Z9, Z2
+	VMULPS       192(DX)(DI*4), Z8, Z9
+	VDIVPS       Z3, Z9, Z3
+	VMULPS       256(DX)(DI*4), Z8, Z9
+	VDIVPS       Z4, Z9, Z4
+	VMULPS       320(DX)(DI*4), Z8, Z9
+	VDIVPS       Z5, Z9, Z5
+	VMULPS       384(DX)(DI*4), Z8, Z9
+	VDIVPS       Z6, Z9, Z6
 	VMULPS       448(DX)(DI*4), Z8, Z8
 	VDIVPS       Z7, Z8, Z7
 	JMP          next
@@ -13224,12 +14344,12 @@ next:
 	MOVL R10, R11
 	SHRL $0x08, R11
 	ANDL $0x000000ff, R10
-	CMPL R10, $0x0000000d
-	JAE  d13_25
-	CMPL R10, $0x00000006
-	JAE  d6_12
+	CMPL R10, $0x0000000e
+	JAE  d14_28
+	CMPL R10, $0x00000007
+	JAE  d7_13
 	CMPL R10, $0x00000003
-	JAE  d3_5
+	JAE  d3_6
 	CMPL R10, $0x00000001
 	JAE  d1_2
 	JMP  op0
@@ -13242,75 +14362,77 @@ d1_2:
 d2_2:
 	JMP op2
 
-d3_5:
+d3_6:
+	CMPL R10, $0x00000005
+	JAE  d5_6
 	CMPL R10, $0x00000004
-	JAE  d4_5
+	JAE  d4_4
 	JMP  op3
 
-d4_5:
-	CMPL R10, $0x00000005
-	JAE  d5_5
-	JMP  op4
+d4_4:
+	JMP op4
 
-d5_5:
-	JMP op5
+d5_6:
+	CMPL R10, $0x00000006
+	JAE  d6_6
+	JMP  op5
 
-d6_12:
-	CMPL R10, $0x00000009
-	JAE  d9_12
-	CMPL R10, $0x00000007
-	JAE  d7_8
-	JMP  op6
+d6_6:
+	JMP op6
 
-d7_8:
+d7_13:
+	CMPL R10, $0x0000000a
+	JAE  d10_13
 	CMPL R10, $0x00000008
-	JAE  d8_8
+	JAE  d8_9
 	JMP  op7
 
-d8_8:
-	JMP op8
+d8_9:
+	CMPL R10, $0x00000009
+	JAE  d9_9
+	JMP  op8
 
-d9_12:
-	CMPL R10, $0x0000000b
-	JAE  d11_12
-	CMPL R10, $0x0000000a
-	JAE  d10_10
-	JMP  op9
+d9_9:
+	JMP op9
 
-d10_10:
-	JMP op10
-
-d11_12:
+d10_13:
 	CMPL R10, $0x0000000c
-	JAE  d12_12
-	JMP  op11
+	JAE  d12_13
+	CMPL R10, $0x0000000b
+	JAE  d11_11
+	JMP  op10
 
-d12_12:
-	JMP op12
+d11_11:
+	JMP op11
 
-d13_25:
-	CMPL R10, $0x00000013
-	JAE  d19_25
-	CMPL R10, $0x00000010
-	JAE  d16_18
-	CMPL R10, $0x0000000e
-	JAE  d14_15
-	JMP  op13
+d12_13:
+	CMPL R10, $0x0000000d
+	JAE  d13_13
+	JMP  op12
 
-d14_15:
+d13_13:
+	JMP op13
+
+d14_28:
+	CMPL R10, $0x00000015
+	JAE  d21_28
+	CMPL R10, $0x00000011
+	JAE  d17_20
 	CMPL R10, $0x0000000f
-	JAE  d15_15
+	JAE  d15_16
 	JMP  op14
 
-d15_15:
-	JMP op15
+d15_16:
+	CMPL R10, $0x00000010
+	JAE  d16_16
+	JMP  op15
 
-d16_18:
-	CMPL R10, $0x00000011
-	JAE  d17_18
-	JMP  op16
+d16_16:
+	JMP op16
 
-d17_18:
+d17_20:
+	CMPL R10, $0x00000013
+	JAE  d19_20
 	CMPL R10, $0x00000012
 	JAE  d18_18
 	JMP  op17
@@ -13318,38 +14440,51 @@ d17_18:
 d18_18:
 	JMP op18
 
-d19_25:
-	CMPL R10, $0x00000016
-	JAE  d22_25
+d19_20:
 	CMPL R10, $0x00000014
-	JAE  d20_21
+	JAE  d20_20
 	JMP  op19
 
-d20_21:
-	CMPL R10, $0x00000015
-	JAE  d21_21
-	JMP  op20
+d20_20:
+	JMP op20
 
-d21_21:
-	JMP op21
-
-d22_25:
-	CMPL R10, $0x00000018
-	JAE  d24_25
-	CMPL R10, $0x00000017
-	JAE  d23_23
-	JMP  op22
-
-d23_23:
-	JMP op23
-
-d24_25:
+d21_28:
 	CMPL R10, $0x00000019
-	JAE  d25_25
-	JMP  op24
+	JAE  d25_28
+	CMPL R10, $0x00000017
+	JAE  d23_24
+	CMPL R10, $0x00000016
+	JAE  d22_22
+	JMP  op21
 
-d25_25:
-	JMP op25
+d22_22:
+	JMP op22
+
+d23_24:
+	CMPL R10, $0x00000018
+	JAE  d24_24
+	JMP  op23
+
+d24_24:
+	JMP op24
+
+d25_28:
+	CMPL R10, $0x0000001b
+	JAE  d27_28
+	CMPL R10, $0x0000001a
+	JAE  d26_26
+	JMP  op25
+
+d26_26:
+	JMP op26
+
+d27_28:
+	CMPL R10, $0x0000001c
+	JAE  d28_28
+	JMP  op27
+
+d28_28:
+	JMP op28
 
 op0:
 	VMOVNTPS Z0, (AX)(DI*4)
@@ -13405,15 +14540,15 @@ op4:
 	VRNDSCALEPS $0x00, Z8, Z8
 	VFMADD231PS vmconst<>+192(SB), Z8, Z0
 	VFMADD231PS vmconst<>+256(SB), Z8, Z0
-	VMOVUPS     vmconst<>+384(SB), Z25
-	VFMADD231PS vmconst<>+320(SB), Z0, Z25
-	VFMADD213PS vmconst<>+448(SB), Z0, Z25
-	VFMADD213PS vmconst<>+512(SB), Z0, Z25
-	VFMADD213PS vmconst<>+576(SB), Z0, Z25
-	VFMADD213PS vmconst<>+640(SB), Z0, Z25
-	VMULPS      Z0, Z0, Z26
-	VFMADD213PS Z0, Z26, Z25
-	VADDPS      vmconst<>+704(SB), Z25, Z0
+	VMOVUPS     vmconst<>+384(SB), Z9
+	VFMADD231PS vmconst<>+320(SB), Z0, Z9
+	VFMADD213PS vmconst<>+448(SB), Z0, Z9
+	VFMADD213PS vmconst<>+512(SB), Z0, Z9
+	VFMADD213PS vmconst<>+576(SB), Z0, Z9
+	VFMADD213PS vmconst<>+640(SB), Z0, Z9
+	VMULPS      Z0, Z0, Z10
+	VFMADD213PS Z0, Z10, Z9
+	VADDPS      vmconst<>+704(SB), Z9, Z0
 	VSCALEFPS   Z8, Z0, Z0
 	VMOVUPS     vmconst<>+0(SB), Z8
 	VMAXPS      Z1, Z8, Z1
@@ -13423,15 +14558,15 @@ op4:
 	VRNDSCALEPS $0x00, Z8, Z8
 	VFMADD231PS vmconst<>+192(SB), Z8, Z1
 	VFMADD231PS vmconst<>+256(SB), Z8, Z1
-	VMOVUPS     vmconst<>+384(SB), Z25
-	VFMADD231PS vmconst<>+320(SB), Z1, Z25
-	VFMADD213PS vmconst<>+448(SB), Z1, Z25
-	VFMADD213PS vmconst<>+512(SB), Z1, Z25
-	VFMADD213PS vmconst<>+576(SB), Z1, Z25
-	VFMADD213PS vmconst<>+640(SB), Z1, Z25
-	VMULPS      Z1, Z1, Z26
-	VFMADD213PS Z1, Z26, Z25
-	VADDPS      vmconst<>+704(SB), Z25, Z1
+	VMOVUPS     vmconst<>+384(SB), Z9
+	VFMADD231PS vmconst<>+320(SB), Z1, Z9
+	VFMADD213PS vmconst<>+448(SB), Z1, Z9
+	VFMADD213PS vmconst<>+512(SB), Z1, Z9
+	VFMADD213PS vmconst<>+576(SB), Z1, Z9
+	VFMADD213PS vmconst<>+640(SB), Z1, Z9
+	VMULPS      Z1, Z1, Z10
+	VFMADD213PS Z1, Z10, Z9
+	VADDPS      vmconst<>+704(SB), Z9, Z1
 	VSCALEFPS   Z8, Z1, Z1
 	VMOVUPS     vmconst<>+0(SB), Z8
 	VMAXPS      Z2, Z8, Z2
@@ -13441,15 +14576,15 @@ op4:
 	VRNDSCALEPS $0x00, Z8, Z8
 	VFMADD231PS vmconst<>+192(SB), Z8, Z2
 	VFMADD231PS vmconst<>+256(SB), Z8, Z2
-	VMOVUPS     vmconst<>+384(SB), Z25
-	VFMADD231PS vmconst<>+320(SB), Z2, Z25
-	VFMADD213PS vmconst<>+448(SB), Z2, Z25
-	VFMADD213PS vmconst<>+512(SB), Z2, Z25
-	VFMADD213PS vmconst<>+576(SB), Z2, Z25
-	VFMADD213PS vmconst<>+640(SB), Z2, Z25
-	VMULPS      Z2, Z2, Z26
-	VFMADD213PS Z2, Z26, Z25
-	VADDPS      vmconst<>+704(SB), Z25, Z2
+	VMOVUPS     vmconst<>+384(SB), Z9
+	VFMADD231PS vmconst<>+320(SB), Z2, Z9
+	VFMADD213PS vmconst<>+448(SB), Z2, Z9
+	VFMADD213PS vmconst<>+512(SB), Z2, Z9
+	VFMADD213PS vmconst<>+576(SB), Z2, Z9
+	VFMADD213PS vmconst<>+640(SB), Z2, Z9
+	VMULPS      Z2, Z2, Z10
+	VFMADD213PS Z2, Z10, Z9
+	VADDPS      vmconst<>+704(SB), Z9, Z2
 	VSCALEFPS   Z8, Z2, Z2
 	VMOVUPS     vmconst<>+0(SB), Z8
 	VMAXPS      Z3, Z8, Z3
@@ -13459,15 +14594,15 @@ op4:
 	VRNDSCALEPS $0x00, Z8, Z8
 	VFMADD231PS vmconst<>+192(SB), Z8, Z3
 	VFMADD231PS vmconst<>+256(SB), Z8, Z3
-	VMOVUPS     vmconst<>+384(SB), Z25
-	VFMADD231PS vmconst<>+320(SB), Z3, Z25
-	VFMADD213PS vmconst<>+448(SB), Z3, Z25
-	VFMADD213PS vmconst<>+512(SB), Z3, Z25
-	VFMADD213PS vmconst<>+576(SB), Z3, Z25
-	VFMADD213PS vmconst<>+640(SB), Z3, Z25
-	VMULPS      Z3, Z3, Z26
-	VFMADD213PS Z3, Z26, Z25
-	VADDPS      vmconst<>+704(SB), Z25, Z3
+	VMOVUPS     vmconst<>+384(SB), Z9
+	VFMADD231PS vmconst<>+320(SB), Z3, Z9
+	VFMADD213PS vmconst<>+448(SB), Z3, Z9
+	VFMADD213PS vmconst<>+512(SB), Z3, Z9
+	VFMADD213PS vmconst<>+576(SB), Z3, Z9
+	VFMADD213PS vmconst<>+640(SB), Z3, Z9
+	VMULPS      Z3, Z3, Z10
+	VFMADD213PS Z3, Z10, Z9
+	VADDPS      vmconst<>+704(SB), Z9, Z3
 	VSCALEFPS   Z8, Z3, Z3
 	VMOVUPS     vmconst<>+0(SB), Z8
 	VMAXPS      Z4, Z8, Z4
@@ -13477,15 +14612,15 @@ op4:
 	VRNDSCALEPS $0x00, Z8, Z8
 	VFMADD231PS vmconst<>+192(SB), Z8, Z4
 	VFMADD231PS vmconst<>+256(SB), Z8, Z4
-	VMOVUPS     vmconst<>+384(SB), Z25
-	VFMADD231PS vmconst<>+320(SB), Z4, Z25
-	VFMADD213PS vmconst<>+448(SB), Z4, Z25
-	VFMADD213PS vmconst<>+512(SB), Z4, Z25
-	VFMADD213PS vmconst<>+576(SB), Z4, Z25
-	VFMADD213PS vmconst<>+640(SB), Z4, Z25
-	VMULPS      Z4, Z4, Z26
-	VFMADD213PS Z4, Z26, Z25
-	VADDPS      vmconst<>+704(SB), Z25, Z4
+	VMOVUPS     vmconst<>+384(SB), Z9
+	VFMADD231PS vmconst<>+320(SB), Z4, Z9
+	VFMADD213PS vmconst<>+448(SB), Z4, Z9
+	VFMADD213PS vmconst<>+512(SB), Z4, Z9
+	VFMADD213PS vmconst<>+576(SB), Z4, Z9
+	VFMADD213PS vmconst<>+640(SB), Z4, Z9
+	VMULPS      Z4, Z4, Z10
+	VFMADD213PS Z4, Z10, Z9
+	VADDPS      vmconst<>+704(SB), Z9, Z4
 	VSCALEFPS   Z8, Z4, Z4
 	VMOVUPS     vmconst<>+0(SB), Z8
 	VMAXPS      Z5, Z8, Z5
@@ -13495,15 +14630,15 @@ op4:
 	VRNDSCALEPS $0x00, Z8, Z8
 	VFMADD231PS vmconst<>+192(SB), Z8, Z5
 	VFMADD231PS vmconst<>+256(SB), Z8, Z5
-	VMOVUPS     vmconst<>+384(SB), Z25
-	VFMADD231PS vmconst<>+320(SB), Z5, Z25
-	VFMADD213PS vmconst<>+448(SB), Z5, Z25
-	VFMADD213PS vmconst<>+512(SB), Z5, Z25
-	VFMADD213PS vmconst<>+576(SB), Z5, Z25
-	VFMADD213PS vmconst<>+640(SB), Z5, Z25
-	VMULPS      Z5, Z5, Z26
-	VFMADD213PS Z5, Z26, Z25
-	VADDPS      vmconst<>+704(SB), Z25, Z5
+	VMOVUPS     vmconst<>+384(SB), Z9
+	VFMADD231PS vmconst<>+320(SB), Z5, Z9
+	VFMADD213PS vmconst<>+448(SB), Z5, Z9
+	VFMADD213PS vmconst<>+512(SB), Z5, Z9
+	VFMADD213PS vmconst<>+576(SB), Z5, Z9
+	VFMADD213PS vmconst<>+640(SB), Z5, Z9
+	VMULPS      Z5, Z5, Z10
+	VFMADD213PS Z5, Z10, Z9
+	VADDPS      vmconst<>+704(SB), Z9, Z5
 	VSCALEFPS   Z8, Z5, Z5
 	VMOVUPS     vmconst<>+0(SB), Z8
 	VMAXPS      Z6, Z8, Z6
@@ -13513,15 +14648,15 @@ op4:
 	VRNDSCALEPS $0x00, Z8, Z8
 	VFMADD231PS vmconst<>+192(SB), Z8, Z6
 	VFMADD231PS vmconst<>+256(SB), Z8, Z6
-	VMOVUPS     vmconst<>+384(SB), Z25
-	VFMADD231PS vmconst<>+320(SB), Z6, Z25
-	VFMADD213PS vmconst<>+448(SB), Z6, Z25
-	VFMADD213PS vmconst<>+512(SB), Z6, Z25
-	VFMADD213PS vmconst<>+576(SB), Z6, Z25
-	VFMADD213PS vmconst<>+640(SB), Z6, Z25
-	VMULPS      Z6, Z6, Z26
-	VFMADD213PS Z6, Z26, Z25
-	VADDPS      vmconst<>+704(SB), Z25, Z6
+	VMOVUPS     vmconst<>+384(SB), Z9
+	VFMADD231PS vmconst<>+320(SB), Z6, Z9
+	VFMADD213PS vmconst<>+448(SB), Z6, Z9
+	VFMADD213PS vmconst<>+512(SB), Z6, Z9
+	VFMADD213PS vmconst<>+576(SB), Z6, Z9
+	VFMADD213PS vmconst<>+640(SB), Z6, Z9
+	VMULPS      Z6, Z6, Z10
+	VFMADD213PS Z6, Z10, Z9
+	VADDPS      vmconst<>+704(SB), Z9, Z6
 	VSCALEFPS   Z8, Z6, Z6
 	VMOVUPS     vmconst<>+0(SB), Z8
 	VMAXPS      Z7, Z8, Z7
@@ -13531,628 +14666,1733 @@ op4:
 	VRNDSCALEPS $0x00, Z8, Z8
 	VFMADD231PS vmconst<>+192(SB), Z8, Z7
 	VFMADD231PS vmconst<>+256(SB), Z8, Z7
-	VMOVUPS     vmconst<>+384(SB), Z25
-	VFMADD231PS vmconst<>+320(SB), Z7, Z25
-	VFMADD213PS vmconst<>+448(SB), Z7, Z25
-	VFMADD213PS vmconst<>+512(SB), Z7, Z25
-	VFMADD213PS vmconst<>+576(SB), Z7, Z25
-	VFMADD213PS vmconst<>+640(SB), Z7, Z25
-	VMULPS      Z7, Z7, Z26
-	VFMADD213PS Z7, Z26, Z25
-	VADDPS      vmconst<>+704(SB), Z25, Z7
+	VMOVUPS     vmconst<>+384(SB), Z9
+	VFMADD231PS vmconst<>+320(SB), Z7, Z9
+	VFMADD213PS vmconst<>+448(SB), Z7, Z9
+	VFMADD213PS vmconst<>+512(SB), Z7, Z9
+	VFMADD213PS vmconst<>+576(SB), Z7, Z9
+	VFMADD213PS vmconst<>+640(SB), Z7, Z9
+	VMULPS      Z7, Z7, Z10
+	VFMADD213PS Z7, Z10, Z9
+	VADDPS      vmconst<>+704(SB), Z9, Z7
 	VSCALEFPS   Z8, Z7, Z7
 	JMP         next
 
 op5:
 	VMOVUPS     vmconst<>+896(SB), Z8
 	VMAXPS      Z0, Z8, Z8
-	VMOVUPS     vmconst<>+64(SB), Z25
-	VMINPS      Z8, Z25, Z8
-	VMULPS      vmconst<>+128(SB), Z8, Z25
-	VRNDSCALEPS $0x00, Z25, Z25
-	VFMADD231PS vmconst<>+192(SB), Z25, Z8
-	VFMADD231PS vmconst<>+256(SB), Z25, Z8
-	VMOVUPS     vmconst<>+384(SB), Z26
-	VFMADD231PS vmconst<>+320(SB), Z8, Z26
-	VFMADD213PS vmconst<>+448(SB), Z8, Z26
-	VFMADD213PS vmconst<>+512(SB), Z8, Z26
-	VFMADD213PS vmconst<>+576(SB), Z8, Z26
-	VFMADD213PS vmconst<>+640(SB), Z8, Z26
-	VMULPS      Z8, Z8, Z27
-	VFMADD213PS Z8, Z27, Z26
+	VMOVUPS     vmconst<>+64(SB), Z9
+	VMINPS      Z8, Z9, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z9
+	VRNDSCALEPS $0x00, Z9, Z9
+	VFMADD231PS vmconst<>+192(SB), Z9, Z8
+	VFMADD231PS vmconst<>+256(SB), Z9, Z8
+	VMOVUPS     vmconst<>+384(SB), Z10
+	VFMADD231PS vmconst<>+320(SB), Z8, Z10
+	VFMADD213PS vmconst<>+448(SB), Z8, Z10
+	VFMADD213PS vmconst<>+512(SB), Z8, Z10
+	VFMADD213PS vmconst<>+576(SB), Z8, Z10
+	VFMADD213PS vmconst<>+640(SB), Z8, Z10
+	VMULPS      Z8, Z8, Z11
+	VFMADD213PS Z8, Z11, Z10
 	VMOVUPS     vmconst<>+640(SB), Z8
-	VSCALEFPS   Z25, Z8, Z8
-	VSUBPS      vmconst<>+640(SB), Z8, Z25
-	VFMADD213PS Z25, Z26, Z8
+	VSCALEFPS   Z9, Z8, Z8
+	VSUBPS      vmconst<>+640(SB), Z8, Z9
+	VFMADD213PS Z9, Z10, Z8
 	VADDPS      Z8, Z8, Z8
-	VPANDD      vmconst<>+1024(SB), Z0, Z25
-	VCMPPS      $0x11, vmconst<>+1088(SB), Z25, K1
-	VBLENDMPS   Z0, Z8, K1, Z9
-	VMOVUPS     Z9, Z0
+	VPANDD      vmconst<>+1024(SB), Z0, Z9
+	VCMPPS      $0x11, vmconst<>+1088(SB), Z9, K1
+	VBLENDMPS   Z0, Z8, K1, Z8
+	VMOVUPS     Z8, Z0
 	VMOVUPS     vmconst<>+896(SB), Z8
 	VMAXPS      Z1, Z8, Z8
-	VMOVUPS     vmconst<>+64(SB), Z25
-	VMINPS      Z8, Z25, Z8
-	VMULPS      vmconst<>+128(SB), Z8, Z25
-	VRNDSCALEPS $0x00, Z25, Z25
-	VFMADD231PS vmconst<>+192(SB), Z25, Z8
-	VFMADD231PS vmconst<>+256(SB), Z25, Z8
-	VMOVUPS     vmconst<>+384(SB), Z26
-	VFMADD231PS vmconst<>+320(SB), Z8, Z26
-	VFMADD213PS vmconst<>+448(SB), Z8, Z26
-	VFMADD213PS vmconst<>+512(SB), Z8, Z26
-	VFMADD213PS vmconst<>+576(SB), Z8, Z26
-	VFMADD213PS vmconst<>+640(SB), Z8, Z26
-	VMULPS      Z8, Z8, Z27
-	VFMADD213PS Z8, Z27, Z26
+	VMOVUPS     vmconst<>+64(SB), Z9
+	VMINPS      Z8, Z9, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z9
+	VRNDSCALEPS $0x00, Z9, Z9
+	VFMADD231PS vmconst<>+192(SB), Z9, Z8
+	VFMADD231PS vmconst<>+256(SB), Z9, Z8
+	VMOVUPS     vmconst<>+384(SB), Z10
+	VFMADD231PS vmconst<>+320(SB), Z8, Z10
+	VFMADD213PS vmconst<>+448(SB), Z8, Z10
+	VFMADD213PS vmconst<>+512(SB), Z8, Z10
+	VFMADD213PS vmconst<>+576(SB), Z8, Z10
+	VFMADD213PS vmconst<>+640(SB), Z8, Z10
+	VMULPS      Z8, Z8, Z11
+	VFMADD213PS Z8, Z11, Z10
 	VMOVUPS     vmconst<>+640(SB), Z8
-	VSCALEFPS   Z25, Z8, Z8
-	VSUBPS      vmconst<>+640(SB), Z8, Z25
-	VFMADD213PS Z25, Z26, Z8
+	VSCALEFPS   Z9, Z8, Z8
+	VSUBPS      vmconst<>+640(SB), Z8, Z9
+	VFMADD213PS Z9, Z10, Z8
 	VADDPS      Z8, Z8, Z8
-	VPANDD      vmconst<>+1024(SB), Z1, Z25
-	VCMPPS      $0x11, vmconst<>+1088(SB), Z25, K1
-	VBLENDMPS   Z1, Z8, K1, Z10
-	VMOVUPS     Z10, Z1
+	VPANDD      vmconst<>+1024(SB), Z1, Z9
+	VCMPPS      $0x11, vmconst<>+1088(SB), Z9, K1
+	VBLENDMPS   Z1, Z8, K1, Z8
+	VMOVUPS     Z8, Z1
 	VMOVUPS     vmconst<>+896(SB), Z8
 	VMAXPS      Z2, Z8, Z8
-	VMOVUPS     vmconst<>+64(SB), Z25
-	VMINPS      Z8, Z25, Z8
-	VMULPS      vmconst<>+128(SB), Z8, Z25
-	VRNDSCALEPS $0x00, Z25, Z25
-	VFMADD231PS vmconst<>+192(SB), Z25, Z8
-	VFMADD231PS vmconst<>+256(SB), Z25, Z8
-	VMOVUPS     vmconst<>+384(SB), Z26
-	VFMADD231PS vmconst<>+320(SB), Z8, Z26
-	VFMADD213PS vmconst<>+448(SB), Z8, Z26
-	VFMADD213PS vmconst<>+512(SB), Z8, Z26
-	VFMADD213PS vmconst<>+576(SB), Z8, Z26
-	VFMADD213PS vmconst<>+640(SB), Z8, Z26
-	VMULPS      Z8, Z8, Z27
-	VFMADD213PS Z8, Z27, Z26
+	VMOVUPS     vmconst<>+64(SB), Z9
+	VMINPS      Z8, Z9, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z9
+	VRNDSCALEPS $0x00, Z9, Z9
+	VFMADD231PS vmconst<>+192(SB), Z9, Z8
+	VFMADD231PS vmconst<>+256(SB), Z9, Z8
+	VMOVUPS     vmconst<>+384(SB), Z10
+	VFMADD231PS vmconst<>+320(SB), Z8, Z10
+	VFMADD213PS vmconst<>+448(SB), Z8, Z10
+	VFMADD213PS vmconst<>+512(SB), Z8, Z10
+	VFMADD213PS vmconst<>+576(SB), Z8, Z10
+	VFMADD213PS vmconst<>+640(SB), Z8, Z10
+	VMULPS      Z8, Z8, Z11
+	VFMADD213PS Z8, Z11, Z10
 	VMOVUPS     vmconst<>+640(SB), Z8
-	VSCALEFPS   Z25, Z8, Z8
-	VSUBPS      vmconst<>+640(SB), Z8, Z25
-	VFMADD213PS Z25, Z26, Z8
+	VSCALEFPS   Z9, Z8, Z8
+	VSUBPS      vmconst<>+640(SB), Z8, Z9
+	VFMADD213PS Z9, Z10, Z8
 	VADDPS      Z8, Z8, Z8
-	VPANDD      vmconst<>+1024(SB), Z2, Z25
-	VCMPPS      $0x11, vmconst<>+1088(SB), Z25, K1
-	VBLENDMPS   Z2, Z8, K1, Z11
-	VMOVUPS     Z11, Z2
+	VPANDD      vmconst<>+1024(SB), Z2, Z9
+	VCMPPS      $0x11, vmconst<>+1088(SB), Z9, K1
+	VBLENDMPS   Z2, Z8, K1, Z8
+	VMOVUPS     Z8, Z2
 	VMOVUPS     vmconst<>+896(SB), Z8
 	VMAXPS      Z3, Z8, Z8
-	VMOVUPS     vmconst<>+64(SB), Z25
-	VMINPS      Z8, Z25, Z8
-	VMULPS      vmconst<>+128(SB), Z8, Z25
-	VRNDSCALEPS $0x00, Z25, Z25
-	VFMADD231PS vmconst<>+192(SB), Z25, Z8
-	VFMADD231PS vmconst<>+256(SB), Z25, Z8
-	VMOVUPS     vmconst<>+384(SB), Z26
-	VFMADD231PS vmconst<>+320(SB), Z8, Z26
-	VFMADD213PS vmconst<>+448(SB), Z8, Z26
-	VFMADD213PS vmconst<>+512(SB), Z8, Z26
-	VFMADD213PS vmconst<>+576(SB), Z8, Z26
-	VFMADD213PS vmconst<>+640(SB), Z8, Z26
-	VMULPS      Z8, Z8, Z27
-	VFMADD213PS Z8, Z27, Z26
+	VMOVUPS     vmconst<>+64(SB), Z9
+	VMINPS      Z8, Z9, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z9
+	VRNDSCALEPS $0x00, Z9, Z9
+	VFMADD231PS vmconst<>+192(SB), Z9, Z8
+	VFMADD231PS vmconst<>+256(SB), Z9, Z8
+	VMOVUPS     vmconst<>+384(SB), Z10
+	VFMADD231PS vmconst<>+320(SB), Z8, Z10
+	VFMADD213PS vmconst<>+448(SB), Z8, Z10
+	VFMADD213PS vmconst<>+512(SB), Z8, Z10
+	VFMADD213PS vmconst<>+576(SB), Z8, Z10
+	VFMADD213PS vmconst<>+640(SB), Z8, Z10
+	VMULPS      Z8, Z8, Z11
+	VFMADD213PS Z8, Z11, Z10
 	VMOVUPS     vmconst<>+640(SB), Z8
-	VSCALEFPS   Z25, Z8, Z8
-	VSUBPS      vmconst<>+640(SB), Z8, Z25
-	VFMADD213PS Z25, Z26, Z8
+	VSCALEFPS   Z9, Z8, Z8
+	VSUBPS      vmconst<>+640(SB), Z8, Z9
+	VFMADD213PS Z9, Z10, Z8
 	VADDPS      Z8, Z8, Z8
-	VPANDD      vmconst<>+1024(SB), Z3, Z25
-	VCMPPS      $0x11, vmconst<>+1088(SB), Z25, K1
-	VBLENDMPS   Z3, Z8, K1, Z12
-	VMOVUPS     Z12, Z3
+	VPANDD      vmconst<>+1024(SB), Z3, Z9
+	VCMPPS      $0x11, vmconst<>+1088(SB), Z9, K1
+	VBLENDMPS   Z3, Z8, K1, Z8
+	VMOVUPS     Z8, Z3
 	VMOVUPS     vmconst<>+896(SB), Z8
 	VMAXPS      Z4, Z8, Z8
-	VMOVUPS     vmconst<>+64(SB), Z25
-	VMINPS      Z8, Z25, Z8
-	VMULPS      vmconst<>+128(SB), Z8, Z25
-	VRNDSCALEPS $0x00, Z25, Z25
-	VFMADD231PS vmconst<>+192(SB), Z25, Z8
-	VFMADD231PS vmconst<>+256(SB), Z25, Z8
-	VMOVUPS     vmconst<>+384(SB), Z26
-	VFMADD231PS vmconst<>+320(SB), Z8, Z26
-	VFMADD213PS vmconst<>+448(SB), Z8, Z26
-	VFMADD213PS vmconst<>+512(SB), Z8, Z26
-	VFMADD213PS vmconst<>+576(SB), Z8, Z26
-	VFMADD213PS vmconst<>+640(SB), Z8, Z26
-	VMULPS      Z8, Z8, Z27
-	VFMADD213PS Z8, Z27, Z26
+	VMOVUPS     vmconst<>+64(SB), Z9
+	VMINPS      Z8, Z9, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z9
+	VRNDSCALEPS $0x00, Z9, Z9
+	VFMADD231PS vmconst<>+192(SB), Z9, Z8
+	VFMADD231PS vmconst<>+256(SB), Z9, Z8
+	VMOVUPS     vmconst<>+384(SB), Z10
+	VFMADD231PS vmconst<>+320(SB), Z8, Z10
+	VFMADD213PS vmconst<>+448(SB), Z8, Z10
+	VFMADD213PS vmconst<>+512(SB), Z8, Z10
+	VFMADD213PS vmconst<>+576(SB), Z8, Z10
+	VFMADD213PS vmconst<>+640(SB), Z8, Z10
+	VMULPS      Z8, Z8, Z11
+	VFMADD213PS Z8, Z11, Z10
 	VMOVUPS     vmconst<>+640(SB), Z8
-	VSCALEFPS   Z25, Z8, Z8
-	VSUBPS      vmconst<>+640(SB), Z8, Z25
-	VFMADD213PS Z25, Z26, Z8
+	VSCALEFPS   Z9, Z8, Z8
+	VSUBPS      vmconst<>+640(SB), Z8, Z9
+	VFMADD213PS Z9, Z10, Z8
 	VADDPS      Z8, Z8, Z8
-	VPANDD      vmconst<>+1024(SB), Z4, Z25
-	VCMPPS      $0x11, vmconst<>+1088(SB), Z25, K1
-	VBLENDMPS   Z4, Z8, K1, Z13
-	VMOVUPS     Z13, Z4
+	VPANDD      vmconst<>+1024(SB), Z4, Z9
+	VCMPPS      $0x11, vmconst<>+1088(SB), Z9, K1
+	VBLENDMPS   Z4, Z8, K1, Z8
+	VMOVUPS     Z8, Z4
 	VMOVUPS     vmconst<>+896(SB), Z8
 	VMAXPS      Z5, Z8, Z8
-	VMOVUPS     vmconst<>+64(SB), Z25
-	VMINPS      Z8, Z25, Z8
-	VMULPS      vmconst<>+128(SB), Z8, Z25
-	VRNDSCALEPS $0x00, Z25, Z25
-	VFMADD231PS vmconst<>+192(SB), Z25, Z8
-	VFMADD231PS vmconst<>+256(SB), Z25, Z8
-	VMOVUPS     vmconst<>+384(SB), Z26
-	VFMADD231PS vmconst<>+320(SB), Z8, Z26
-	VFMADD213PS vmconst<>+448(SB), Z8, Z26
-	VFMADD213PS vmconst<>+512(SB), Z8, Z26
-	VFMADD213PS vmconst<>+576(SB), Z8, Z26
-	VFMADD213PS vmconst<>+640(SB), Z8, Z26
-	VMULPS      Z8, Z8, Z27
-	VFMADD213PS Z8, Z27, Z26
+	VMOVUPS     vmconst<>+64(SB), Z9
+	VMINPS      Z8, Z9, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z9
+	VRNDSCALEPS $0x00, Z9, Z9
+	VFMADD231PS vmconst<>+192(SB), Z9, Z8
+	VFMADD231PS vmconst<>+256(SB), Z9, Z8
+	VMOVUPS     vmconst<>+384(SB), Z10
+	VFMADD231PS vmconst<>+320(SB), Z8, Z10
+	VFMADD213PS vmconst<>+448(SB), Z8, Z10
+	VFMADD213PS vmconst<>+512(SB), Z8, Z10
+	VFMADD213PS vmconst<>+576(SB), Z8, Z10
+	VFMADD213PS vmconst<>+640(SB), Z8, Z10
+	VMULPS      Z8, Z8, Z11
+	VFMADD213PS Z8, Z11, Z10
 	VMOVUPS     vmconst<>+640(SB), Z8
-	VSCALEFPS   Z25, Z8, Z8
-	VSUBPS      vmconst<>+640(SB), Z8, Z25
-	VFMADD213PS Z25, Z26, Z8
+	VSCALEFPS   Z9, Z8, Z8
+	VSUBPS      vmconst<>+640(SB), Z8, Z9
+	VFMADD213PS Z9, Z10, Z8
 	VADDPS      Z8, Z8, Z8
-	VPANDD      vmconst<>+1024(SB), Z5, Z25
-	VCMPPS      $0x11, vmconst<>+1088(SB), Z25, K1
-	VBLENDMPS   Z5, Z8, K1, Z14
-	VMOVUPS     Z14, Z5
+	VPANDD      vmconst<>+1024(SB), Z5, Z9
+	VCMPPS      $0x11, vmconst<>+1088(SB), Z9, K1
+	VBLENDMPS   Z5, Z8, K1, Z8
+	VMOVUPS     Z8, Z5
 	VMOVUPS     vmconst<>+896(SB), Z8
 	VMAXPS      Z6, Z8, Z8
-	VMOVUPS     vmconst<>+64(SB), Z25
-	VMINPS      Z8, Z25, Z8
-	VMULPS      vmconst<>+128(SB), Z8, Z25
-	VRNDSCALEPS $0x00, Z25, Z25
-	VFMADD231PS vmconst<>+192(SB), Z25, Z8
-	VFMADD231PS vmconst<>+256(SB), Z25, Z8
-	VMOVUPS     vmconst<>+384(SB), Z26
-	VFMADD231PS vmconst<>+320(SB), Z8, Z26
-	VFMADD213PS vmconst<>+448(SB), Z8, Z26
-	VFMADD213PS vmconst<>+512(SB), Z8, Z26
-	VFMADD213PS vmconst<>+576(SB), Z8, Z26
-	VFMADD213PS vmconst<>+640(SB), Z8, Z26
-	VMULPS      Z8, Z8, Z27
-	VFMADD213PS Z8, Z27, Z26
+	VMOVUPS     vmconst<>+64(SB), Z9
+	VMINPS      Z8, Z9, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z9
+	VRNDSCALEPS $0x00, Z9, Z9
+	VFMADD231PS vmconst<>+192(SB), Z9, Z8
+	VFMADD231PS vmconst<>+256(SB), Z9, Z8
+	VMOVUPS     vmconst<>+384(SB), Z10
+	VFMADD231PS vmconst<>+320(SB), Z8, Z10
+	VFMADD213PS vmconst<>+448(SB), Z8, Z10
+	VFMADD213PS vmconst<>+512(SB), Z8, Z10
+	VFMADD213PS vmconst<>+576(SB), Z8, Z10
+	VFMADD213PS vmconst<>+640(SB), Z8, Z10
+	VMULPS      Z8, Z8, Z11
+	VFMADD213PS Z8, Z11, Z10
 	VMOVUPS     vmconst<>+640(SB), Z8
-	VSCALEFPS   Z25, Z8, Z8
-	VSUBPS      vmconst<>+640(SB), Z8, Z25
-	VFMADD213PS Z25, Z26, Z8
+	VSCALEFPS   Z9, Z8, Z8
+	VSUBPS      vmconst<>+640(SB), Z8, Z9
+	VFMADD213PS Z9, Z10, Z8
 	VADDPS      Z8, Z8, Z8
-	VPANDD      vmconst<>+1024(SB), Z6, Z25
-	VCMPPS      $0x11, vmconst<>+1088(SB), Z25, K1
-	VBLENDMPS   Z6, Z8, K1, Z15
-	VMOVUPS     Z15, Z6
+	VPANDD      vmconst<>+1024(SB), Z6, Z9
+	VCMPPS      $0x11, vmconst<>+1088(SB), Z9, K1
+	VBLENDMPS   Z6, Z8, K1, Z8
+	VMOVUPS     Z8, Z6
 	VMOVUPS     vmconst<>+896(SB), Z8
 	VMAXPS      Z7, Z8, Z8
-	VMOVUPS     vmconst<>+64(SB), Z25
-	VMINPS      Z8, Z25, Z8
-	VMULPS      vmconst<>+128(SB), Z8, Z25
-	VRNDSCALEPS $0x00, Z25, Z25
-	VFMADD231PS vmconst<>+192(SB), Z25, Z8
-	VFMADD231PS vmconst<>+256(SB), Z25, Z8
-	VMOVUPS     vmconst<>+384(SB), Z26
-	VFMADD231PS vmconst<>+320(SB), Z8, Z26
-	VFMADD213PS vmconst<>+448(SB), Z8, Z26
-	VFMADD213PS vmconst<>+512(SB), Z8, Z26
-	VFMADD213PS vmconst<>+576(SB), Z8, Z26
-	VFMADD213PS vmconst<>+640(SB), Z8, Z26
-	VMULPS      Z8, Z8, Z27
-	VFMADD213PS Z8, Z27, Z26
+	VMOVUPS     vmconst<>+64(SB), Z9
+	VMINPS      Z8, Z9, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z9
+	VRNDSCALEPS $0x00, Z9, Z9
+	VFMADD231PS vmconst<>+192(SB), Z9, Z8
+	VFMADD231PS vmconst<>+256(SB), Z9, Z8
+	VMOVUPS     vmconst<>+384(SB), Z10
+	VFMADD231PS vmconst<>+320(SB), Z8, Z10
+	VFMADD213PS vmconst<>+448(SB), Z8, Z10
+	VFMADD213PS vmconst<>+512(SB), Z8, Z10
+	VFMADD213PS vmconst<>+576(SB), Z8, Z10
+	VFMADD213PS vmconst<>+640(SB), Z8, Z10
+	VMULPS      Z8, Z8, Z11
+	VFMADD213PS Z8, Z11, Z10
 	VMOVUPS     vmconst<>+640(SB), Z8
-	VSCALEFPS   Z25, Z8, Z8
-	VSUBPS      vmconst<>+640(SB), Z8, Z25
-	VFMADD213PS Z25, Z26, Z8
+	VSCALEFPS   Z9, Z8, Z8
+	VSUBPS      vmconst<>+640(SB), Z8, Z9
+	VFMADD213PS Z9, Z10, Z8
 	VADDPS      Z8, Z8, Z8
-	VPANDD      vmconst<>+1024(SB), Z7, Z25
-	VCMPPS      $0x11, vmconst<>+1088(SB), Z25, K1
-	VBLENDMPS   Z7, Z8, K1, Z16
-	VMOVUPS     Z16, Z7
+	VPANDD      vmconst<>+1024(SB), Z7, Z9
+	VCMPPS      $0x11, vmconst<>+1088(SB), Z9, K1
+	VBLENDMPS   Z7, Z8, K1, Z8
+	VMOVUPS     Z8, Z7
 	JMP         next
 
 op6:
-	VPANDD      vmconst<>+1024(SB), Z0, Z8
-	VMOVUPS     vmconst<>+2560(SB), Z25
-	VMINPS      Z8, Z25, Z8
-	VPSRLD      $0x16, Z8, Z25
-	VPSUBD      vmconst<>+2624(SB), Z25, Z25
-	VPMAXSD     vmconst<>+1280(SB), Z25, Z25
-	VPERMPS     vmconst<>+2688(SB), Z25, Z26
-	VSUBPS      Z26, Z8, Z8
-	VPERMPS     vmconst<>+2752(SB), Z25, Z26
-	VPERMPS     vmconst<>+2816(SB), Z25, Z27
-	VMOVUPS     Z8, Z28
-	VFMADD213PS Z27, Z26, Z28
-	VPERMPS     vmconst<>+2880(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+2944(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3008(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3072(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3136(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3200(SB), Z25, Z25
-	VFMADD213PS Z25, Z8, Z28
-	VPANDD      vmconst<>+3264(SB), Z0, Z0
-	VPXORD      Z0, Z28, Z0
-	VPANDD      vmconst<>+1024(SB), Z1, Z8
-	VMOVUPS     vmconst<>+2560(SB), Z25
-	VMINPS      Z8, Z25, Z8
-	VPSRLD      $0x16, Z8, Z25
-	VPSUBD      vmconst<>+2624(SB), Z25, Z25
-	VPMAXSD     vmconst<>+1280(SB), Z25, Z25
-	VPERMPS     vmconst<>+2688(SB), Z25, Z26
-	VSUBPS      Z26, Z8, Z8
-	VPERMPS     vmconst<>+2752(SB), Z25, Z26
-	VPERMPS     vmconst<>+2816(SB), Z25, Z27
-	VMOVUPS     Z8, Z28
-	VFMADD213PS Z27, Z26, Z28
-	VPERMPS     vmconst<>+2880(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+2944(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3008(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3072(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3136(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3200(SB), Z25, Z25
-	VFMADD213PS Z25, Z8, Z28
-	VPANDD      vmconst<>+3264(SB), Z1, Z1
-	VPXORD      Z1, Z28, Z1
-	VPANDD      vmconst<>+1024(SB), Z2, Z8
-	VMOVUPS     vmconst<>+2560(SB), Z25
-	VMINPS      Z8, Z25, Z8
-	VPSRLD      $0x16, Z8, Z25
-	VPSUBD      vmconst<>+2624(SB), Z25, Z25
-	VPMAXSD     vmconst<>+1280(SB), Z25, Z25
-	VPERMPS     vmconst<>+2688(SB), Z25, Z26
-	VSUBPS      Z26, Z8, Z8
-	VPERMPS     vmconst<>+2752(SB), Z25, Z26
-	VPERMPS     vmconst<>+2816(SB), Z25, Z27
-	VMOVUPS     Z8, Z28
-	VFMADD213PS Z27, Z26, Z28
-	VPERMPS     vmconst<>+2880(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+2944(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3008(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3072(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3136(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3200(SB), Z25, Z25
-	VFMADD213PS Z25, Z8, Z28
-	VPANDD      vmconst<>+3264(SB), Z2, Z2
-	VPXORD      Z2, Z28, Z2
-	VPANDD      vmconst<>+1024(SB), Z3, Z8
-	VMOVUPS     vmconst<>+2560(SB), Z25
-	VMINPS      Z8, Z25, Z8
-	VPSRLD      $0x16, Z8, Z25
-	VPSUBD      vmconst<>+2624(SB), Z25, Z25
-	VPMAXSD     vmconst<>+1280(SB), Z25, Z25
-	VPERMPS     vmconst<>+2688(SB), Z25, Z26
-	VSUBPS      Z26, Z8, Z8
-	VPERMPS     vmconst<>+2752(SB), Z25, Z26
-	VPERMPS     vmconst<>+2816(SB), Z25, Z27
-	VMOVUPS     Z8, Z28
-	VFMADD213PS Z27, Z26, Z28
-	VPERMPS     vmconst<>+2880(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+2944(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3008(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3072(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3136(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3200(SB), Z25, Z25
-	VFMADD213PS Z25, Z8, Z28
-	VPANDD      vmconst<>+3264(SB), Z3, Z3
-	VPXORD      Z3, Z28, Z3
-	VPANDD      vmconst<>+1024(SB), Z4, Z8
-	VMOVUPS     vmconst<>+2560(SB), Z25
-	VMINPS      Z8, Z25, Z8
-	VPSRLD      $0x16, Z8, Z25
-	VPSUBD      vmconst<>+2624(SB), Z25, Z25
-	VPMAXSD     vmconst<>+1280(SB), Z25, Z25
-	VPERMPS     vmconst<>+2688(SB), Z25, Z26
-	VSUBPS      Z26, Z8, Z8
-	VPERMPS     vmconst<>+2752(SB), Z25, Z26
-	VPERMPS     vmconst<>+2816(SB), Z25, Z27
-	VMOVUPS     Z8, Z28
-	VFMADD213PS Z27, Z26, Z28
-	VPERMPS     vmconst<>+2880(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+2944(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3008(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3072(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3136(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3200(SB), Z25, Z25
-	VFMADD213PS Z25, Z8, Z28
-	VPANDD      vmconst<>+3264(SB), Z4, Z4
-	VPXORD      Z4, Z28, Z4
-	VPANDD      vmconst<>+1024(SB), Z5, Z8
-	VMOVUPS     vmconst<>+2560(SB), Z25
-	VMINPS      Z8, Z25, Z8
-	VPSRLD      $0x16, Z8, Z25
-	VPSUBD      vmconst<>+2624(SB), Z25, Z25
-	VPMAXSD     vmconst<>+1280(SB), Z25, Z25
-	VPERMPS     vmconst<>+2688(SB), Z25, Z26
-	VSUBPS      Z26, Z8, Z8
-	VPERMPS     vmconst<>+2752(SB), Z25, Z26
-	VPERMPS     vmconst<>+2816(SB), Z25, Z27
-	VMOVUPS     Z8, Z28
-	VFMADD213PS Z27, Z26, Z28
-	VPERMPS     vmconst<>+2880(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+2944(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3008(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3072(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3136(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3200(SB), Z25, Z25
-	VFMADD213PS Z25, Z8, Z28
-	VPANDD      vmconst<>+3264(SB), Z5, Z5
-	VPXORD      Z5, Z28, Z5
-	VPANDD      vmconst<>+1024(SB), Z6, Z8
-	VMOVUPS     vmconst<>+2560(SB), Z25
-	VMINPS      Z8, Z25, Z8
-	VPSRLD      $0x16, Z8, Z25
-	VPSUBD      vmconst<>+2624(SB), Z25, Z25
-	VPMAXSD     vmconst<>+1280(SB), Z25, Z25
-	VPERMPS     vmconst<>+2688(SB), Z25, Z26
-	VSUBPS      Z26, Z8, Z8
-	VPERMPS     vmconst<>+2752(SB), Z25, Z26
-	VPERMPS     vmconst<>+2816(SB), Z25, Z27
-	VMOVUPS     Z8, Z28
-	VFMADD213PS Z27, Z26, Z28
-	VPERMPS     vmconst<>+2880(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+2944(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3008(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3072(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3136(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3200(SB), Z25, Z25
-	VFMADD213PS Z25, Z8, Z28
-	VPANDD      vmconst<>+3264(SB), Z6, Z6
-	VPXORD      Z6, Z28, Z6
-	VPANDD      vmconst<>+1024(SB), Z7, Z8
-	VMOVUPS     vmconst<>+2560(SB), Z25
-	VMINPS      Z8, Z25, Z8
-	VPSRLD      $0x16, Z8, Z25
-	VPSUBD      vmconst<>+2624(SB), Z25, Z25
-	VPMAXSD     vmconst<>+1280(SB), Z25, Z25
-	VPERMPS     vmconst<>+2688(SB), Z25, Z26
-	VSUBPS      Z26, Z8, Z8
-	VPERMPS     vmconst<>+2752(SB), Z25, Z26
-	VPERMPS     vmconst<>+2816(SB), Z25, Z27
-	VMOVUPS     Z8, Z28
-	VFMADD213PS Z27, Z26, Z28
-	VPERMPS     vmconst<>+2880(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+2944(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3008(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3072(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3136(SB), Z25, Z26
-	VFMADD213PS Z26, Z8, Z28
-	VPERMPS     vmconst<>+3200(SB), Z25, Z25
-	VFMADD213PS Z25, Z8, Z28
-	VPANDD      vmconst<>+3264(SB), Z7, Z7
-	VPXORD      Z7, Z28, Z7
+	VCMPPS      $0x11, vmconst<>+1152(SB), Z0, K1
+	VMULPS      vmconst<>+1216(SB), Z0, Z8
+	VMOVUPS     Z0, Z9
+	VBLENDMPS   Z8, Z9, K1, Z9
+	VMOVUPS     vmconst<>+1280(SB), Z8
+	VBLENDMPS   vmconst<>+1344(SB), Z8, K1, Z8
+	VPSUBD      vmconst<>+1408(SB), Z9, Z9
+	VPSRAD      $0x17, Z9, Z10
+	VPADDD      Z8, Z10, Z8
+	VPANDD      vmconst<>+1472(SB), Z9, Z9
+	VPADDD      vmconst<>+1408(SB), Z9, Z9
+	VSUBPS      vmconst<>+704(SB), Z9, Z9
+	VMULPS      Z9, Z9, Z10
+	VMOVUPS     vmconst<>+1600(SB), Z11
+	VFMADD231PS vmconst<>+1536(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1664(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1728(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1792(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1856(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1920(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1984(SB), Z9, Z11
+	VFMADD213PS vmconst<>+2048(SB), Z9, Z11
+	VMULPS      Z9, Z11, Z11
+	VMULPS      Z10, Z11, Z11
+	VCVTDQ2PS   Z8, Z8
+	VFMADD231PS vmconst<>+2112(SB), Z8, Z11
+	VFMADD231PS vmconst<>+2176(SB), Z10, Z11
+	VADDPS      Z11, Z9, Z9
+	VFMADD231PS vmconst<>+2240(SB), Z8, Z9
+	VCMPPS      $0x05, vmconst<>+2304(SB), Z0, K1
+	VMOVUPS     Z9, Z8
+	VBLENDMPS   Z0, Z8, K1, Z8
+	VCMPPS      $0x00, vmconst<>+1280(SB), Z0, K1
+	VBLENDMPS   vmconst<>+2368(SB), Z8, K1, Z8
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z0, K1
+	VMOVUPS     Z8, Z0
+	VBLENDMPS   vmconst<>+2432(SB), Z0, K1, Z0
+	VCMPPS      $0x11, vmconst<>+1152(SB), Z1, K1
+	VMULPS      vmconst<>+1216(SB), Z1, Z8
+	VMOVUPS     Z1, Z9
+	VBLENDMPS   Z8, Z9, K1, Z9
+	VMOVUPS     vmconst<>+1280(SB), Z8
+	VBLENDMPS   vmconst<>+1344(SB), Z8, K1, Z8
+	VPSUBD      vmconst<>+1408(SB), Z9, Z9
+	VPSRAD      $0x17, Z9, Z10
+	VPADDD      Z8, Z10, Z8
+	VPANDD      vmconst<>+1472(SB), Z9, Z9
+	VPADDD      vmconst<>+1408(SB), Z9, Z9
+	VSUBPS      vmconst<>+704(SB), Z9, Z9
+	VMULPS      Z9, Z9, Z10
+	VMOVUPS     vmconst<>+1600(SB), Z11
+	VFMADD231PS vmconst<>+1536(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1664(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1728(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1792(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1856(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1920(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1984(SB), Z9, Z11
+	VFMADD213PS vmconst<>+2048(SB), Z9, Z11
+	VMULPS      Z9, Z11, Z11
+	VMULPS      Z10, Z11, Z11
+	VCVTDQ2PS   Z8, Z8
+	VFMADD231PS vmconst<>+2112(SB), Z8, Z11
+	VFMADD231PS vmconst<>+2176(SB), Z10, Z11
+	VADDPS      Z11, Z9, Z9
+	VFMADD231PS vmconst<>+2240(SB), Z8, Z9
+	VCMPPS      $0x05, vmconst<>+2304(SB), Z1, K1
+	VMOVUPS     Z9, Z8
+	VBLENDMPS   Z1, Z8, K1, Z8
+	VCMPPS      $0x00, vmconst<>+1280(SB), Z1, K1
+	VBLENDMPS   vmconst<>+2368(SB), Z8, K1, Z8
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z1, K1
+	VMOVUPS     Z8, Z1
+	VBLENDMPS   vmconst<>+2432(SB), Z1, K1, Z1
+	VCMPPS      $0x11, vmconst<>+1152(SB), Z2, K1
+	VMULPS      vmconst<>+1216(SB), Z2, Z8
+	VMOVUPS     Z2, Z9
+	VBLENDMPS   Z8, Z9, K1, Z9
+	VMOVUPS     vmconst<>+1280(SB), Z8
+	VBLENDMPS   vmconst<>+1344(SB), Z8, K1, Z8
+	VPSUBD      vmconst<>+1408(SB), Z9, Z9
+	VPSRAD      $0x17, Z9, Z10
+	VPADDD      Z8, Z10, Z8
+	VPANDD      vmconst<>+1472(SB), Z9, Z9
+	VPADDD      vmconst<>+1408(SB), Z9, Z9
+	VSUBPS      vmconst<>+704(SB), Z9, Z9
+	VMULPS      Z9, Z9, Z10
+	VMOVUPS     vmconst<>+1600(SB), Z11
+	VFMADD231PS vmconst<>+1536(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1664(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1728(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1792(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1856(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1920(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1984(SB), Z9, Z11
+	VFMADD213PS vmconst<>+2048(SB), Z9, Z11
+	VMULPS      Z9, Z11, Z11
+	VMULPS      Z10, Z11, Z11
+	VCVTDQ2PS   Z8, Z8
+	VFMADD231PS vmconst<>+2112(SB), Z8, Z11
+	VFMADD231PS vmconst<>+2176(SB), Z10, Z11
+	VADDPS      Z11, Z9, Z9
+	VFMADD231PS vmconst<>+2240(SB), Z8, Z9
+	VCMPPS      $0x05, vmconst<>+2304(SB), Z2, K1
+	VMOVUPS     Z9, Z8
+	VBLENDMPS   Z2, Z8, K1, Z8
+	VCMPPS      $0x00, vmconst<>+1280(SB), Z2, K1
+	VBLENDMPS   vmconst<>+2368(SB), Z8, K1, Z8
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z2, K1
+	VMOVUPS     Z8, Z2
+	VBLENDMPS   vmconst<>+2432(SB), Z2, K1, Z2
+	VCMPPS      $0x11, vmconst<>+1152(SB), Z3, K1
+	VMULPS      vmconst<>+1216(SB), Z3, Z8
+	VMOVUPS     Z3, Z9
+	VBLENDMPS   Z8, Z9, K1, Z9
+	VMOVUPS     vmconst<>+1280(SB), Z8
+	VBLENDMPS   vmconst<>+1344(SB), Z8, K1, Z8
+	VPSUBD      vmconst<>+1408(SB), Z9, Z9
+	VPSRAD      $0x17, Z9, Z10
+	VPADDD      Z8, Z10, Z8
+	VPANDD      vmconst<>+1472(SB), Z9, Z9
+	VPADDD      vmconst<>+1408(SB), Z9, Z9
+	VSUBPS      vmconst<>+704(SB), Z9, Z9
+	VMULPS      Z9, Z9, Z10
+	VMOVUPS     vmconst<>+1600(SB), Z11
+	VFMADD231PS vmconst<>+1536(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1664(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1728(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1792(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1856(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1920(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1984(SB), Z9, Z11
+	VFMADD213PS vmconst<>+2048(SB), Z9, Z11
+	VMULPS      Z9, Z11, Z11
+	VMULPS      Z10, Z11, Z11
+	VCVTDQ2PS   Z8, Z8
+	VFMADD231PS vmconst<>+2112(SB), Z8, Z11
+	VFMADD231PS vmconst<>+2176(SB), Z10, Z11
+	VADDPS      Z11, Z9, Z9
+	VFMADD231PS vmconst<>+2240(SB), Z8, Z9
+	VCMPPS      $0x05, vmconst<>+2304(SB), Z3, K1
+	VMOVUPS     Z9, Z8
+	VBLENDMPS   Z3, Z8, K1, Z8
+	VCMPPS      $0x00, vmconst<>+1280(SB), Z3, K1
+	VBLENDMPS   vmconst<>+2368(SB), Z8, K1, Z8
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z3, K1
+	VMOVUPS     Z8, Z3
+	VBLENDMPS   vmconst<>+2432(SB), Z3, K1, Z3
+	VCMPPS      $0x11, vmconst<>+1152(SB), Z4, K1
+	VMULPS      vmconst<>+1216(SB), Z4, Z8
+	VMOVUPS     Z4, Z9
+	VBLENDMPS   Z8, Z9, K1, Z9
+	VMOVUPS     vmconst<>+1280(SB), Z8
+	VBLENDMPS   vmconst<>+1344(SB), Z8, K1, Z8
+	VPSUBD      vmconst<>+1408(SB), Z9, Z9
+	VPSRAD      $0x17, Z9, Z10
+	VPADDD      Z8, Z10, Z8
+	VPANDD      vmconst<>+1472(SB), Z9, Z9
+	VPADDD      vmconst<>+1408(SB), Z9, Z9
+	VSUBPS      vmconst<>+704(SB), Z9, Z9
+	VMULPS      Z9, Z9, Z10
+	VMOVUPS     vmconst<>+1600(SB), Z11
+	VFMADD231PS vmconst<>+1536(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1664(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1728(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1792(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1856(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1920(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1984(SB), Z9, Z11
+	VFMADD213PS vmconst<>+2048(SB), Z9, Z11
+	VMULPS      Z9, Z11, Z11
+	VMULPS      Z10, Z11, Z11
+	VCVTDQ2PS   Z8, Z8
+	VFMADD231PS vmconst<>+2112(SB), Z8, Z11
+	VFMADD231PS vmconst<>+2176(SB), Z10, Z11
+	VADDPS      Z11, Z9, Z9
+	VFMADD231PS vmconst<>+2240(SB), Z8, Z9
+	VCMPPS      $0x05, vmconst<>+2304(SB), Z4, K1
+	VMOVUPS     Z9, Z8
+	VBLENDMPS   Z4, Z8, K1, Z8
+	VCMPPS      $0x00, vmconst<>+1280(SB), Z4, K1
+	VBLENDMPS   vmconst<>+2368(SB), Z8, K1, Z8
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z4, K1
+	VMOVUPS     Z8, Z4
+	VBLENDMPS   vmconst<>+2432(SB), Z4, K1, Z4
+	VCMPPS      $0x11, vmconst<>+1152(SB), Z5, K1
+	VMULPS      vmconst<>+1216(SB), Z5, Z8
+	VMOVUPS     Z5, Z9
+	VBLENDMPS   Z8, Z9, K1, Z9
+	VMOVUPS     vmconst<>+1280(SB), Z8
+	VBLENDMPS   vmconst<>+1344(SB), Z8, K1, Z8
+	VPSUBD      vmconst<>+1408(SB), Z9, Z9
+	VPSRAD      $0x17, Z9, Z10
+	VPADDD      Z8, Z10, Z8
+	VPANDD      vmconst<>+1472(SB), Z9, Z9
+	VPADDD      vmconst<>+1408(SB), Z9, Z9
+	VSUBPS      vmconst<>+704(SB), Z9, Z9
+	VMULPS      Z9, Z9, Z10
+	VMOVUPS     vmconst<>+1600(SB), Z11
+	VFMADD231PS vmconst<>+1536(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1664(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1728(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1792(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1856(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1920(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1984(SB), Z9, Z11
+	VFMADD213PS vmconst<>+2048(SB), Z9, Z11
+	VMULPS      Z9, Z11, Z11
+	VMULPS      Z10, Z11, Z11
+	VCVTDQ2PS   Z8, Z8
+	VFMADD231PS vmconst<>+2112(SB), Z8, Z11
+	VFMADD231PS vmconst<>+2176(SB), Z10, Z11
+	VADDPS      Z11, Z9, Z9
+	VFMADD231PS vmconst<>+2240(SB), Z8, Z9
+	VCMPPS      $0x05, vmconst<>+2304(SB), Z5, K1
+	VMOVUPS     Z9, Z8
+	VBLENDMPS   Z5, Z8, K1, Z8
+	VCMPPS      $0x00, vmconst<>+1280(SB), Z5, K1
+	VBLENDMPS   vmconst<>+2368(SB), Z8, K1, Z8
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z5, K1
+	VMOVUPS     Z8, Z5
+	VBLENDMPS   vmconst<>+2432(SB), Z5, K1, Z5
+	VCMPPS      $0x11, vmconst<>+1152(SB), Z6, K1
+	VMULPS      vmconst<>+1216(SB), Z6, Z8
+	VMOVUPS     Z6, Z9
+	VBLENDMPS   Z8, Z9, K1, Z9
+	VMOVUPS     vmconst<>+1280(SB), Z8
+	VBLENDMPS   vmconst<>+1344(SB), Z8, K1, Z8
+	VPSUBD      vmconst<>+1408(SB), Z9, Z9
+	VPSRAD      $0x17, Z9, Z10
+	VPADDD      Z8, Z10, Z8
+	VPANDD      vmconst<>+1472(SB), Z9, Z9
+	VPADDD      vmconst<>+1408(SB), Z9, Z9
+	VSUBPS      vmconst<>+704(SB), Z9, Z9
+	VMULPS      Z9, Z9, Z10
+	VMOVUPS     vmconst<>+1600(SB), Z11
+	VFMADD231PS vmconst<>+1536(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1664(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1728(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1792(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1856(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1920(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1984(SB), Z9, Z11
+	VFMADD213PS vmconst<>+2048(SB), Z9, Z11
+	VMULPS      Z9, Z11, Z11
+	VMULPS      Z10, Z11, Z11
+	VCVTDQ2PS   Z8, Z8
+	VFMADD231PS vmconst<>+2112(SB), Z8, Z11
+	VFMADD231PS vmconst<>+2176(SB), Z10, Z11
+	VADDPS      Z11, Z9, Z9
+	VFMADD231PS vmconst<>+2240(SB), Z8, Z9
+	VCMPPS      $0x05, vmconst<>+2304(SB), Z6, K1
+	VMOVUPS     Z9, Z8
+	VBLENDMPS   Z6, Z8, K1, Z8
+	VCMPPS      $0x00, vmconst<>+1280(SB), Z6, K1
+	VBLENDMPS   vmconst<>+2368(SB), Z8, K1, Z8
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z6, K1
+	VMOVUPS     Z8, Z6
+	VBLENDMPS   vmconst<>+2432(SB), Z6, K1, Z6
+	VCMPPS      $0x11, vmconst<>+1152(SB), Z7, K1
+	VMULPS      vmconst<>+1216(SB), Z7, Z8
+	VMOVUPS     Z7, Z9
+	VBLENDMPS   Z8, Z9, K1, Z9
+	VMOVUPS     vmconst<>+1280(SB), Z8
+	VBLENDMPS   vmconst<>+1344(SB), Z8, K1, Z8
+	VPSUBD      vmconst<>+1408(SB), Z9, Z9
+	VPSRAD      $0x17, Z9, Z10
+	VPADDD      Z8, Z10, Z8
+	VPANDD      vmconst<>+1472(SB), Z9, Z9
+	VPADDD      vmconst<>+1408(SB), Z9, Z9
+	VSUBPS      vmconst<>+704(SB), Z9, Z9
+	VMULPS      Z9, Z9, Z10
+	VMOVUPS     vmconst<>+1600(SB), Z11
+	VFMADD231PS vmconst<>+1536(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1664(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1728(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1792(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1856(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1920(SB), Z9, Z11
+	VFMADD213PS vmconst<>+1984(SB), Z9, Z11
+	VFMADD213PS vmconst<>+2048(SB), Z9, Z11
+	VMULPS      Z9, Z11, Z11
+	VMULPS      Z10, Z11, Z11
+	VCVTDQ2PS   Z8, Z8
+	VFMADD231PS vmconst<>+2112(SB), Z8, Z11
+	VFMADD231PS vmconst<>+2176(SB), Z10, Z11
+	VADDPS      Z11, Z9, Z9
+	VFMADD231PS vmconst<>+2240(SB), Z8, Z9
+	VCMPPS      $0x05, vmconst<>+2304(SB), Z7, K1
+	VMOVUPS     Z9, Z8
+	VBLENDMPS   Z7, Z8, K1, Z8
+	VCMPPS      $0x00, vmconst<>+1280(SB), Z7, K1
+	VBLENDMPS   vmconst<>+2368(SB), Z8, K1, Z8
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z7, K1
+	VMOVUPS     Z8, Z7
+	VBLENDMPS   vmconst<>+2432(SB), Z7, K1, Z7
 	JMP         next
 
 op7:
-	VPORD       vmconst<>+3264(SB), Z0, Z8
-	VMOVUPS     vmconst<>+0(SB), Z25
-	VMAXPS      Z8, Z25, Z8
-	VMOVUPS     vmconst<>+64(SB), Z25
-	VMINPS      Z8, Z25, Z8
-	VMULPS      vmconst<>+128(SB), Z8, Z25
-	VRNDSCALEPS $0x00, Z25, Z25
-	VFMADD231PS vmconst<>+192(SB), Z25, Z8
-	VFMADD231PS vmconst<>+256(SB), Z25, Z8
-	VMOVUPS     vmconst<>+384(SB), Z26
-	VFMADD231PS vmconst<>+320(SB), Z8, Z26
-	VFMADD213PS vmconst<>+448(SB), Z8, Z26
-	VFMADD213PS vmconst<>+512(SB), Z8, Z26
-	VFMADD213PS vmconst<>+576(SB), Z8, Z26
-	VFMADD213PS vmconst<>+640(SB), Z8, Z26
-	VMULPS      Z8, Z8, Z27
-	VFMADD213PS Z8, Z27, Z26
-	VADDPS      vmconst<>+704(SB), Z26, Z8
-	VSCALEFPS   Z25, Z8, Z8
-	VCMPPS      $0x11, vmconst<>+1280(SB), Z0, K1
-	VMOVUPS     vmconst<>+704(SB), Z0
-	VBLENDMPS   Z8, Z0, K1, Z17
-	VADDPS      vmconst<>+704(SB), Z8, Z0
-	VDIVPS      Z0, Z17, Z0
-	VPORD       vmconst<>+3264(SB), Z1, Z8
-	VMOVUPS     vmconst<>+0(SB), Z25
-	VMAXPS      Z8, Z25, Z8
-	VMOVUPS     vmconst<>+64(SB), Z25
-	VMINPS      Z8, Z25, Z8
-	VMULPS      vmconst<>+128(SB), Z8, Z25
-	VRNDSCALEPS $0x00, Z25, Z25
-	VFMADD231PS vmconst<>+192(SB), Z25, Z8
-	VFMADD231PS vmconst<>+256(SB), Z25, Z8
-	VMOVUPS     vmconst<>+384(SB), Z26
-	VFMADD231PS vmconst<>+320(SB), Z8, Z26
-	VFMADD213PS vmconst<>+448(SB), Z8, Z26
-	VFMADD213PS vmconst<>+512(SB), Z8, Z26
-	VFMADD213PS vmconst<>+576(SB), Z8, Z26
-	VFMADD213PS vmconst<>+640(SB), Z8, Z26
-	VMULPS      Z8, Z8, Z27
-	VFMADD213PS Z8, Z27, Z26
-	VADDPS      vmconst<>+704(SB), Z26, Z8
-	VSCALEFPS   Z25, Z8, Z8
-	VCMPPS      $0x11, vmconst<>+1280(SB), Z1, K1
-	VMOVUPS     vmconst<>+704(SB), Z1
-	VBLENDMPS   Z8, Z1, K1, Z18
-	VADDPS      vmconst<>+704(SB), Z8, Z1
-	VDIVPS      Z1, Z18, Z1
-	VPORD       vmconst<>+3264(SB), Z2, Z8
-	VMOVUPS     vmconst<>+0(SB), Z25
-	VMAXPS      Z8, Z25, Z8
-	VMOVUPS     vmconst<>+64(SB), Z25
-	VMINPS      Z8, Z25, Z8
-	VMULPS      vmconst<>+128(SB), Z8, Z25
-	VRNDSCALEPS $0x00, Z25, Z25
-	VFMADD231PS vmconst<>+192(SB), Z25, Z8
-	VFMADD231PS vmconst<>+256(SB), Z25, Z8
-	VMOVUPS     vmconst<>+384(SB), Z26
-	VFMADD231PS vmconst<>+320(SB), Z8, Z26
-	VFMADD213PS vmconst<>+448(SB), Z8, Z26
-	VFMADD213PS vmconst<>+512(SB), Z8, Z26
-	VFMADD213PS vmconst<>+576(SB), Z8, Z26
-	VFMADD213PS vmconst<>+640(SB), Z8, Z26
-	VMULPS      Z8, Z8, Z27
-	VFMADD213PS Z8, Z27, Z26
-	VADDPS      vmconst<>+704(SB), Z26, Z8
-	VSCALEFPS   Z25, Z8, Z8
-	VCMPPS      $0x11, vmconst<>+1280(SB), Z2, K1
-	VMOVUPS     vmconst<>+704(SB), Z2
-	VBLENDMPS   Z8, Z2, K1, Z19
-	VADDPS      vmconst<>+704(SB), Z8, Z2
-	VDIVPS      Z2, Z19, Z2
-	VPORD       vmconst<>+3264(SB), Z3, Z8
-	VMOVUPS     vmconst<>+0(SB), Z25
-	VMAXPS      Z8, Z25, Z8
-	VMOVUPS     vmconst<>+64(SB), Z25
-	VMINPS      Z8, Z25, Z8
-	VMULPS      vmconst<>+128(SB), Z8, Z25
-	VRNDSCALEPS $0x00, Z25, Z25
-	VFMADD231PS vmconst<>+192(SB), Z25, Z8
-	VFMADD231PS vmconst<>+256(SB), Z25, Z8
-	VMOVUPS     vmconst<>+384(SB), Z26
-	VFMADD231PS vmconst<>+320(SB), Z8, Z26
-	VFMADD213PS vmconst<>+448(SB), Z8, Z26
-	VFMADD213PS vmconst<>+512(SB), Z8, Z26
-	VFMADD213PS vmconst<>+576(SB), Z8, Z26
-	VFMADD213PS vmconst<>+640(SB), Z8, Z26
-	VMULPS      Z8, Z8, Z27
-	VFMADD213PS Z8, Z27, Z26
-	VADDPS      vmconst<>+704(SB), Z26, Z8
-	VSCALEFPS   Z25, Z8, Z8
-	VCMPPS      $0x11, vmconst<>+1280(SB), Z3, K1
-	VMOVUPS     vmconst<>+704(SB), Z3
-	VBLENDMPS   Z8, Z3, K1, Z20
-	VADDPS      vmconst<>+704(SB), Z8, Z3
-	VDIVPS      Z3, Z20, Z3
-	VPORD       vmconst<>+3264(SB), Z4, Z8
-	VMOVUPS     vmconst<>+0(SB), Z25
-	VMAXPS      Z8, Z25, Z8
-	VMOVUPS     vmconst<>+64(SB), Z25
-	VMINPS      Z8, Z25, Z8
-	VMULPS      vmconst<>+128(SB), Z8, Z25
-	VRNDSCALEPS $0x00, Z25, Z25
-	VFMADD231PS vmconst<>+192(SB), Z25, Z8
-	VFMADD231PS vmconst<>+256(SB), Z25, Z8
-	VMOVUPS     vmconst<>+384(SB), Z26
-	VFMADD231PS vmconst<>+320(SB), Z8, Z26
-	VFMADD213PS vmconst<>+448(SB), Z8, Z26
-	VFMADD213PS vmconst<>+512(SB), Z8, Z26
-	VFMADD213PS vmconst<>+576(SB), Z8, Z26
-	VFMADD213PS vmconst<>+640(SB), Z8, Z26
-	VMULPS      Z8, Z8, Z27
-	VFMADD213PS Z8, Z27, Z26
-	VADDPS      vmconst<>+704(SB), Z26, Z8
-	VSCALEFPS   Z25, Z8, Z8
-	VCMPPS      $0x11, vmconst<>+1280(SB), Z4, K1
-	VMOVUPS     vmconst<>+704(SB), Z4
-	VBLENDMPS   Z8, Z4, K1, Z21
-	VADDPS      vmconst<>+704(SB), Z8, Z4
-	VDIVPS      Z4, Z21, Z4
-	VPORD       vmconst<>+3264(SB), Z5, Z8
-	VMOVUPS     vmconst<>+0(SB), Z25
-	VMAXPS      Z8, Z25, Z8
-	VMOVUPS     vmconst<>+64(SB), Z25
-	VMINPS      Z8, Z25, Z8
-	VMULPS      vmconst<>+128(SB), Z8, Z25
-	VRNDSCALEPS $0x00, Z25, Z25
-	VFMADD231PS vmconst<>+192(SB), Z25, Z8
-	VFMADD231PS vmconst<>+256(SB), Z25, Z8
-	VMOVUPS     vmconst<>+384(SB), Z26
-	VFMADD231PS vmconst<>+320(SB), Z8, Z26
-	VFMADD213PS vmconst<>+448(SB), Z8, Z26
-	VFMADD213PS vmconst<>+512(SB), Z8, Z26
-	VFMADD213PS vmconst<>+576(SB), Z8, Z26
-	VFMADD213PS vmconst<>+640(SB), Z8, Z26
-	VMULPS      Z8, Z8, Z27
-	VFMADD213PS Z8, Z27, Z26
-	VADDPS      vmconst<>+704(SB), Z26, Z8
-	VSCALEFPS   Z25, Z8, Z8
-	VCMPPS      $0x11, vmconst<>+1280(SB), Z5, K1
-	VMOVUPS     vmconst<>+704(SB), Z5
-	VBLENDMPS   Z8, Z5, K1, Z22
-	VADDPS      vmconst<>+704(SB), Z8, Z5
-	VDIVPS      Z5, Z22, Z5
-	VPORD       vmconst<>+3264(SB), Z6, Z8
-	VMOVUPS     vmconst<>+0(SB), Z25
-	VMAXPS      Z8, Z25, Z8
-	VMOVUPS     vmconst<>+64(SB), Z25
-	VMINPS      Z8, Z25, Z8
-	VMULPS      vmconst<>+128(SB), Z8, Z25
-	VRNDSCALEPS $0x00, Z25, Z25
-	VFMADD231PS vmconst<>+192(SB), Z25, Z8
-	VFMADD231PS vmconst<>+256(SB), Z25, Z8
-	VMOVUPS     vmconst<>+384(SB), Z26
-	VFMADD231PS vmconst<>+320(SB), Z8, Z26
-	VFMADD213PS vmconst<>+448(SB), Z8, Z26
-	VFMADD213PS vmconst<>+512(SB), Z8, Z26
-	VFMADD213PS vmconst<>+576(SB), Z8, Z26
-	VFMADD213PS vmconst<>+640(SB), Z8, Z26
-	VMULPS      Z8, Z8, Z27
-	VFMADD213PS Z8, Z27, Z26
-	VADDPS      vmconst<>+704(SB), Z26, Z8
-	VSCALEFPS   Z25, Z8, Z8
-	VCMPPS      $0x11, vmconst<>+1280(SB), Z6, K1
-	VMOVUPS     vmconst<>+704(SB), Z6
-	VBLENDMPS   Z8, Z6, K1, Z23
-	VADDPS      vmconst<>+704(SB), Z8, Z6
-	VDIVPS      Z6, Z23, Z6
-	VPORD       vmconst<>+3264(SB), Z7, Z8
-	VMOVUPS     vmconst<>+0(SB), Z25
-	VMAXPS      Z8, Z25, Z8
-	VMOVUPS     vmconst<>+64(SB), Z25
-	VMINPS      Z8, Z25, Z8
-	VMULPS      vmconst<>+128(SB), Z8, Z25
-	VRNDSCALEPS $0x00, Z25, Z25
-	VFMADD231PS vmconst<>+192(SB), Z25, Z8
-	VFMADD231PS vmconst<>+256(SB), Z25, Z8
-	VMOVUPS     vmconst<>+384(SB), Z26
-	VFMADD231PS vmconst<>+320(SB), Z8, Z26
-	VFMADD213PS vmconst<>+448(SB), Z8, Z26
-	VFMADD213PS vmconst<>+512(SB), Z8, Z26
-	VFMADD213PS vmconst<>+576(SB), Z8, Z26
-	VFMADD213PS vmconst<>+640(SB), Z8, Z26
-	VMULPS      Z8, Z8, Z27
-	VFMADD213PS Z8, Z27, Z26
-	VADDPS      vmconst<>+704(SB), Z26, Z8
-	VSCALEFPS   Z25, Z8, Z8
-	VCMPPS      $0x11, vmconst<>+1280(SB), Z7, K1
-	VMOVUPS     vmconst<>+704(SB), Z7
-	VBLENDMPS   Z8, Z7, K1, Z24
-	VADDPS      vmconst<>+704(SB), Z8, Z7
-	VDIVPS      Z7, Z24, Z7
+	VADDPS      vmconst<>+704(SB), Z0, Z8
+	VSUBPS      vmconst<>+704(SB), Z8, Z9
+	VSUBPS      Z9, Z8, Z10
+	VMOVUPS     vmconst<>+704(SB), Z11
+	VSUBPS      Z10, Z11, Z10
+	VSUBPS      Z9, Z0, Z9
+	VADDPS      Z9, Z10, Z9
+	VCMPPS      $0x11, vmconst<>+1152(SB), Z8, K1
+	VMULPS      vmconst<>+1216(SB), Z8, Z10
+	VMOVUPS     Z8, Z11
+	VBLENDMPS   Z10, Z11, K1, Z11
+	VMOVUPS     vmconst<>+1280(SB), Z10
+	VBLENDMPS   vmconst<>+1344(SB), Z10, K1, Z10
+	VPSUBD      vmconst<>+1408(SB), Z11, Z11
+	VPSRAD      $0x17, Z11, Z12
+	VPADDD      Z10, Z12, Z10
+	VPANDD      vmconst<>+1472(SB), Z11, Z11
+	VPADDD      vmconst<>+1408(SB), Z11, Z11
+	VSUBPS      vmconst<>+704(SB), Z11, Z11
+	VMULPS      Z11, Z11, Z12
+	VMOVUPS     vmconst<>+1600(SB), Z13
+	VFMADD231PS vmconst<>+1536(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1664(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1728(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1792(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1856(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1920(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1984(SB), Z11, Z13
+	VFMADD213PS vmconst<>+2048(SB), Z11, Z13
+	VMULPS      Z11, Z13, Z13
+	VMULPS      Z12, Z13, Z13
+	VCVTDQ2PS   Z10, Z10
+	VFMADD231PS vmconst<>+2112(SB), Z10, Z13
+	VFMADD231PS vmconst<>+2176(SB), Z12, Z13
+	VADDPS      Z13, Z11, Z11
+	VFMADD231PS vmconst<>+2240(SB), Z10, Z11
+	VCMPPS      $0x05, vmconst<>+2304(SB), Z8, K1
+	VMOVUPS     Z11, Z10
+	VBLENDMPS   Z8, Z10, K1, Z10
+	VCMPPS      $0x00, vmconst<>+1280(SB), Z8, K1
+	VBLENDMPS   vmconst<>+2368(SB), Z10, K1, Z10
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z8, K1
+	VBLENDMPS   vmconst<>+2432(SB), Z10, K1, Z10
+	VDIVPS      Z8, Z9, Z8
+	VADDPS      Z8, Z10, Z8
+	VCMPPS      $0x00, vmconst<>+2304(SB), Z0, K1
+	VBLENDMPS   Z0, Z8, K1, Z8
+	VCMPPS      $0x00, vmconst<>+2496(SB), Z0, K1
+	VBLENDMPS   vmconst<>+2368(SB), Z8, K1, Z8
+	VPANDD      vmconst<>+1024(SB), Z0, Z9
+	VCMPPS      $0x11, vmconst<>+1088(SB), Z9, K1
+	VBLENDMPS   Z0, Z8, K1, Z8
+	VMOVUPS     Z8, Z0
+	VADDPS      vmconst<>+704(SB), Z1, Z8
+	VSUBPS      vmconst<>+704(SB), Z8, Z9
+	VSUBPS      Z9, Z8, Z10
+	VMOVUPS     vmconst<>+704(SB), Z11
+	VSUBPS      Z10, Z11, Z10
+	VSUBPS      Z9, Z1, Z9
+	VADDPS      Z9, Z10, Z9
+	VCMPPS      $0x11, vmconst<>+1152(SB), Z8, K1
+	VMULPS      vmconst<>+1216(SB), Z8, Z10
+	VMOVUPS     Z8, Z11
+	VBLENDMPS   Z10, Z11, K1, Z11
+	VMOVUPS     vmconst<>+1280(SB), Z10
+	VBLENDMPS   vmconst<>+1344(SB), Z10, K1, Z10
+	VPSUBD      vmconst<>+1408(SB), Z11, Z11
+	VPSRAD      $0x17, Z11, Z12
+	VPADDD      Z10, Z12, Z10
+	VPANDD      vmconst<>+1472(SB), Z11, Z11
+	VPADDD      vmconst<>+1408(SB), Z11, Z11
+	VSUBPS      vmconst<>+704(SB), Z11, Z11
+	VMULPS      Z11, Z11, Z12
+	VMOVUPS     vmconst<>+1600(SB), Z13
+	VFMADD231PS vmconst<>+1536(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1664(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1728(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1792(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1856(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1920(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1984(SB), Z11, Z13
+	VFMADD213PS vmconst<>+2048(SB), Z11, Z13
+	VMULPS      Z11, Z13, Z13
+	VMULPS      Z12, Z13, Z13
+	VCVTDQ2PS   Z10, Z10
+	VFMADD231PS vmconst<>+2112(SB), Z10, Z13
+	VFMADD231PS vmconst<>+2176(SB), Z12, Z13
+	VADDPS      Z13, Z11, Z11
+	VFMADD231PS vmconst<>+2240(SB), Z10, Z11
+	VCMPPS      $0x05, vmconst<>+2304(SB), Z8, K1
+	VMOVUPS     Z11, Z10
+	VBLENDMPS   Z8, Z10, K1, Z10
+	VCMPPS      $0x00, vmconst<>+1280(SB), Z8, K1
+	VBLENDMPS   vmconst<>+2368(SB), Z10, K1, Z10
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z8, K1
+	VBLENDMPS   vmconst<>+2432(SB), Z10, K1, Z10
+	VDIVPS      Z8, Z9, Z8
+	VADDPS      Z8, Z10, Z8
+	VCMPPS      $0x00, vmconst<>+2304(SB), Z1, K1
+	VBLENDMPS   Z1, Z8, K1, Z8
+	VCMPPS      $0x00, vmconst<>+2496(SB), Z1, K1
+	VBLENDMPS   vmconst<>+2368(SB), Z8, K1, Z8
+	VPANDD      vmconst<>+1024(SB), Z1, Z9
+	VCMPPS      $0x11, vmconst<>+1088(SB), Z9, K1
+	VBLENDMPS   Z1, Z8, K1, Z8
+	VMOVUPS     Z8, Z1
+	VADDPS      vmconst<>+704(SB), Z2, Z8
+	VSUBPS      vmconst<>+704(SB), Z8, Z9
+	VSUBPS      Z9, Z8, Z10
+	VMOVUPS     vmconst<>+704(SB), Z11
+	VSUBPS      Z10, Z11, Z10
+	VSUBPS      Z9, Z2, Z9
+	VADDPS      Z9, Z10, Z9
+	VCMPPS      $0x11, vmconst<>+1152(SB), Z8, K1
+	VMULPS      vmconst<>+1216(SB), Z8, Z10
+	VMOVUPS     Z8, Z11
+	VBLENDMPS   Z10, Z11, K1, Z11
+	VMOVUPS     vmconst<>+1280(SB), Z10
+	VBLENDMPS   vmconst<>+1344(SB), Z10, K1, Z10
+	VPSUBD      vmconst<>+1408(SB), Z11, Z11
+	VPSRAD      $0x17, Z11, Z12
+	VPADDD      Z10, Z12, Z10
+	VPANDD      vmconst<>+1472(SB), Z11, Z11
+	VPADDD      vmconst<>+1408(SB), Z11, Z11
+	VSUBPS      vmconst<>+704(SB), Z11, Z11
+	VMULPS      Z11, Z11, Z12
+	VMOVUPS     vmconst<>+1600(SB), Z13
+	VFMADD231PS vmconst<>+1536(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1664(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1728(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1792(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1856(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1920(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1984(SB), Z11, Z13
+	VFMADD213PS vmconst<>+2048(SB), Z11, Z13
+	VMULPS      Z11, Z13, Z13
+	VMULPS      Z12, Z13, Z13
+	VCVTDQ2PS   Z10, Z10
+	VFMADD231PS vmconst<>+2112(SB), Z10, Z13
+	VFMADD231PS vmconst<>+2176(SB), Z12, Z13
+	VADDPS      Z13, Z11, Z11
+	VFMADD231PS vmconst<>+2240(SB), Z10, Z11
+	VCMPPS      $0x05, vmconst<>+2304(SB), Z8, K1
+	VMOVUPS     Z11, Z10
+	VBLENDMPS   Z8, Z10, K1, Z10
+	VCMPPS      $0x00, vmconst<>+1280(SB), Z8, K1
+	VBLENDMPS   vmconst<>+2368(SB), Z10, K1, Z10
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z8, K1
+	VBLENDMPS   vmconst<>+2432(SB), Z10, K1, Z10
+	VDIVPS      Z8, Z9, Z8
+	VADDPS      Z8, Z10, Z8
+	VCMPPS      $0x00, vmconst<>+2304(SB), Z2, K1
+	VBLENDMPS   Z2, Z8, K1, Z8
+	VCMPPS      $0x00, vmconst<>+2496(SB), Z2, K1
+	VBLENDMPS   vmconst<>+2368(SB), Z8, K1, Z8
+	VPANDD      vmconst<>+1024(SB), Z2, Z9
+	VCMPPS      $0x11, vmconst<>+1088(SB), Z9, K1
+	VBLENDMPS   Z2, Z8, K1, Z8
+	VMOVUPS     Z8, Z2
+	VADDPS      vmconst<>+704(SB), Z3, Z8
+	VSUBPS      vmconst<>+704(SB), Z8, Z9
+	VSUBPS      Z9, Z8, Z10
+	VMOVUPS     vmconst<>+704(SB), Z11
+	VSUBPS      Z10, Z11, Z10
+	VSUBPS      Z9, Z3, Z9
+	VADDPS      Z9, Z10, Z9
+	VCMPPS      $0x11, vmconst<>+1152(SB), Z8, K1
+	VMULPS      vmconst<>+1216(SB), Z8, Z10
+	VMOVUPS     Z8, Z11
+	VBLENDMPS   Z10, Z11, K1, Z11
+	VMOVUPS     vmconst<>+1280(SB), Z10
+	VBLENDMPS   vmconst<>+1344(SB), Z10, K1, Z10
+	VPSUBD      vmconst<>+1408(SB), Z11, Z11
+	VPSRAD      $0x17, Z11, Z12
+	VPADDD      Z10, Z12, Z10
+	VPANDD      vmconst<>+1472(SB), Z11, Z11
+	VPADDD      vmconst<>+1408(SB), Z11, Z11
+	VSUBPS      vmconst<>+704(SB), Z11, Z11
+	VMULPS      Z11, Z11, Z12
+	VMOVUPS     vmconst<>+1600(SB), Z13
+	VFMADD231PS vmconst<>+1536(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1664(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1728(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1792(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1856(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1920(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1984(SB), Z11, Z13
+	VFMADD213PS vmconst<>+2048(SB), Z11, Z13
+	VMULPS      Z11, Z13, Z13
+	VMULPS      Z12, Z13, Z13
+	VCVTDQ2PS   Z10, Z10
+	VFMADD231PS vmconst<>+2112(SB), Z10, Z13
+	VFMADD231PS vmconst<>+2176(SB), Z12, Z13
+	VADDPS      Z13, Z11, Z11
+	VFMADD231PS vmconst<>+2240(SB), Z10, Z11
+	VCMPPS      $0x05, vmconst<>+2304(SB), Z8, K1
+	VMOVUPS     Z11, Z10
+	VBLENDMPS   Z8, Z10, K1, Z10
+	VCMPPS      $0x00, vmconst<>+1280(SB), Z8, K1
+	VBLENDMPS   vmconst<>+2368(SB), Z10, K1, Z10
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z8, K1
+	VBLENDMPS   vmconst<>+2432(SB), Z10, K1, Z10
+	VDIVPS      Z8, Z9, Z8
+	VADDPS      Z8, Z10, Z8
+	VCMPPS      $0x00, vmconst<>+2304(SB), Z3, K1
+	VBLENDMPS   Z3, Z8, K1, Z8
+	VCMPPS      $0x00, vmconst<>+2496(SB), Z3, K1
+	VBLENDMPS   vmconst<>+2368(SB), Z8, K1, Z8
+	VPANDD      vmconst<>+1024(SB), Z3, Z9
+	VCMPPS      $0x11, vmconst<>+1088(SB), Z9, K1
+	VBLENDMPS   Z3, Z8, K1, Z8
+	VMOVUPS     Z8, Z3
+	VADDPS      vmconst<>+704(SB), Z4, Z8
+	VSUBPS      vmconst<>+704(SB), Z8, Z9
+	VSUBPS      Z9, Z8, Z10
+	VMOVUPS     vmconst<>+704(SB), Z11
+	VSUBPS      Z10, Z11, Z10
+	VSUBPS      Z9, Z4, Z9
+	VADDPS      Z9, Z10, Z9
+	VCMPPS      $0x11, vmconst<>+1152(SB), Z8, K1
+	VMULPS      vmconst<>+1216(SB), Z8, Z10
+	VMOVUPS     Z8, Z11
+	VBLENDMPS   Z10, Z11, K1, Z11
+	VMOVUPS     vmconst<>+1280(SB), Z10
+	VBLENDMPS   vmconst<>+1344(SB), Z10, K1, Z10
+	VPSUBD      vmconst<>+1408(SB), Z11, Z11
+	VPSRAD      $0x17, Z11, Z12
+	VPADDD      Z10, Z12, Z10
+	VPANDD      vmconst<>+1472(SB), Z11, Z11
+	VPADDD      vmconst<>+1408(SB), Z11, Z11
+	VSUBPS      vmconst<>+704(SB), Z11, Z11
+	VMULPS      Z11, Z11, Z12
+	VMOVUPS     vmconst<>+1600(SB), Z13
+	VFMADD231PS vmconst<>+1536(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1664(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1728(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1792(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1856(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1920(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1984(SB), Z11, Z13
+	VFMADD213PS vmconst<>+2048(SB), Z11, Z13
+	VMULPS      Z11, Z13, Z13
+	VMULPS      Z12, Z13, Z13
+	VCVTDQ2PS   Z10, Z10
+	VFMADD231PS vmconst<>+2112(SB), Z10, Z13
+	VFMADD231PS vmconst<>+2176(SB), Z12, Z13
+	VADDPS      Z13, Z11, Z11
+	VFMADD231PS vmconst<>+2240(SB), Z10, Z11
+	VCMPPS      $0x05, vmconst<>+2304(SB), Z8, K1
+	VMOVUPS     Z11, Z10
+	VBLENDMPS   Z8, Z10, K1, Z10
+	VCMPPS      $0x00, vmconst<>+1280(SB), Z8, K1
+	VBLENDMPS   vmconst<>+2368(SB), Z10, K1, Z10
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z8, K1
+	VBLENDMPS   vmconst<>+2432(SB), Z10, K1, Z10
+	VDIVPS      Z8, Z9, Z8
+	VADDPS      Z8, Z10, Z8
+	VCMPPS      $0x00, vmconst<>+2304(SB), Z4, K1
+	VBLENDMPS   Z4, Z8, K1, Z8
+	VCMPPS      $0x00, vmconst<>+2496(SB), Z4, K1
+	VBLENDMPS   vmconst<>+2368(SB), Z8, K1, Z8
+	VPANDD      vmconst<>+1024(SB), Z4, Z9
+	VCMPPS      $0x11, vmconst<>+1088(SB), Z9, K1
+	VBLENDMPS   Z4, Z8, K1, Z8
+	VMOVUPS     Z8, Z4
+	VADDPS      vmconst<>+704(SB), Z5, Z8
+	VSUBPS      vmconst<>+704(SB), Z8, Z9
+	VSUBPS      Z9, Z8, Z10
+	VMOVUPS     vmconst<>+704(SB), Z11
+	VSUBPS      Z10, Z11, Z10
+	VSUBPS      Z9, Z5, Z9
+	VADDPS      Z9, Z10, Z9
+	VCMPPS      $0x11, vmconst<>+1152(SB), Z8, K1
+	VMULPS      vmconst<>+1216(SB), Z8, Z10
+	VMOVUPS     Z8, Z11
+	VBLENDMPS   Z10, Z11, K1, Z11
+	VMOVUPS     vmconst<>+1280(SB), Z10
+	VBLENDMPS   vmconst<>+1344(SB), Z10, K1, Z10
+	VPSUBD      vmconst<>+1408(SB), Z11, Z11
+	VPSRAD      $0x17, Z11, Z12
+	VPADDD      Z10, Z12, Z10
+	VPANDD      vmconst<>+1472(SB), Z11, Z11
+	VPADDD      vmconst<>+1408(SB), Z11, Z11
+	VSUBPS      vmconst<>+704(SB), Z11, Z11
+	VMULPS      Z11, Z11, Z12
+	VMOVUPS     vmconst<>+1600(SB), Z13
+	VFMADD231PS vmconst<>+1536(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1664(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1728(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1792(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1856(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1920(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1984(SB), Z11, Z13
+	VFMADD213PS vmconst<>+2048(SB), Z11, Z13
+	VMULPS      Z11, Z13, Z13
+	VMULPS      Z12, Z13, Z13
+	VCVTDQ2PS   Z10, Z10
+	VFMADD231PS vmconst<>+2112(SB), Z10, Z13
+	VFMADD231PS vmconst<>+2176(SB), Z12, Z13
+	VADDPS      Z13, Z11, Z11
+	VFMADD231PS vmconst<>+2240(SB), Z10, Z11
+	VCMPPS      $0x05, vmconst<>+2304(SB), Z8, K1
+	VMOVUPS     Z11, Z10
+	VBLENDMPS   Z8, Z10, K1, Z10
+	VCMPPS      $0x00, vmconst<>+1280(SB), Z8, K1
+	VBLENDMPS   vmconst<>+2368(SB), Z10, K1, Z10
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z8, K1
+	VBLENDMPS   vmconst<>+2432(SB), Z10, K1, Z10
+	VDIVPS      Z8, Z9, Z8
+	VADDPS      Z8, Z10, Z8
+	VCMPPS      $0x00, vmconst<>+2304(SB), Z5, K1
+	VBLENDMPS   Z5, Z8, K1, Z8
+	VCMPPS      $0x00, vmconst<>+2496(SB), Z5, K1
+	VBLENDMPS   vmconst<>+2368(SB), Z8, K1, Z8
+	VPANDD      vmconst<>+1024(SB), Z5, Z9
+	VCMPPS      $0x11, vmconst<>+1088(SB), Z9, K1
+	VBLENDMPS   Z5, Z8, K1, Z8
+	VMOVUPS     Z8, Z5
+	VADDPS      vmconst<>+704(SB), Z6, Z8
+	VSUBPS      vmconst<>+704(SB), Z8, Z9
+	VSUBPS      Z9, Z8, Z10
+	VMOVUPS     vmconst<>+704(SB), Z11
+	VSUBPS      Z10, Z11, Z10
+	VSUBPS      Z9, Z6, Z9
+	VADDPS      Z9, Z10, Z9
+	VCMPPS      $0x11, vmconst<>+1152(SB), Z8, K1
+	VMULPS      vmconst<>+1216(SB), Z8, Z10
+	VMOVUPS     Z8, Z11
+	VBLENDMPS   Z10, Z11, K1, Z11
+	VMOVUPS     vmconst<>+1280(SB), Z10
+	VBLENDMPS   vmconst<>+1344(SB), Z10, K1, Z10
+	VPSUBD      vmconst<>+1408(SB), Z11, Z11
+	VPSRAD      $0x17, Z11, Z12
+	VPADDD      Z10, Z12, Z10
+	VPANDD      vmconst<>+1472(SB), Z11, Z11
+	VPADDD      vmconst<>+1408(SB), Z11, Z11
+	VSUBPS      vmconst<>+704(SB), Z11, Z11
+	VMULPS      Z11, Z11, Z12
+	VMOVUPS     vmconst<>+1600(SB), Z13
+	VFMADD231PS vmconst<>+1536(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1664(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1728(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1792(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1856(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1920(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1984(SB), Z11, Z13
+	VFMADD213PS vmconst<>+2048(SB), Z11, Z13
+	VMULPS      Z11, Z13, Z13
+	VMULPS      Z12, Z13, Z13
+	VCVTDQ2PS   Z10, Z10
+	VFMADD231PS vmconst<>+2112(SB), Z10, Z13
+	VFMADD231PS vmconst<>+2176(SB), Z12, Z13
+	VADDPS      Z13, Z11, Z11
+	VFMADD231PS vmconst<>+2240(SB), Z10, Z11
+	VCMPPS      $0x05, vmconst<>+2304(SB), Z8, K1
+	VMOVUPS     Z11, Z10
+	VBLENDMPS   Z8, Z10, K1, Z10
+	VCMPPS      $0x00, vmconst<>+1280(SB), Z8, K1
+	VBLENDMPS   vmconst<>+2368(SB), Z10, K1, Z10
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z8, K1
+	VBLENDMPS   vmconst<>+2432(SB), Z10, K1, Z10
+	VDIVPS      Z8, Z9, Z8
+	VADDPS      Z8, Z10, Z8
+	VCMPPS      $0x00, vmconst<>+2304(SB), Z6, K1
+	VBLENDMPS   Z6, Z8, K1, Z8
+	VCMPPS      $0x00, vmconst<>+2496(SB), Z6, K1
+	VBLENDMPS   vmconst<>+2368(SB), Z8, K1, Z8
+	VPANDD      vmconst<>+1024(SB), Z6, Z9
+	VCMPPS      $0x11, vmconst<>+1088(SB), Z9, K1
+	VBLENDMPS   Z6, Z8, K1, Z8
+	VMOVUPS     Z8, Z6
+	VADDPS      vmconst<>+704(SB), Z7, Z8
+	VSUBPS      vmconst<>+704(SB), Z8, Z9
+	VSUBPS      Z9, Z8, Z10
+	VMOVUPS     vmconst<>+704(SB), Z11
+	VSUBPS      Z10, Z11, Z10
+	VSUBPS      Z9, Z7, Z9
+	VADDPS      Z9, Z10, Z9
+	VCMPPS      $0x11, vmconst<>+1152(SB), Z8, K1
+	VMULPS      vmconst<>+1216(SB), Z8, Z10
+	VMOVUPS     Z8, Z11
+	VBLENDMPS   Z10, Z11, K1, Z11
+	VMOVUPS     vmconst<>+1280(SB), Z10
+	VBLENDMPS   vmconst<>+1344(SB), Z10, K1, Z10
+	VPSUBD      vmconst<>+1408(SB), Z11, Z11
+	VPSRAD      $0x17, Z11, Z12
+	VPADDD      Z10, Z12, Z10
+	VPANDD      vmconst<>+1472(SB), Z11, Z11
+	VPADDD      vmconst<>+1408(SB), Z11, Z11
+	VSUBPS      vmconst<>+704(SB), Z11, Z11
+	VMULPS      Z11, Z11, Z12
+	VMOVUPS     vmconst<>+1600(SB), Z13
+	VFMADD231PS vmconst<>+1536(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1664(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1728(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1792(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1856(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1920(SB), Z11, Z13
+	VFMADD213PS vmconst<>+1984(SB), Z11, Z13
+	VFMADD213PS vmconst<>+2048(SB), Z11, Z13
+	VMULPS      Z11, Z13, Z13
+	VMULPS      Z12, Z13, Z13
+	VCVTDQ2PS   Z10, Z10
+	VFMADD231PS vmconst<>+2112(SB), Z10, Z13
+	VFMADD231PS vmconst<>+2176(SB), Z12, Z13
+	VADDPS      Z13, Z11, Z11
+	VFMADD231PS vmconst<>+2240(SB), Z10, Z11
+	VCMPPS      $0x05, vmconst<>+2304(SB), Z8, K1
+	VMOVUPS     Z11, Z10
+	VBLENDMPS   Z8, Z10, K1, Z10
+	VCMPPS      $0x00, vmconst<>+1280(SB), Z8, K1
+	VBLENDMPS   vmconst<>+2368(SB), Z10, K1, Z10
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z8, K1
+	VBLENDMPS   vmconst<>+2432(SB), Z10, K1, Z10
+	VDIVPS      Z8, Z9, Z8
+	VADDPS      Z8, Z10, Z8
+	VCMPPS      $0x00, vmconst<>+2304(SB), Z7, K1
+	VBLENDMPS   Z7, Z8, K1, Z8
+	VCMPPS      $0x00, vmconst<>+2496(SB), Z7, K1
+	VBLENDMPS   vmconst<>+2368(SB), Z8, K1, Z8
+	VPANDD      vmconst<>+1024(SB), Z7, Z9
+	VCMPPS      $0x11, vmconst<>+1088(SB), Z9, K1
+	VBLENDMPS   Z7, Z8, K1, Z8
+	VMOVUPS     Z8, Z7
 	JMP         next
 
 op8:
+	VPANDD      vmconst<>+1024(SB), Z0, Z8
+	VMOVUPS     vmconst<>+2560(SB), Z9
+	VMINPS      Z8, Z9, Z8
+	VPSRLD      $0x16, Z8, Z9
+	VPSUBD      vmconst<>+2624(SB), Z9, Z9
+	VPMAXSD     vmconst<>+1280(SB), Z9, Z9
+	VPERMPS     vmconst<>+2688(SB), Z9, Z10
+	VSUBPS      Z10, Z8, Z8
+	VPERMPS     vmconst<>+2752(SB), Z9, Z10
+	VPERMPS     vmconst<>+2816(SB), Z9, Z11
+	VMOVUPS     Z8, Z12
+	VFMADD213PS Z11, Z10, Z12
+	VPERMPS     vmconst<>+2880(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+2944(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3008(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3072(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3136(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3200(SB), Z9, Z9
+	VFMADD213PS Z9, Z8, Z12
+	VPANDD      vmconst<>+3264(SB), Z0, Z0
+	VPXORD      Z0, Z12, Z0
+	VPANDD      vmconst<>+1024(SB), Z1, Z8
+	VMOVUPS     vmconst<>+2560(SB), Z9
+	VMINPS      Z8, Z9, Z8
+	VPSRLD      $0x16, Z8, Z9
+	VPSUBD      vmconst<>+2624(SB), Z9, Z9
+	VPMAXSD     vmconst<>+1280(SB), Z9, Z9
+	VPERMPS     vmconst<>+2688(SB), Z9, Z10
+	VSUBPS      Z10, Z8, Z8
+	VPERMPS     vmconst<>+2752(SB), Z9, Z10
+	VPERMPS     vmconst<>+2816(SB), Z9, Z11
+	VMOVUPS     Z8, Z12
+	VFMADD213PS Z11, Z10, Z12
+	VPERMPS     vmconst<>+2880(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+2944(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3008(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3072(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3136(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3200(SB), Z9, Z9
+	VFMADD213PS Z9, Z8, Z12
+	VPANDD      vmconst<>+3264(SB), Z1, Z1
+	VPXORD      Z1, Z12, Z1
+	VPANDD      vmconst<>+1024(SB), Z2, Z8
+	VMOVUPS     vmconst<>+2560(SB), Z9
+	VMINPS      Z8, Z9, Z8
+	VPSRLD      $0x16, Z8, Z9
+	VPSUBD      vmconst<>+2624(SB), Z9, Z9
+	VPMAXSD     vmconst<>+1280(SB), Z9, Z9
+	VPERMPS     vmconst<>+2688(SB), Z9, Z10
+	VSUBPS      Z10, Z8, Z8
+	VPERMPS     vmconst<>+2752(SB), Z9, Z10
+	VPERMPS     vmconst<>+2816(SB), Z9, Z11
+	VMOVUPS     Z8, Z12
+	VFMADD213PS Z11, Z10, Z12
+	VPERMPS     vmconst<>+2880(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+2944(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3008(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3072(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3136(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3200(SB), Z9, Z9
+	VFMADD213PS Z9, Z8, Z12
+	VPANDD      vmconst<>+3264(SB), Z2, Z2
+	VPXORD      Z2, Z12, Z2
+	VPANDD      vmconst<>+1024(SB), Z3, Z8
+	VMOVUPS     vmconst<>+2560(SB), Z9
+	VMINPS      Z8, Z9, Z8
+	VPSRLD      $0x16, Z8, Z9
+	VPSUBD      vmconst<>+2624(SB), Z9, Z9
+	VPMAXSD     vmconst<>+1280(SB), Z9, Z9
+	VPERMPS     vmconst<>+2688(SB), Z9, Z10
+	VSUBPS      Z10, Z8, Z8
+	VPERMPS     vmconst<>+2752(SB), Z9, Z10
+	VPERMPS     vmconst<>+2816(SB), Z9, Z11
+	VMOVUPS     Z8, Z12
+	VFMADD213PS Z11, Z10, Z12
+	VPERMPS     vmconst<>+2880(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+2944(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3008(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3072(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3136(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3200(SB), Z9, Z9
+	VFMADD213PS Z9, Z8, Z12
+	VPANDD      vmconst<>+3264(SB), Z3, Z3
+	VPXORD      Z3, Z12, Z3
+	VPANDD      vmconst<>+1024(SB), Z4, Z8
+	VMOVUPS     vmconst<>+2560(SB), Z9
+	VMINPS      Z8, Z9, Z8
+	VPSRLD      $0x16, Z8, Z9
+	VPSUBD      vmconst<>+2624(SB), Z9, Z9
+	VPMAXSD     vmconst<>+1280(SB), Z9, Z9
+	VPERMPS     vmconst<>+2688(SB), Z9, Z10
+	VSUBPS      Z10, Z8, Z8
+	VPERMPS     vmconst<>+2752(SB), Z9, Z10
+	VPERMPS     vmconst<>+2816(SB), Z9, Z11
+	VMOVUPS     Z8, Z12
+	VFMADD213PS Z11, Z10, Z12
+	VPERMPS     vmconst<>+2880(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+2944(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3008(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3072(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3136(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3200(SB), Z9, Z9
+	VFMADD213PS Z9, Z8, Z12
+	VPANDD      vmconst<>+3264(SB), Z4, Z4
+	VPXORD      Z4, Z12, Z4
+	VPANDD      vmconst<>+1024(SB), Z5, Z8
+	VMOVUPS     vmconst<>+2560(SB), Z9
+	VMINPS      Z8, Z9, Z8
+	VPSRLD      $0x16, Z8, Z9
+	VPSUBD      vmconst<>+2624(SB), Z9, Z9
+	VPMAXSD     vmconst<>+1280(SB), Z9, Z9
+	VPERMPS     vmconst<>+2688(SB), Z9, Z10
+	VSUBPS      Z10, Z8, Z8
+	VPERMPS     vmconst<>+2752(SB), Z9, Z10
+	VPERMPS     vmconst<>+2816(SB), Z9, Z11
+	VMOVUPS     Z8, Z12
+	VFMADD213PS Z11, Z10, Z12
+	VPERMPS     vmconst<>+2880(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+2944(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3008(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3072(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3136(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3200(SB), Z9, Z9
+	VFMADD213PS Z9, Z8, Z12
+	VPANDD      vmconst<>+3264(SB), Z5, Z5
+	VPXORD      Z5, Z12, Z5
+	VPANDD      vmconst<>+1024(SB), Z6, Z8
+	VMOVUPS     vmconst<>+2560(SB), Z9
+	VMINPS      Z8, Z9, Z8
+	VPSRLD      $0x16, Z8, Z9
+	VPSUBD      vmconst<>+2624(SB), Z9, Z9
+	VPMAXSD     vmconst<>+1280(SB), Z9, Z9
+	VPERMPS     vmconst<>+2688(SB), Z9, Z10
+	VSUBPS      Z10, Z8, Z8
+	VPERMPS     vmconst<>+2752(SB), Z9, Z10
+	VPERMPS     vmconst<>+2816(SB), Z9, Z11
+	VMOVUPS     Z8, Z12
+	VFMADD213PS Z11, Z10, Z12
+	VPERMPS     vmconst<>+2880(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+2944(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3008(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3072(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3136(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3200(SB), Z9, Z9
+	VFMADD213PS Z9, Z8, Z12
+	VPANDD      vmconst<>+3264(SB), Z6, Z6
+	VPXORD      Z6, Z12, Z6
+	VPANDD      vmconst<>+1024(SB), Z7, Z8
+	VMOVUPS     vmconst<>+2560(SB), Z9
+	VMINPS      Z8, Z9, Z8
+	VPSRLD      $0x16, Z8, Z9
+	VPSUBD      vmconst<>+2624(SB), Z9, Z9
+	VPMAXSD     vmconst<>+1280(SB), Z9, Z9
+	VPERMPS     vmconst<>+2688(SB), Z9, Z10
+	VSUBPS      Z10, Z8, Z8
+	VPERMPS     vmconst<>+2752(SB), Z9, Z10
+	VPERMPS     vmconst<>+2816(SB), Z9, Z11
+	VMOVUPS     Z8, Z12
+	VFMADD213PS Z11, Z10, Z12
+	VPERMPS     vmconst<>+2880(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+2944(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3008(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3072(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3136(SB), Z9, Z10
+	VFMADD213PS Z10, Z8, Z12
+	VPERMPS     vmconst<>+3200(SB), Z9, Z9
+	VFMADD213PS Z9, Z8, Z12
+	VPANDD      vmconst<>+3264(SB), Z7, Z7
+	VPXORD      Z7, Z12, Z7
+	JMP         next
+
+op9:
+	VPORD       vmconst<>+3264(SB), Z0, Z8
+	VMOVUPS     vmconst<>+0(SB), Z9
+	VMAXPS      Z8, Z9, Z8
+	VMOVUPS     vmconst<>+64(SB), Z9
+	VMINPS      Z8, Z9, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z9
+	VRNDSCALEPS $0x00, Z9, Z9
+	VFMADD231PS vmconst<>+192(SB), Z9, Z8
+	VFMADD231PS vmconst<>+256(SB), Z9, Z8
+	VMOVUPS     vmconst<>+384(SB), Z10
+	VFMADD231PS vmconst<>+320(SB), Z8, Z10
+	VFMADD213PS vmconst<>+448(SB), Z8, Z10
+	VFMADD213PS vmconst<>+512(SB), Z8, Z10
+	VFMADD213PS vmconst<>+576(SB), Z8, Z10
+	VFMADD213PS vmconst<>+640(SB), Z8, Z10
+	VMULPS      Z8, Z8, Z11
+	VFMADD213PS Z8, Z11, Z10
+	VADDPS      vmconst<>+704(SB), Z10, Z8
+	VSCALEFPS   Z9, Z8, Z8
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z0, K1
+	VMOVUPS     vmconst<>+704(SB), Z0
+	VBLENDMPS   Z8, Z0, K1, Z0
+	VADDPS      vmconst<>+704(SB), Z8, Z8
+	VDIVPS      Z8, Z0, Z0
+	VPORD       vmconst<>+3264(SB), Z1, Z8
+	VMOVUPS     vmconst<>+0(SB), Z9
+	VMAXPS      Z8, Z9, Z8
+	VMOVUPS     vmconst<>+64(SB), Z9
+	VMINPS      Z8, Z9, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z9
+	VRNDSCALEPS $0x00, Z9, Z9
+	VFMADD231PS vmconst<>+192(SB), Z9, Z8
+	VFMADD231PS vmconst<>+256(SB), Z9, Z8
+	VMOVUPS     vmconst<>+384(SB), Z10
+	VFMADD231PS vmconst<>+320(SB), Z8, Z10
+	VFMADD213PS vmconst<>+448(SB), Z8, Z10
+	VFMADD213PS vmconst<>+512(SB), Z8, Z10
+	VFMADD213PS vmconst<>+576(SB), Z8, Z10
+	VFMADD213PS vmconst<>+640(SB), Z8, Z10
+	VMULPS      Z8, Z8, Z11
+	VFMADD213PS Z8, Z11, Z10
+	VADDPS      vmconst<>+704(SB), Z10, Z8
+	VSCALEFPS   Z9, Z8, Z8
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z1, K1
+	VMOVUPS     vmconst<>+704(SB), Z1
+	VBLENDMPS   Z8, Z1, K1, Z1
+	VADDPS      vmconst<>+704(SB), Z8, Z8
+	VDIVPS      Z8, Z1, Z1
+	VPORD       vmconst<>+3264(SB), Z2, Z8
+	VMOVUPS     vmconst<>+0(SB), Z9
+	VMAXPS      Z8, Z9, Z8
+	VMOVUPS     vmconst<>+64(SB), Z9
+	VMINPS      Z8, Z9, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z9
+	VRNDSCALEPS $0x00, Z9, Z9
+	VFMADD231PS vmconst<>+192(SB), Z9, Z8
+	VFMADD231PS vmconst<>+256(SB), Z9, Z8
+	VMOVUPS     vmconst<>+384(SB), Z10
+	VFMADD231PS vmconst<>+320(SB), Z8, Z10
+	VFMADD213PS vmconst<>+448(SB), Z8, Z10
+	VFMADD213PS vmconst<>+512(SB), Z8, Z10
+	VFMADD213PS vmconst<>+576(SB), Z8, Z10
+	VFMADD213PS vmconst<>+640(SB), Z8, Z10
+	VMULPS      Z8, Z8, Z11
+	VFMADD213PS Z8, Z11, Z10
+	VADDPS      vmconst<>+704(SB), Z10, Z8
+	VSCALEFPS   Z9, Z8, Z8
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z2, K1
+	VMOVUPS     vmconst<>+704(SB), Z2
+	VBLENDMPS   Z8, Z2, K1, Z2
+	VADDPS      vmconst<>+704(SB), Z8, Z8
+	VDIVPS      Z8, Z2, Z2
+	VPORD       vmconst<>+3264(SB), Z3, Z8
+	VMOVUPS     vmconst<>+0(SB), Z9
+	VMAXPS      Z8, Z9, Z8
+	VMOVUPS     vmconst<>+64(SB), Z9
+	VMINPS      Z8, Z9, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z9
+	VRNDSCALEPS $0x00, Z9, Z9
+	VFMADD231PS vmconst<>+192(SB), Z9, Z8
+	VFMADD231PS vmconst<>+256(SB), Z9, Z8
+	VMOVUPS     vmconst<>+384(SB), Z10
+	VFMADD231PS vmconst<>+320(SB), Z8, Z10
+	VFMADD213PS vmconst<>+448(SB), Z8, Z10
+	VFMADD213PS vmconst<>+512(SB), Z8, Z10
+	VFMADD213PS vmconst<>+576(SB), Z8, Z10
+	VFMADD213PS vmconst<>+640(SB), Z8, Z10
+	VMULPS      Z8, Z8, Z11
+	VFMADD213PS Z8, Z11, Z10
+	VADDPS      vmconst<>+704(SB), Z10, Z8
+	VSCALEFPS   Z9, Z8, Z8
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z3, K1
+	VMOVUPS     vmconst<>+704(SB), Z3
+	VBLENDMPS   Z8, Z3, K1, Z3
+	VADDPS      vmconst<>+704(SB), Z8, Z8
+	VDIVPS      Z8, Z3, Z3
+	VPORD       vmconst<>+3264(SB), Z4, Z8
+	VMOVUPS     vmconst<>+0(SB), Z9
+	VMAXPS      Z8, Z9, Z8
+	VMOVUPS     vmconst<>+64(SB), Z9
+	VMINPS      Z8, Z9, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z9
+	VRNDSCALEPS $0x00, Z9, Z9
+	VFMADD231PS vmconst<>+192(SB), Z9, Z8
+	VFMADD231PS vmconst<>+256(SB), Z9, Z8
+	VMOVUPS     vmconst<>+384(SB), Z10
+	VFMADD231PS vmconst<>+320(SB), Z8, Z10
+	VFMADD213PS vmconst<>+448(SB), Z8, Z10
+	VFMADD213PS vmconst<>+512(SB), Z8, Z10
+	VFMADD213PS vmconst<>+576(SB), Z8, Z10
+	VFMADD213PS vmconst<>+640(SB), Z8, Z10
+	VMULPS      Z8, Z8, Z11
+	VFMADD213PS Z8, Z11, Z10
+	VADDPS      vmconst<>+704(SB), Z10, Z8
+	VSCALEFPS   Z9, Z8, Z8
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z4, K1
+	VMOVUPS     vmconst<>+704(SB), Z4
+	VBLENDMPS   Z8, Z4, K1, Z4
+	VADDPS      vmconst<>+704(SB), Z8, Z8
+	VDIVPS      Z8, Z4, Z4
+	VPORD       vmconst<>+3264(SB), Z5, Z8
+	VMOVUPS     vmconst<>+0(SB), Z9
+	VMAXPS      Z8, Z9, Z8
+	VMOVUPS     vmconst<>+64(SB), Z9
+	VMINPS      Z8, Z9, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z9
+	VRNDSCALEPS $0x00, Z9, Z9
+	VFMADD231PS vmconst<>+192(SB), Z9, Z8
+	VFMADD231PS vmconst<>+256(SB), Z9, Z8
+	VMOVUPS     vmconst<>+384(SB), Z10
+	VFMADD231PS vmconst<>+320(SB), Z8, Z10
+	VFMADD213PS vmconst<>+448(SB), Z8, Z10
+	VFMADD213PS vmconst<>+512(SB), Z8, Z10
+	VFMADD213PS vmconst<>+576(SB), Z8, Z10
+	VFMADD213PS vmconst<>+640(SB), Z8, Z10
+	VMULPS      Z8, Z8, Z11
+	VFMADD213PS Z8, Z11, Z10
+	VADDPS      vmconst<>+704(SB), Z10, Z8
+	VSCALEFPS   Z9, Z8, Z8
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z5, K1
+	VMOVUPS     vmconst<>+704(SB), Z5
+	VBLENDMPS   Z8, Z5, K1, Z5
+	VADDPS      vmconst<>+704(SB), Z8, Z8
+	VDIVPS      Z8, Z5, Z5
+	VPORD       vmconst<>+3264(SB), Z6, Z8
+	VMOVUPS     vmconst<>+0(SB), Z9
+	VMAXPS      Z8, Z9, Z8
+	VMOVUPS     vmconst<>+64(SB), Z9
+	VMINPS      Z8, Z9, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z9
+	VRNDSCALEPS $0x00, Z9, Z9
+	VFMADD231PS vmconst<>+192(SB), Z9, Z8
+	VFMADD231PS vmconst<>+256(SB), Z9, Z8
+	VMOVUPS     vmconst<>+384(SB), Z10
+	VFMADD231PS vmconst<>+320(SB), Z8, Z10
+	VFMADD213PS vmconst<>+448(SB), Z8, Z10
+	VFMADD213PS vmconst<>+512(SB), Z8, Z10
+	VFMADD213PS vmconst<>+576(SB), Z8, Z10
+	VFMADD213PS vmconst<>+640(SB), Z8, Z10
+	VMULPS      Z8, Z8, Z11
+	VFMADD213PS Z8, Z11, Z10
+	VADDPS      vmconst<>+704(SB), Z10, Z8
+	VSCALEFPS   Z9, Z8, Z8
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z6, K1
+	VMOVUPS     vmconst<>+704(SB), Z6
+	VBLENDMPS   Z8, Z6, K1, Z6
+	VADDPS      vmconst<>+704(SB), Z8, Z8
+	VDIVPS      Z8, Z6, Z6
+	VPORD       vmconst<>+3264(SB), Z7, Z8
+	VMOVUPS     vmconst<>+0(SB), Z9
+	VMAXPS      Z8, Z9, Z8
+	VMOVUPS     vmconst<>+64(SB), Z9
+	VMINPS      Z8, Z9, Z8
+	VMULPS      vmconst<>+128(SB), Z8, Z9
+	VRNDSCALEPS $0x00, Z9, Z9
+	VFMADD231PS vmconst<>+192(SB), Z9, Z8
+	VFMADD231PS vmconst<>+256(SB), Z9, Z8
+	VMOVUPS     vmconst<>+384(SB), Z10
+	VFMADD231PS vmconst<>+320(SB), Z8, Z10
+	VFMADD213PS vmconst<>+448(SB), Z8, Z10
+	VFMADD213PS vmconst<>+512(SB), Z8, Z10
+	VFMADD213PS vmconst<>+576(SB), Z8, Z10
+	VFMADD213PS vmconst<>+640(SB), Z8, Z10
+	VMULPS      Z8, Z8, Z11
+	VFMADD213PS Z8, Z11, Z10
+	VADDPS      vmconst<>+704(SB), Z10, Z8
+	VSCALEFPS   Z9, Z8, Z8
+	VCMPPS      $0x11, vmconst<>+1280(SB), Z7, K1
+	VMOVUPS     vmconst<>+704(SB), Z7
+	VBLENDMPS   Z8, Z7, K1, Z7
+	VADDPS      vmconst<>+704(SB), Z8, Z8
+	VDIVPS      Z8, Z7, Z7
+	JMP         next
+
+op10:
+	VPANDD      vmconst<>+1024(SB), Z0, Z8
+	VMULPS      Z8, Z8, Z9
+	VMOVUPS     vmconst<>+3392(SB), Z10
+	VFMADD231PS vmconst<>+3328(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3456(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3520(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3584(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3648(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3712(SB), Z9, Z10
+	VMOVUPS     Z10, Z9
+	VFMADD213PS Z8, Z8, Z9
+	VMOVUPS     vmconst<>+3776(SB), Z10
+	VMINPS      Z8, Z10, Z10
+	VMOVUPS     vmconst<>+3904(SB), Z11
+	VFMADD231PS vmconst<>+3840(SB), Z10, Z11
+	VFMADD213PS vmconst<>+3968(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4032(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4096(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4160(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4224(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4288(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4352(SB), Z10, Z11
+	VMOVUPS     vmconst<>+0(SB), Z10
+	VMAXPS      Z11, Z10, Z10
+	VMOVUPS     vmconst<>+64(SB), Z11
+	VMINPS      Z10, Z11, Z10
+	VMULPS      vmconst<>+128(SB), Z10, Z11
+	VRNDSCALEPS $0x00, Z11, Z11
+	VFMADD231PS vmconst<>+192(SB), Z11, Z10
+	VFMADD231PS vmconst<>+256(SB), Z11, Z10
+	VMOVUPS     vmconst<>+384(SB), Z12
+	VFMADD231PS vmconst<>+320(SB), Z10, Z12
+	VFMADD213PS vmconst<>+448(SB), Z10, Z12
+	VFMADD213PS vmconst<>+512(SB), Z10, Z12
+	VFMADD213PS vmconst<>+576(SB), Z10, Z12
+	VFMADD213PS vmconst<>+640(SB), Z10, Z12
+	VMULPS      Z10, Z10, Z13
+	VFMADD213PS Z10, Z13, Z12
+	VADDPS      vmconst<>+704(SB), Z12, Z10
+	VSCALEFPS   Z11, Z10, Z10
+	VMOVUPS     vmconst<>+704(SB), Z11
+	VSUBPS      Z10, Z11, Z10
+	VCMPPS      $0x11, vmconst<>+4416(SB), Z8, K1
+	VMOVUPS     Z10, Z8
+	VBLENDMPS   Z9, Z8, K1, Z8
+	VPANDD      vmconst<>+3264(SB), Z0, Z0
+	VPXORD      Z0, Z8, Z0
+	VPANDD      vmconst<>+1024(SB), Z1, Z8
+	VMULPS      Z8, Z8, Z9
+	VMOVUPS     vmconst<>+3392(SB), Z10
+	VFMADD231PS vmconst<>+3328(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3456(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3520(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3584(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3648(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3712(SB), Z9, Z10
+	VMOVUPS     Z10, Z9
+	VFMADD213PS Z8, Z8, Z9
+	VMOVUPS     vmconst<>+3776(SB), Z10
+	VMINPS      Z8, Z10, Z10
+	VMOVUPS     vmconst<>+3904(SB), Z11
+	VFMADD231PS vmconst<>+3840(SB), Z10, Z11
+	VFMADD213PS vmconst<>+3968(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4032(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4096(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4160(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4224(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4288(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4352(SB), Z10, Z11
+	VMOVUPS     vmconst<>+0(SB), Z10
+	VMAXPS      Z11, Z10, Z10
+	VMOVUPS     vmconst<>+64(SB), Z11
+	VMINPS      Z10, Z11, Z10
+	VMULPS      vmconst<>+128(SB), Z10, Z11
+	VRNDSCALEPS $0x00, Z11, Z11
+	VFMADD231PS vmconst<>+192(SB), Z11, Z10
+	VFMADD231PS vmconst<>+256(SB), Z11, Z10
+	VMOVUPS     vmconst<>+384(SB), Z12
+	VFMADD231PS vmconst<>+320(SB), Z10, Z12
+	VFMADD213PS vmconst<>+448(SB), Z10, Z12
+	VFMADD213PS vmconst<>+512(SB), Z10, Z12
+	VFMADD213PS vmconst<>+576(SB), Z10, Z12
+	VFMADD213PS vmconst<>+640(SB), Z10, Z12
+	VMULPS      Z10, Z10, Z13
+	VFMADD213PS Z10, Z13, Z12
+	VADDPS      vmconst<>+704(SB), Z12, Z10
+	VSCALEFPS   Z11, Z10, Z10
+	VMOVUPS     vmconst<>+704(SB), Z11
+	VSUBPS      Z10, Z11, Z10
+	VCMPPS      $0x11, vmconst<>+4416(SB), Z8, K1
+	VMOVUPS     Z10, Z8
+	VBLENDMPS   Z9, Z8, K1, Z8
+	VPANDD      vmconst<>+3264(SB), Z1, Z1
+	VPXORD      Z1, Z8, Z1
+	VPANDD      vmconst<>+1024(SB), Z2, Z8
+	VMULPS      Z8, Z8, Z9
+	VMOVUPS     vmconst<>+3392(SB), Z10
+	VFMADD231PS vmconst<>+3328(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3456(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3520(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3584(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3648(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3712(SB), Z9, Z10
+	VMOVUPS     Z10, Z9
+	VFMADD213PS Z8, Z8, Z9
+	VMOVUPS     vmconst<>+3776(SB), Z10
+	VMINPS      Z8, Z10, Z10
+	VMOVUPS     vmconst<>+3904(SB), Z11
+	VFMADD231PS vmconst<>+3840(SB), Z10, Z11
+	VFMADD213PS vmconst<>+3968(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4032(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4096(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4160(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4224(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4288(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4352(SB), Z10, Z11
+	VMOVUPS     vmconst<>+0(SB), Z10
+	VMAXPS      Z11, Z10, Z10
+	VMOVUPS     vmconst<>+64(SB), Z11
+	VMINPS      Z10, Z11, Z10
+	VMULPS      vmconst<>+128(SB), Z10, Z11
+	VRNDSCALEPS $0x00, Z11, Z11
+	VFMADD231PS vmconst<>+192(SB), Z11, Z10
+	VFMADD231PS vmconst<>+256(SB), Z11, Z10
+	VMOVUPS     vmconst<>+384(SB), Z12
+	VFMADD231PS vmconst<>+320(SB), Z10, Z12
+	VFMADD213PS vmconst<>+448(SB), Z10, Z12
+	VFMADD213PS vmconst<>+512(SB), Z10, Z12
+	VFMADD213PS vmconst<>+576(SB), Z10, Z12
+	VFMADD213PS vmconst<>+640(SB), Z10, Z12
+	VMULPS      Z10, Z10, Z13
+	VFMADD213PS Z10, Z13, Z12
+	VADDPS      vmconst<>+704(SB), Z12, Z10
+	VSCALEFPS   Z11, Z10, Z10
+	VMOVUPS     vmconst<>+704(SB), Z11
+	VSUBPS      Z10, Z11, Z10
+	VCMPPS      $0x11, vmconst<>+4416(SB), Z8, K1
+	VMOVUPS     Z10, Z8
+	VBLENDMPS   Z9, Z8, K1, Z8
+	VPANDD      vmconst<>+3264(SB), Z2, Z2
+	VPXORD      Z2, Z8, Z2
+	VPANDD      vmconst<>+1024(SB), Z3, Z8
+	VMULPS      Z8, Z8, Z9
+	VMOVUPS     vmconst<>+3392(SB), Z10
+	VFMADD231PS vmconst<>+3328(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3456(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3520(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3584(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3648(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3712(SB), Z9, Z10
+	VMOVUPS     Z10, Z9
+	VFMADD213PS Z8, Z8, Z9
+	VMOVUPS     vmconst<>+3776(SB), Z10
+	VMINPS      Z8, Z10, Z10
+	VMOVUPS     vmconst<>+3904(SB), Z11
+	VFMADD231PS vmconst<>+3840(SB), Z10, Z11
+	VFMADD213PS vmconst<>+3968(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4032(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4096(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4160(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4224(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4288(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4352(SB), Z10, Z11
+	VMOVUPS     vmconst<>+0(SB), Z10
+	VMAXPS      Z11, Z10, Z10
+	VMOVUPS     vmconst<>+64(SB), Z11
+	VMINPS      Z10, Z11, Z10
+	VMULPS      vmconst<>+128(SB), Z10, Z11
+	VRNDSCALEPS $0x00, Z11, Z11
+	VFMADD231PS vmconst<>+192(SB), Z11, Z10
+	VFMADD231PS vmconst<>+256(SB), Z11, Z10
+	VMOVUPS     vmconst<>+384(SB), Z12
+	VFMADD231PS vmconst<>+320(SB), Z10, Z12
+	VFMADD213PS vmconst<>+448(SB), Z10, Z12
+	VFMADD213PS vmconst<>+512(SB), Z10, Z12
+	VFMADD213PS vmconst<>+576(SB), Z10, Z12
+	VFMADD213PS vmconst<>+640(SB), Z10, Z12
+	VMULPS      Z10, Z10, Z13
+	VFMADD213PS Z10, Z13, Z12
+	VADDPS      vmconst<>+704(SB), Z12, Z10
+	VSCALEFPS   Z11, Z10, Z10
+	VMOVUPS     vmconst<>+704(SB), Z11
+	VSUBPS      Z10, Z11, Z10
+	VCMPPS      $0x11, vmconst<>+4416(SB), Z8, K1
+	VMOVUPS     Z10, Z8
+	VBLENDMPS   Z9, Z8, K1, Z8
+	VPANDD      vmconst<>+3264(SB), Z3, Z3
+	VPXORD      Z3, Z8, Z3
+	VPANDD      vmconst<>+1024(SB), Z4, Z8
+	VMULPS      Z8, Z8, Z9
+	VMOVUPS     vmconst<>+3392(SB), Z10
+	VFMADD231PS vmconst<>+3328(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3456(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3520(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3584(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3648(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3712(SB), Z9, Z10
+	VMOVUPS     Z10, Z9
+	VFMADD213PS Z8, Z8, Z9
+	VMOVUPS     vmconst<>+3776(SB), Z10
+	VMINPS      Z8, Z10, Z10
+	VMOVUPS     vmconst<>+3904(SB), Z11
+	VFMADD231PS vmconst<>+3840(SB), Z10, Z11
+	VFMADD213PS vmconst<>+3968(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4032(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4096(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4160(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4224(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4288(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4352(SB), Z10, Z11
+	VMOVUPS     vmconst<>+0(SB), Z10
+	VMAXPS      Z11, Z10, Z10
+	VMOVUPS     vmconst<>+64(SB), Z11
+	VMINPS      Z10, Z11, Z10
+	VMULPS      vmconst<>+128(SB), Z10, Z11
+	VRNDSCALEPS $0x00, Z11, Z11
+	VFMADD231PS vmconst<>+192(SB), Z11, Z10
+	VFMADD231PS vmconst<>+256(SB), Z11, Z10
+	VMOVUPS     vmconst<>+384(SB), Z12
+	VFMADD231PS vmconst<>+320(SB), Z10, Z12
+	VFMADD213PS vmconst<>+448(SB), Z10, Z12
+	VFMADD213PS vmconst<>+512(SB), Z10, Z12
+	VFMADD213PS vmconst<>+576(SB), Z10, Z12
+	VFMADD213PS vmconst<>+640(SB), Z10, Z12
+	VMULPS      Z10, Z10, Z13
+	VFMADD213PS Z10, Z13, Z12
+	VADDPS      vmconst<>+704(SB), Z12, Z10
+	VSCALEFPS   Z11, Z10, Z10
+	VMOVUPS     vmconst<>+704(SB), Z11
+	VSUBPS      Z10, Z11, Z10
+	VCMPPS      $0x11, vmconst<>+4416(SB), Z8, K1
+	VMOVUPS     Z10, Z8
+	VBLENDMPS   Z9, Z8, K1, Z8
+	VPANDD      vmconst<>+3264(SB), Z4, Z4
+	VPXORD      Z4, Z8, Z4
+	VPANDD      vmconst<>+1024(SB), Z5, Z8
+	VMULPS      Z8, Z8, Z9
+	VMOVUPS     vmconst<>+3392(SB), Z10
+	VFMADD231PS vmconst<>+3328(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3456(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3520(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3584(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3648(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3712(SB), Z9, Z10
+	VMOVUPS     Z10, Z9
+	VFMADD213PS Z8, Z8, Z9
+	VMOVUPS     vmconst<>+3776(SB), Z10
+	VMINPS      Z8, Z10, Z10
+	VMOVUPS     vmconst<>+3904(SB), Z11
+	VFMADD231PS vmconst<>+3840(SB), Z10, Z11
+	VFMADD213PS vmconst<>+3968(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4032(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4096(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4160(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4224(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4288(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4352(SB), Z10, Z11
+	VMOVUPS     vmconst<>+0(SB), Z10
+	VMAXPS      Z11, Z10, Z10
+	VMOVUPS     vmconst<>+64(SB), Z11
+	VMINPS      Z10, Z11, Z10
+	VMULPS      vmconst<>+128(SB), Z10, Z11
+	VRNDSCALEPS $0x00, Z11, Z11
+	VFMADD231PS vmconst<>+192(SB), Z11, Z10
+	VFMADD231PS vmconst<>+256(SB), Z11, Z10
+	VMOVUPS     vmconst<>+384(SB), Z12
+	VFMADD231PS vmconst<>+320(SB), Z10, Z12
+	VFMADD213PS vmconst<>+448(SB), Z10, Z12
+	VFMADD213PS vmconst<>+512(SB), Z10, Z12
+	VFMADD213PS vmconst<>+576(SB), Z10, Z12
+	VFMADD213PS vmconst<>+640(SB), Z10, Z12
+	VMULPS      Z10, Z10, Z13
+	VFMADD213PS Z10, Z13, Z12
+	VADDPS      vmconst<>+704(SB), Z12, Z10
+	VSCALEFPS   Z11, Z10, Z10
+	VMOVUPS     vmconst<>+704(SB), Z11
+	VSUBPS      Z10, Z11, Z10
+	VCMPPS      $0x11, vmconst<>+4416(SB), Z8, K1
+	VMOVUPS     Z10, Z8
+	VBLENDMPS   Z9, Z8, K1, Z8
+	VPANDD      vmconst<>+3264(SB), Z5, Z5
+	VPXORD      Z5, Z8, Z5
+	VPANDD      vmconst<>+1024(SB), Z6, Z8
+	VMULPS      Z8, Z8, Z9
+	VMOVUPS     vmconst<>+3392(SB), Z10
+	VFMADD231PS vmconst<>+3328(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3456(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3520(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3584(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3648(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3712(SB), Z9, Z10
+	VMOVUPS     Z10, Z9
+	VFMADD213PS Z8, Z8, Z9
+	VMOVUPS     vmconst<>+3776(SB), Z10
+	VMINPS      Z8, Z10, Z10
+	VMOVUPS     vmconst<>+3904(SB), Z11
+	VFMADD231PS vmconst<>+3840(SB), Z10, Z11
+	VFMADD213PS vmconst<>+3968(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4032(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4096(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4160(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4224(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4288(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4352(SB), Z10, Z11
+	VMOVUPS     vmconst<>+0(SB), Z10
+	VMAXPS      Z11, Z10, Z10
+	VMOVUPS     vmconst<>+64(SB), Z11
+	VMINPS      Z10, Z11, Z10
+	VMULPS      vmconst<>+128(SB), Z10, Z11
+	VRNDSCALEPS $0x00, Z11, Z11
+	VFMADD231PS vmconst<>+192(SB), Z11, Z10
+	VFMADD231PS vmconst<>+256(SB), Z11, Z10
+	VMOVUPS     vmconst<>+384(SB), Z12
+	VFMADD231PS vmconst<>+320(SB), Z10, Z12
+	VFMADD213PS vmconst<>+448(SB), Z10, Z12
+	VFMADD213PS vmconst<>+512(SB), Z10, Z12
+	VFMADD213PS vmconst<>+576(SB), Z10, Z12
+	VFMADD213PS vmconst<>+640(SB), Z10, Z12
+	VMULPS      Z10, Z10, Z13
+	VFMADD213PS Z10, Z13, Z12
+	VADDPS      vmconst<>+704(SB), Z12, Z10
+	VSCALEFPS   Z11, Z10, Z10
+	VMOVUPS     vmconst<>+704(SB), Z11
+	VSUBPS      Z10, Z11, Z10
+	VCMPPS      $0x11, vmconst<>+4416(SB), Z8, K1
+	VMOVUPS     Z10, Z8
+	VBLENDMPS   Z9, Z8, K1, Z8
+	VPANDD      vmconst<>+3264(SB), Z6, Z6
+	VPXORD      Z6, Z8, Z6
+	VPANDD      vmconst<>+1024(SB), Z7, Z8
+	VMULPS      Z8, Z8, Z9
+	VMOVUPS     vmconst<>+3392(SB), Z10
+	VFMADD231PS vmconst<>+3328(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3456(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3520(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3584(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3648(SB), Z9, Z10
+	VFMADD213PS vmconst<>+3712(SB), Z9, Z10
+	VMOVUPS     Z10, Z9
+	VFMADD213PS Z8, Z8, Z9
+	VMOVUPS     vmconst<>+3776(SB), Z10
+	VMINPS      Z8, Z10, Z10
+	VMOVUPS     vmconst<>+3904(SB), Z11
+	VFMADD231PS vmconst<>+3840(SB), Z10, Z11
+	VFMADD213PS vmconst<>+3968(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4032(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4096(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4160(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4224(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4288(SB), Z10, Z11
+	VFMADD213PS vmconst<>+4352(SB), Z10, Z11
+	VMOVUPS     vmconst<>+0(SB), Z10
+	VMAXPS      Z11, Z10, Z10
+	VMOVUPS     vmconst<>+64(SB), Z11
+	VMINPS      Z10, Z11, Z10
+	VMULPS      vmconst<>+128(SB), Z10, Z11
+	VRNDSCALEPS $0x00, Z11, Z11
+	VFMADD231PS vmconst<>+192(SB), Z11, Z10
+	VFMADD231PS vmconst<>+256(SB), Z11, Z10
+	VMOVUPS     vmconst<>+384(SB), Z12
+	VFMADD231PS vmconst<>+320(SB), Z10, Z12
+	VFMADD213PS vmconst<>+448(SB), Z10, Z12
+	VFMADD213PS vmconst<>+512(SB), Z10, Z12
+	VFMADD213PS vmconst<>+576(SB), Z10, Z12
+	VFMADD213PS vmconst<>+640(SB), Z10, Z12
+	VMULPS      Z10, Z10, Z13
+	VFMADD213PS Z10, Z13, Z12
+	VADDPS      vmconst<>+704(SB), Z12, Z10
+	VSCALEFPS   Z11, Z10, Z10
+	VMOVUPS     vmconst<>+704(SB), Z11
+	VSUBPS      Z10, Z11, Z10
+	VCMPPS      $0x11, vmconst<>+4416(SB), Z8, K1
+	VMOVUPS     Z10, Z8
+	VBLENDMPS   Z9, Z8, K1, Z8
+	VPANDD      vmconst<>+3264(SB), Z7, Z7
+	VPXORD      Z7, Z8, Z7
+	JMP         next
+
+op11:
 	VADDPS (DX)(DI*4), Z0, Z0
 	VADDPS 64(DX)(DI*4), Z1, Z1
 	VADDPS 128(DX)(DI*4), Z2, Z2
@@ -14163,7 +16403,7 @@ op8:
 	VADDPS 448(DX)(DI*4), Z7, Z7
 	JMP    next
 
-op9:
+op12:
 	VBROADCASTSS (SI)(R11*4), Z8
 	VADDPS       Z8, Z0, Z0
 	VADDPS       Z8, Z1, Z1
@@ -14175,27 +16415,27 @@ op9:
 	VADDPS       Z8, Z7, Z7
 	JMP          next
 
-op10:
+op13:
 	VBROADCASTSS (SI)(R11*4), Z8
-	VMULPS       (DX)(DI*4), Z8, Z25
-	VADDPS       Z25, Z0, Z0
-	VMULPS       64(DX)(DI*4), Z8, Z25
-	VADDPS       Z25, Z1, Z1
-	VMULPS       128(DX)(DI*4), Z8, Z25
-	VADDPS       Z25, Z2, Z2
-	VMULPS       192(DX)(DI*4), Z8, Z25
-	VADDPS       Z25, Z3, Z3
-	VMULPS       256(DX)(DI*4), Z8, Z25
-	VADDPS       Z25, Z4, Z4
-	VMULPS       320(DX)(DI*4), Z8, Z25
-	VADDPS       Z25, Z5, Z5
-	VMULPS       384(DX)(DI*4), Z8, Z25
-	VADDPS       Z25, Z6, Z6
+	VMULPS       (DX)(DI*4), Z8, Z9
+	VADDPS       Z9, Z0, Z0
+	VMULPS       64(DX)(DI*4), Z8, Z9
+	VADDPS       Z9, Z1, Z1
+	VMULPS       128(DX)(DI*4), Z8, Z9
+	VADDPS       Z9, Z2, Z2
+	VMULPS       192(DX)(DI*4), Z8, Z9
+	VADDPS       Z9, Z3, Z3
+	VMULPS       256(DX)(DI*4), Z8, Z9
+	VADDPS       Z9, Z4, Z4
+	VMULPS       320(DX)(DI*4), Z8, Z9
+	VADDPS       Z9, Z5, Z5
+	VMULPS       384(DX)(DI*4), Z8, Z9
+	VADDPS       Z9, Z6, Z6
 	VMULPS       448(DX)(DI*4), Z8, Z8
 	VADDPS       Z8, Z7, Z7
 	JMP          next
 
-op11:
+op14:
 	VSUBPS (DX)(DI*4), Z0, Z0
 	VSUBPS 64(DX)(DI*4), Z1, Z1
 	VSUBPS 128(DX)(DI*4), Z2, Z2
@@ -14206,7 +16446,7 @@ op11:
 	VSUBPS 448(DX)(DI*4), Z7, Z7
 	JMP    next
 
-op12:
+op15:
 	VMOVUPS (DX)(DI*4), Z8
 	VSUBPS  Z0, Z8, Z0
 	VMOVUPS 64(DX)(DI*4), Z8
@@ -14225,7 +16465,7 @@ op12:
 	VSUBPS  Z7, Z8, Z7
 	JMP     next
 
-op13:
+op16:
 	VBROADCASTSS (SI)(R11*4), Z8
 	VSUBPS       Z8, Z0, Z0
 	VSUBPS       Z8, Z1, Z1
@@ -14237,7 +16477,7 @@ op13:
 	VSUBPS       Z8, Z7, Z7
 	JMP          next
 
-op14:
+op17:
 	VBROADCASTSS (SI)(R11*4), Z8
 	VSUBPS       Z0, Z8, Z0
 	VSUBPS       Z1, Z8, Z1
@@ -14249,47 +16489,47 @@ op14:
 	VSUBPS       Z7, Z8, Z7
 	JMP          next
 
-op15:
+op18:
 	VBROADCASTSS (SI)(R11*4), Z8
-	VMULPS       (DX)(DI*4), Z8, Z25
-	VSUBPS       Z25, Z0, Z0
-	VMULPS       64(DX)(DI*4), Z8, Z25
-	VSUBPS       Z25, Z1, Z1
-	VMULPS       128(DX)(DI*4), Z8, Z25
-	VSUBPS       Z25, Z2, Z2
-	VMULPS       192(DX)(DI*4), Z8, Z25
-	VSUBPS       Z25, Z3, Z3
-	VMULPS       256(DX)(DI*4), Z8, Z25
-	VSUBPS       Z25, Z4, Z4
-	VMULPS       320(DX)(DI*4), Z8, Z25
-	VSUBPS       Z25, Z5, Z5
-	VMULPS       384(DX)(DI*4), Z8, Z25
-	VSUBPS       Z25, Z6, Z6
+	VMULPS       (DX)(DI*4), Z8, Z9
+	VSUBPS       Z9, Z0, Z0
+	VMULPS       64(DX)(DI*4), Z8, Z9
+	VSUBPS       Z9, Z1, Z1
+	VMULPS       128(DX)(DI*4), Z8, Z9
+	VSUBPS       Z9, Z2, Z2
+	VMULPS       192(DX)(DI*4), Z8, Z9
+	VSUBPS       Z9, Z3, Z3
+	VMULPS       256(DX)(DI*4), Z8, Z9
+	VSUBPS       Z9, Z4, Z4
+	VMULPS       320(DX)(DI*4), Z8, Z9
+	VSUBPS       Z9, Z5, Z5
+	VMULPS       384(DX)(DI*4), Z8, Z9
+	VSUBPS       Z9, Z6, Z6
 	VMULPS       448(DX)(DI*4), Z8, Z8
 	VSUBPS       Z8, Z7, Z7
 	JMP          next
 
-op16:
+op19:
 	VBROADCASTSS (SI)(R11*4), Z8
-	VMULPS       (DX)(DI*4), Z8, Z25
-	VSUBPS       Z0, Z25, Z0
-	VMULPS       64(DX)(DI*4), Z8, Z25
-	VSUBPS       Z1, Z25, Z1
-	VMULPS       128(DX)(DI*4), Z8, Z25
-	VSUBPS       Z2, Z25, Z2
-	VMULPS       192(DX)(DI*4), Z8, Z25
-	VSUBPS       Z3, Z25, Z3
-	VMULPS       256(DX)(DI*4), Z8, Z25
-	VSUBPS       Z4, Z25, Z4
-	VMULPS       320(DX)(DI*4), Z8, Z25
-	VSUBPS       Z5, Z25, Z5
-	VMULPS       384(DX)(DI*4), Z8, Z25
-	VSUBPS       Z6, Z25, Z6
+	VMULPS       (DX)(DI*4), Z8, Z9
+	VSUBPS       Z0, Z9, Z0
+	VMULPS       64(DX)(DI*4), Z8, Z9
+	VSUBPS       Z1, Z9, Z1
+	VMULPS       128(DX)(DI*4), Z8, Z9
+	VSUBPS       Z2, Z9, Z2
+	VMULPS       192(DX)(DI*4), Z8, Z9
+	VSUBPS       Z3, Z9, Z3
+	VMULPS       256(DX)(DI*4), Z8, Z9
+	VSUBPS       Z4, Z9, Z4
+	VMULPS       320(DX)(DI*4), Z8, Z9
+	VSUBPS       Z5, Z9, Z5
+	VMULPS       384(DX)(DI*4), Z8, Z9
+	VSUBPS       Z6, Z9, Z6
 	VMULPS       448(DX)(DI*4), Z8, Z8
 	VSUBPS       Z7, Z8, Z7
 	JMP          next
 
-op17:
+op20:
 	VMULPS (DX)(DI*4), Z0, Z0
 	VMULPS 64(DX)(DI*4), Z1, Z1
 	VMULPS 128(DX)(DI*4), Z2, Z2
@@ -14300,7 +16540,7 @@ op17:
 	VMULPS 448(DX)(DI*4), Z7, Z7
 	JMP    next
 
-op18:
+op21:
 	VBROADCASTSS (SI)(R11*4), Z8
 	VMULPS       Z8, Z0, Z0
 	VMULPS       Z8, Z1, Z1
@@ -14312,27 +16552,27 @@ op18:
 	VMULPS       Z8, Z7, Z7
 	JMP          next
 
-op19:
+op22:
 	VBROADCASTSS (SI)(R11*4), Z8
-	VMULPS       (DX)(DI*4), Z8, Z25
-	VMULPS       Z25, Z0, Z0
-	VMULPS       64(DX)(DI*4), Z8, Z25
-	VMULPS       Z25, Z1, Z1
-	VMULPS       128(DX)(DI*4), Z8, Z25
-	VMULPS       Z25, Z2, Z2
-	VMULPS       192(DX)(DI*4), Z8, Z25
-	VMULPS       Z25, Z3, Z3
-	VMULPS       256(DX)(DI*4), Z8, Z25
-	VMULPS       Z25, Z4, Z4
-	VMULPS       320(DX)(DI*4), Z8, Z25
-	VMULPS       Z25, Z5, Z5
-	VMULPS       384(DX)(DI*4), Z8, Z25
-	VMULPS       Z25, Z6, Z6
+	VMULPS       (DX)(DI*4), Z8, Z9
+	VMULPS       Z9, Z0, Z0
+	VMULPS       64(DX)(DI*4), Z8, Z9
+	VMULPS       Z9, Z1, Z1
+	VMULPS       128(DX)(DI*4), Z8, Z9
+	VMULPS       Z9, Z2, Z2
+	VMULPS       192(DX)(DI*4), Z8, Z9
+	VMULPS       Z9, Z3, Z3
+	VMULPS       256(DX)(DI*4), Z8, Z9
+	VMULPS       Z9, Z4, Z4
+	VMULPS       320(DX)(DI*4), Z8, Z9
+	VMULPS       Z9, Z5, Z5
+	VMULPS       384(DX)(DI*4), Z8, Z9
+	VMULPS       Z9, Z6, Z6
 	VMULPS       448(DX)(DI*4), Z8, Z8
 	VMULPS       Z8, Z7, Z7
 	JMP          next
 
-op20:
+op23:
 	VDIVPS (DX)(DI*4), Z0, Z0
 	VDIVPS 64(DX)(DI*4), Z1, Z1
 	VDIVPS 128(DX)(DI*4), Z2, Z2
@@ -14343,7 +16583,7 @@ op20:
 	VDIVPS 448(DX)(DI*4), Z7, Z7
 	JMP    next
 
-op21:
+op24:
 	VMOVUPS (DX)(DI*4), Z8
 	VDIVPS  Z0, Z8, Z0
 	VMOVUPS 64(DX)(DI*4), Z8
@@ -14362,7 +16602,7 @@ op21:
 	VDIVPS  Z7, Z8, Z7
 	JMP     next
 
-op22:
+op25:
 	VBROADCASTSS (SI)(R11*4), Z8
 	VDIVPS       Z8, Z0, Z0
 	VDIVPS       Z8, Z1, Z1
@@ -14374,7 +16614,7 @@ op22:
 	VDIVPS       Z8, Z7, Z7
 	JMP          next
 
-op23:
+op26:
 	VBROADCASTSS (SI)(R11*4), Z8
 	VDIVPS       Z0, Z8, Z0
 	VDIVPS       Z1, Z8, Z1
@@ -14386,42 +16626,42 @@ op23:
 	VDIVPS       Z7, Z8, Z7
 	JMP          next
 
-op24:
+op27:
 	VBROADCASTSS (SI)(R11*4), Z8
-	VMULPS       (DX)(DI*4), Z8, Z25
-	VDIVPS       Z25, Z0, Z0
-	VMULPS       64(DX)(DI*4), Z8, Z25
-	VDIVPS       Z25, Z1, Z1
-	VMULPS       128(DX)(DI*4), Z8, Z25
-	VDIVPS       Z25, Z2, Z2
-	VMULPS       192(DX)(DI*4), Z8, Z25
-	VDIVPS       Z25, Z3, Z3
-	VMULPS       256(DX)(DI*4), Z8, Z25
-	VDIVPS       Z25, Z4, Z4
-	VMULPS       320(DX)(DI*4), Z8, Z25
-	VDIVPS       Z25, Z5, Z5
-	VMULPS       384(DX)(DI*4), Z8, Z25
-	VDIVPS       Z25, Z6, Z6
+	VMULPS       (DX)(DI*4), Z8, Z9
+	VDIVPS       Z9, Z0, Z0
+	VMULPS       64(DX)(DI*4), Z8, Z9
+	VDIVPS       Z9, Z1, Z1
+	VMULPS       128(DX)(DI*4), Z8, Z9
+	VDIVPS       Z9, Z2, Z2
+	VMULPS       192(DX)(DI*4), Z8, Z9
+	VDIVPS       Z9, Z3, Z3
+	VMULPS       256(DX)(DI*4), Z8, Z9
+	VDIVPS       Z9, Z4, Z4
+	VMULPS       320(DX)(DI*4), Z8, Z9
+	VDIVPS       Z9, Z5, Z5
+	VMULPS       384(DX)(DI*4), Z8, Z9
+	VDIVPS       Z9, Z6, Z6
 	VMULPS       448(DX)(DI*4), Z8, Z8
 	VDIVPS       Z8, Z7, Z7
 	JMP          next
 
-op25:
+op28:
 	VBROADCASTSS (SI)(R11*4), Z8
-	VMULPS       (DX)(DI*4), Z8, Z25
-	VDIVPS       Z0, Z25, Z0
-	VMULPS       64(DX)(DI*4), Z8, Z25
-	VDIVPS       Z1, Z25, Z1
-	VMULPS       128(DX)(DI*4), Z8, Z25
-	VDIVPS       Z2, Z25, Z2
-	VMULPS       192(DX)(DI*4), Z8, Z25
-	VDIVPS       Z3, Z25, Z3
-	VMULPS       256(DX)(DI*4), Z8, Z25
-	VDIVPS       Z4, Z25, Z4
-	VMULPS       320(DX)(DI*4), Z8, Z25
-	VDIVPS       Z5, Z25, Z5
-	VMULPS       384(DX)(DI*4), Z8, Z25
-	VDIVPS       Z6, Z25, Z6
+	VMULPS       (DX)(DI*4), Z8, Z9
+	VDIVPS       Z0, Z9, Z0
+	VMULPS       64(DX)(DI*4), Z8, Z9
+	VDIVPS       Z1, Z9, Z1
+	VMULPS       128(DX)(DI*4), Z8, Z9
+	VDIVPS       Z2, Z9, Z2
+	VMULPS       192(DX)(DI*4), Z8, Z9
+	VDIVPS       Z3, Z9, Z3
+	VMULPS       256(DX)(DI*4), Z8, Z9
+	VDIVPS       Z4, Z9, Z4
+	VMULPS       320(DX)(DI*4), Z8, Z9
+	VDIVPS       Z5, Z9, Z5
+	VMULPS       384(DX)(DI*4), Z8, Z9
+	VDIVPS       Z6, Z9, Z6
 	VMULPS       448(DX)(DI*4), Z8, Z8
 	VDIVPS       Z7, Z8, Z7
 	JMP          next

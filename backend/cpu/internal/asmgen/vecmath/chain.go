@@ -55,10 +55,8 @@ func chainOps() []chainOp {
 	}
 	unary("Neg", func(s *isa, a reg.Register) reg.Register { return s.xor(a, s.cu(signBit)) })
 	unary("Square", func(s *isa, a reg.Register) reg.Register { return s.mul(a, a) })
-	// log, log1p and erf take more registers than the accumulator
-	// leaves (register allocation fails)
 	for _, f := range fns {
-		if f.bail == nil && f.name != "log" && f.name != "log1p" && f.name != "erf" {
+		if f.bail == nil {
 			unary(f.unaryOp(), f.core)
 		}
 	}
@@ -110,7 +108,8 @@ func chainOps() []chainOp {
 // unaryOp is the cpu.UnaryOp that f computes.
 func (f fn) unaryOp() string {
 	return map[string]string{
-		"exp": "Exp", "expm1": "Expm1", "tanh": "Tanh", "sigmoid": "Sigmoid",
+		"exp": "Exp", "expm1": "Expm1", "log": "Log", "log1p": "Log1p", "tanh": "Tanh",
+		"sigmoid": "Sigmoid", "erf": "Erf",
 	}[f.name]
 }
 
@@ -206,6 +205,7 @@ func (s *isa) chainKernel(ops []chainOp) {
 // the others.
 func emitChain(ctx *build.Context, spec isa, ops []chainOp) {
 	spec.c = ctx
+	spec.chain = true
 	spec.hoist = nil
 	spec.uses, spec.order = nil, nil
 	spec.memory = map[string]operand.Mem{}

@@ -232,6 +232,8 @@ type isa struct {
 	wide  bool   // AVX-512
 	f64   bool   // float64 and int64 lanes, for cmp, blend and gti
 	nt    bool   // kernel's whole vectors are stored around the caches
+	// chain: blends write a copy of their first operand (see blend)
+	chain bool
 
 	c      *build.Context
 	hoist  map[string]reg.Register // constants held in registers
@@ -398,6 +400,14 @@ func (s *isa) cmp(pred uint8, a, b operand.Op) reg.Register {
 
 // blend returns b where m is set and a elsewhere.
 func (s *isa) blend(m, a, b operand.Op) reg.Register {
+	if s.wide && s.chain {
+		// avo takes a masked instruction's destination for an operand
+		// too, so a fresh one would be live from the function's entry,
+		// through the chain kernel's every handler
+		r := s.copy(a)
+		s.c.VBLENDMPS(b, r, m, r)
+		return r
+	}
 	r := s.vec()
 	switch {
 	case s.wide && s.f64:
