@@ -1,11 +1,14 @@
 package compile
 
 import (
+	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/backend/cpu"
+	"github.com/fathom-go/fathom/ops"
 )
 
 // TestChainOf checks which programs run as a cpu.Chain: those over one
@@ -90,5 +93,86 @@ func TestChainFor(t *testing.T) {
 		t.Errorf("another scalar gave chain %p, want a new one (not %p)", other, first)
 	case none != nil:
 		t.Error("two inputs that are not scalars gave a chain")
+	}
+}
+
+// TestRandomChains compiles random chains (functions, and arithmetic with
+// x, a scalar or x times a scalar on either side) and wants each to run as
+// a chain and give what the ops give one at a time, bit for bit (NaNs
+// alike), over one element, a few tiles, and streamed.
+func TestRandomChains(t *testing.T) {
+	if cpu.NewChain() == nil {
+		t.Skip("no chain kernel (AVX-512)")
+	}
+	unary := []func(*array.Array) *array.Array{ops.Neg, ops.Square, ops.Exp, ops.Expm1, ops.Log, ops.Log1p, ops.Tanh, ops.Sigmoid, ops.Erf}
+	binary := []func(a, b *array.Array) *array.Array{ops.Add, ops.Sub, ops.Mul, ops.Div}
+	for seed := range uint64(150) {
+		steps := 2 + int(seed%11)
+		prog := func(in ...*array.Array) []*array.Array {
+			r := rand.New(rand.NewPCG(seed, 8))
+			x, acc := in[0], in[0]
+			for range steps {
+				if r.IntN(3) == 0 {
+					acc = unary[r.IntN(len(unary))](acc)
+					continue
+				}
+				var o *array.Array
+				switch r.IntN(3) {
+				case 0:
+					o = x
+				case 1:
+					o = array.Scalar(float32(r.Float64()*4 - 2))
+				default:
+					o = ops.MulScalar(x, r.Float64()*2-1)
+				}
+				if op := binary[r.IntN(len(binary))]; r.IntN(2) == 0 {
+					acc = op(acc, o)
+				} else {
+					acc = op(o, acc)
+				}
+			}
+			return []*array.Array{acc}
+		}
+		sizes := []int{1, 3*tileElems + 5}
+		r := rand.New(rand.NewPCG(seed, 9))
+		for j, n := range append(sizes, 2*tileElems+7) {
+			xs := make([]float32, n)
+			for i := range xs {
+				xs[i] = float32(r.Float64()*6 - 3)
+			}
+			x := array.FromSlice(xs, n)
+			old := streamBytes
+			if j == len(sizes) {
+				streamBytes = 0
+			}
+			f := Compile(prog)
+			got := f.Call(x)[0]
+			c, ok := got.Primitive().(*Compiled)
+			if !ok {
+				t.Fatalf("seed %d: output of %T, not of a fused program", seed, got.Primitive())
+			}
+			sc := make([][]byte, len(got.Inputs()))
+			for i, in := range got.Inputs() {
+				if in.Size() == 1 {
+					sc[i] = make([]byte, 4)
+				}
+			}
+			if ch, _ := c.chainOf(sc); n > 1 && ch == nil {
+				t.Fatalf("seed %d: not run as a chain:\n%s", seed, c.Program())
+			}
+			err := got.Eval()
+			streamBytes = old
+			f.Release()
+			if err != nil {
+				t.Fatal(err)
+			}
+			gv, _ := array.ToSlice[float32](got)
+			wv, _ := array.ToSlice[float32](prog(x)[0])
+			for i := range wv {
+				if math.Float32bits(gv[i]) != math.Float32bits(wv[i]) && !(gv[i] != gv[i] && wv[i] != wv[i]) {
+					t.Fatalf("seed %d, %d elements (streamed %v), [%d] = f(%g): %g, want %g\n%s", seed, n, j == len(sizes), i, xs[i], gv[i], wv[i], c.Program())
+				}
+			}
+		}
 	}
 }
