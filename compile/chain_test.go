@@ -105,7 +105,7 @@ func TestRandomChains(t *testing.T) {
 		t.Skip("no chain kernel (AVX-512)")
 	}
 	unary := []func(*array.Array) *array.Array{ops.Neg, ops.Square, ops.Exp, ops.Expm1, ops.Log, ops.Log1p, ops.Tanh, ops.Sigmoid, ops.Erf}
-	binary := []func(a, b *array.Array) *array.Array{ops.Add, ops.Sub, ops.Mul, ops.Div}
+	binary := []func(a, b *array.Array) *array.Array{ops.Add, ops.Sub, ops.Mul, ops.Div, ops.Maximum, ops.Minimum}
 	for seed := range uint64(150) {
 		steps := 2 + int(seed%11)
 		prog := func(in ...*array.Array) []*array.Array {

@@ -2,8 +2,8 @@ package cpu
 
 // A Chain is a program of float32 operations on one accumulator: it
 // starts from x, and each operation is a function of the accumulator or
-// an arithmetic operation between it and x, a scalar, or x times a
-// scalar. Run computes it over a slice of x in one pass, the accumulator
+// an arithmetic operation (Add, Sub, Mul, Div, Maximum, Minimum) between
+// it and x, a scalar, or x times a scalar. Run computes it over a slice of x in one pass, the accumulator
 // of 128 elements at a time in registers, where the tile kernels make a
 // pass and a store per operation. Each operation rounds as its tile
 // kernel does (UnaryTileFunc, BinaryTileFunc, BinaryScalarTileFuncs,
@@ -64,10 +64,10 @@ func (c *Chain) Unary(op UnaryOp) bool {
 
 // Binary sets the accumulator to acc op v, or with accSecond to v op acc,
 // where v is x, s or x*s as o says. It reports false, and leaves c as it
-// was, for an op other than Add, Sub, Mul and Div.
+// was, for an op other than Add, Sub, Mul, Div, Maximum and Minimum.
 func (c *Chain) Binary(op BinaryOp, o ChainOperand, s float32, accSecond bool) bool {
 	if op == Add || op == Mul {
-		accSecond = false // they commute exactly
+		accSecond = false // they commute exactly; Maximum and Minimum do not (NaNs, zeros)
 	}
 	return c.add(chainStep{binary: true, op: uint8(op), operand: o, accSecond: accSecond}, s)
 }

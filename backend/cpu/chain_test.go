@@ -69,12 +69,16 @@ func TestChain(t *testing.T) {
 	for _, op := range []UnaryOp{Neg, Square, Exp, Expm1, Log, Log1p, Tanh, Sigmoid, Erf} {
 		progs = append(progs, []chainTestStep{{unary: op}})
 	}
-	for _, op := range []BinaryOp{Add, Sub, Mul, Div} {
+	for _, op := range []BinaryOp{Add, Sub, Mul, Div, Maximum, Minimum} {
 		for o := ChainX; o <= ChainXScalar; o++ {
 			for _, second := range []bool{false, true} {
 				progs = append(progs, []chainTestStep{{binary: op, isBinary: true, operand: o, s: -0.75, accSecond: second}})
 			}
 		}
+	}
+	// ReLU both ways round, against the zeros of either sign in x
+	for _, second := range []bool{false, true} {
+		progs = append(progs, []chainTestStep{{binary: Maximum, isBinary: true, operand: ChainScalar, accSecond: second}})
 	}
 	// tanh-GELU: 0.5x (1 + tanh(sqrt(2/pi) (x + 0.044715 x³)))
 	progs = append(progs, []chainTestStep{
@@ -133,7 +137,7 @@ func TestChain(t *testing.T) {
 		}
 	}
 	c = NewChain()
-	if c.Unary(Sin) || c.Unary(Sqrt) || c.Binary(Maximum, ChainX, 0, false) || c.Binary(Pow, ChainScalar, 2, false) {
+	if c.Unary(Sin) || c.Unary(Sqrt) || c.Binary(Remainder, ChainX, 0, false) || c.Binary(Pow, ChainScalar, 2, false) {
 		t.Error("the chain kernel takes an operation it does not have")
 	}
 	if len(c.code) != 2 || len(c.scalars) != 0 {

@@ -60,42 +60,37 @@ func chainOps() []chainOp {
 			unary(f.unaryOp(), f.core)
 		}
 	}
-	type arith struct {
-		name  string
-		apply func(s *isa, src2, src1, dst operand.Op) // dst = src1 op src2, Go assembly's order
-		both  bool                                     // not commutative: the accumulator second too
-	}
-	for _, a := range []arith{
-		{"Add", func(s *isa, b, a, d operand.Op) { s.c.VADDPS(b, a, d) }, false},
-		{"Sub", func(s *isa, b, a, d operand.Op) { s.c.VSUBPS(b, a, d) }, true},
-		{"Mul", func(s *isa, b, a, d operand.Op) { s.c.VMULPS(b, a, d) }, false},
-		{"Div", func(s *isa, b, a, d operand.Op) { s.c.VDIVPS(b, a, d) }, true},
-	} {
+	// the arithmetic of the tile kernels (binFns), so that it rounds and
+	// picks among NaNs and zeros alike; those that do not commute exactly
+	// (Sub, Div, and Maximum and Minimum, for a NaN or zeros either side)
+	// have the accumulator second too
+	for _, f := range binFns {
+		both := f.op != "Add" && f.op != "Mul"
 		for o := chainX; o <= chainXScalar; o++ {
 			for _, second := range []bool{false, true} {
-				if second && !a.both {
+				if second && !both {
 					continue
 				}
-				step := fmt.Sprintf("{binary: true, op: uint8(%s), operand: %s, accSecond: %v}", a.name, chainOperandNames[o], second)
+				step := fmt.Sprintf("{binary: true, op: uint8(%s), operand: %s, accSecond: %v}", f.op, chainOperandNames[o], second)
 				ops = append(ops, chainOp{step, func(s *isa, acc []reg.Register, x func(int) operand.Mem, scalar func() reg.Register) {
 					var k reg.Register
 					if o != chainX {
 						k = scalar()
 					}
-					for j, r := range acc {
-						var v operand.Op
+					for j, a := range acc {
+						var v reg.Register
 						switch o {
 						case chainX:
-							v = x(j)
+							v = s.copy(x(j))
 						case chainScalar:
 							v = k
 						default:
 							v = s.mul(k, x(j))
 						}
 						if second {
-							a.apply(s, r, s.reg(v), r)
+							s.c.VMOVUPS(f.core(s, v, a), a)
 						} else {
-							a.apply(s, v, r, r)
+							s.c.VMOVUPS(f.core(s, a, v), a)
 						}
 					}
 				}})
