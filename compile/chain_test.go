@@ -11,9 +11,10 @@ import (
 	"github.com/fathom-go/fathom/ops"
 )
 
-// TestChainOf checks which programs run as a cpu.Chain: those over one
-// float32 input and scalars where each instruction takes the last one's
-// result, with x, a scalar or a product of x and a scalar beside it.
+// TestChainOf checks which programs run as a cpu.Chain: those over float32
+// inputs and scalars where each instruction takes the last one's result,
+// with an input, a scalar or a product of an input and a scalar beside
+// it, and which inputs the chain reads.
 func TestChainOf(t *testing.T) {
 	if cpu.NewChain() == nil {
 		t.Skip("no chain kernel (AVX-512)")
@@ -33,28 +34,33 @@ func TestChainOf(t *testing.T) {
 		instrs  []Instr
 		outputs []int
 		chain   bool
-		x       int
+		tiles   []int
 	}{
 		{"tanh of a scaled x plus one", []array.DType{f32, f32, f32}, []bool{false, true, true},
-			[]Instr{bin(cpu.Mul, 0, 1), un(cpu.Tanh, 3), bin(cpu.Add, 4, 2)}, []int{5}, true, 0},
+			[]Instr{bin(cpu.Mul, 0, 1), un(cpu.Tanh, 3), bin(cpu.Add, 4, 2)}, []int{5}, true, []int{0}},
 		{"x second, scalars first", []array.DType{f32, f32}, []bool{true, false},
-			[]Instr{bin(cpu.Sub, 0, 1), un(cpu.Exp, 2), bin(cpu.Div, 0, 3)}, []int{4}, true, 1},
+			[]Instr{bin(cpu.Sub, 0, 1), un(cpu.Exp, 2), bin(cpu.Div, 0, 3)}, []int{4}, true, []int{1}},
 		{"a product of x taken in last", []array.DType{f32, f32}, []bool{false, true},
-			[]Instr{bin(cpu.Mul, 0, 1), un(cpu.Square, 0), bin(cpu.Mul, 2, 3)}, []int{4}, true, 0},
+			[]Instr{bin(cpu.Mul, 0, 1), un(cpu.Square, 0), bin(cpu.Mul, 2, 3)}, []int{4}, true, []int{0}},
 		{"two inputs that are not scalars", []array.DType{f32, f32, f32}, []bool{false, false, true},
-			[]Instr{bin(cpu.Mul, 0, 1), un(cpu.Tanh, 3), bin(cpu.Add, 4, 2)}, []int{5}, false, 0},
+			[]Instr{bin(cpu.Mul, 0, 1), un(cpu.Tanh, 3), bin(cpu.Add, 4, 2)}, []int{5}, true, []int{0, 1}},
+		{"a product of the second input", []array.DType{f32, f32, f32}, []bool{false, true, false},
+			[]Instr{bin(cpu.Mul, 1, 2), un(cpu.Exp, 0), bin(cpu.Sub, 3, 4)}, []int{5}, true, []int{0, 2}},
+		{"nine inputs that are not scalars", slices.Repeat([]array.DType{f32}, 9), make([]bool, 9),
+			[]Instr{bin(cpu.Add, 0, 1), bin(cpu.Add, 9, 2), bin(cpu.Add, 10, 3), bin(cpu.Add, 11, 4), bin(cpu.Add, 12, 5),
+				bin(cpu.Add, 13, 6), bin(cpu.Add, 14, 7), bin(cpu.Add, 15, 8)}, []int{16}, false, nil},
 		{"a result read twice", []array.DType{f32}, []bool{false},
-			[]Instr{un(cpu.Exp, 0), bin(cpu.Mul, 1, 1)}, []int{2}, false, 0},
+			[]Instr{un(cpu.Exp, 0), bin(cpu.Mul, 1, 1)}, []int{2}, false, nil},
 		{"two outputs", []array.DType{f32}, []bool{false},
-			[]Instr{un(cpu.Exp, 0), un(cpu.Tanh, 1)}, []int{1, 2}, false, 0},
+			[]Instr{un(cpu.Exp, 0), un(cpu.Tanh, 1)}, []int{1, 2}, false, nil},
 		{"an intermediate output", []array.DType{f32}, []bool{false},
-			[]Instr{un(cpu.Exp, 0), un(cpu.Tanh, 1)}, []int{1}, false, 0},
+			[]Instr{un(cpu.Exp, 0), un(cpu.Tanh, 1)}, []int{1}, false, nil},
 		{"a product of x left over", []array.DType{f32, f32}, []bool{false, true},
-			[]Instr{bin(cpu.Mul, 0, 1), un(cpu.Exp, 0)}, []int{3}, false, 0},
+			[]Instr{bin(cpu.Mul, 0, 1), un(cpu.Exp, 0)}, []int{3}, false, nil},
 		{"a function without a chain kernel", []array.DType{f32}, []bool{false},
-			[]Instr{un(cpu.Sin, 0)}, []int{1}, false, 0},
+			[]Instr{un(cpu.Sin, 0)}, []int{1}, false, nil},
 		{"float64", []array.DType{array.Float64}, []bool{false},
-			[]Instr{{Kind: KindUnary, Op: uint8(cpu.Exp), Args: []int{0}, DType: array.Float64}}, []int{1}, false, 0},
+			[]Instr{{Kind: KindUnary, Op: uint8(cpu.Exp), Args: []int{0}, DType: array.Float64}}, []int{1}, false, nil},
 	} {
 		c := newCompiled(tc.in, tc.instrs, tc.outputs)
 		sc := make([][]byte, len(tc.in))
@@ -63,15 +69,16 @@ func TestChainOf(t *testing.T) {
 				sc[i] = one
 			}
 		}
-		ch, x := c.chainOf(sc)
-		if (ch != nil) != tc.chain || tc.chain && x != tc.x {
-			t.Errorf("%s: chain %v with x = r%d, want %v with r%d", tc.name, ch != nil, x, tc.chain, tc.x)
+		ch, tiles := c.chainOf(sc)
+		if (ch != nil) != tc.chain || !slices.Equal(tiles, tc.tiles) {
+			t.Errorf("%s: chain %v over inputs %v, want %v over %v", tc.name, ch != nil, tiles, tc.chain, tc.tiles)
 		}
 	}
 }
 
 // TestChainFor wants the chain of the last call back for the same scalar
-// inputs with the same values, and a new one otherwise.
+// inputs with the same values, and a new one for other values or other
+// scalar inputs.
 func TestChainFor(t *testing.T) {
 	if cpu.NewChain() == nil {
 		t.Skip("no chain kernel (AVX-512)")
@@ -85,21 +92,22 @@ func TestChainFor(t *testing.T) {
 	first, _ := c.chainFor([][]byte{nil, one})
 	again, _ := c.chainFor([][]byte{nil, slices.Clone(one)})
 	other, _ := c.chainFor([][]byte{nil, two})
-	none, _ := c.chainFor([][]byte{nil, nil})
+	both, tiles := c.chainFor([][]byte{nil, nil})
 	switch {
 	case first == nil || first != again:
 		t.Errorf("the same scalar gave chains %p and %p, want one", first, again)
 	case other == nil || other == first:
 		t.Errorf("another scalar gave chain %p, want a new one (not %p)", other, first)
-	case none != nil:
-		t.Error("two inputs that are not scalars gave a chain")
+	case both == nil || both == first || !slices.Equal(tiles, []int{0, 1}):
+		t.Errorf("two inputs that are not scalars gave chain %p over %v, want a new one over both", both, tiles)
 	}
 }
 
-// TestRandomChains compiles random chains (functions, and arithmetic with
-// x, a scalar or x times a scalar on either side) and wants each to run as
-// a chain and give what the ops give one at a time, bit for bit (NaNs
-// alike), over one element, a few tiles, and streamed.
+// TestRandomChains compiles random chains over two inputs (functions, and
+// arithmetic with an input, a scalar or an input times a scalar on either
+// side) and wants each to run as a chain and give what the ops give one at
+// a time, bit for bit (NaNs alike), over one element, a few tiles, and
+// streamed.
 func TestRandomChains(t *testing.T) {
 	if cpu.NewChain() == nil {
 		t.Skip("no chain kernel (AVX-512)")
@@ -110,7 +118,7 @@ func TestRandomChains(t *testing.T) {
 		steps := 2 + int(seed%11)
 		prog := func(in ...*array.Array) []*array.Array {
 			r := rand.New(rand.NewPCG(seed, 8))
-			x, acc := in[0], in[0]
+			acc := in[r.IntN(2)]
 			for range steps {
 				if r.IntN(3) == 0 {
 					acc = unary[r.IntN(len(unary))](acc)
@@ -119,11 +127,11 @@ func TestRandomChains(t *testing.T) {
 				var o *array.Array
 				switch r.IntN(3) {
 				case 0:
-					o = x
+					o = in[r.IntN(2)]
 				case 1:
 					o = array.Scalar(float32(r.Float64()*4 - 2))
 				default:
-					o = ops.MulScalar(x, r.Float64()*2-1)
+					o = ops.MulScalar(in[r.IntN(2)], r.Float64()*2-1)
 				}
 				if op := binary[r.IntN(len(binary))]; r.IntN(2) == 0 {
 					acc = op(acc, o)
@@ -136,17 +144,17 @@ func TestRandomChains(t *testing.T) {
 		sizes := []int{1, 3*tileElems + 5}
 		r := rand.New(rand.NewPCG(seed, 9))
 		for j, n := range append(sizes, 2*tileElems+7) {
-			xs := make([]float32, n)
+			xs, ys := make([]float32, n), make([]float32, n)
 			for i := range xs {
-				xs[i] = float32(r.Float64()*6 - 3)
+				xs[i], ys[i] = float32(r.Float64()*6-3), float32(r.Float64()*6-3)
 			}
-			x := array.FromSlice(xs, n)
+			x, y := array.FromSlice(xs, n), array.FromSlice(ys, n)
 			old := streamBytes
 			if j == len(sizes) {
 				streamBytes = 0
 			}
 			f := Compile(prog)
-			got := f.Call(x)[0]
+			got := f.Call(x, y)[0]
 			c, ok := got.Primitive().(*Compiled)
 			if !ok {
 				t.Fatalf("seed %d: output of %T, not of a fused program", seed, got.Primitive())
@@ -167,10 +175,10 @@ func TestRandomChains(t *testing.T) {
 				t.Fatal(err)
 			}
 			gv, _ := array.ToSlice[float32](got)
-			wv, _ := array.ToSlice[float32](prog(x)[0])
+			wv, _ := array.ToSlice[float32](prog(x, y)[0])
 			for i := range wv {
 				if math.Float32bits(gv[i]) != math.Float32bits(wv[i]) && !(gv[i] != gv[i] && wv[i] != wv[i]) {
-					t.Fatalf("seed %d, %d elements (streamed %v), [%d] = f(%g): %g, want %g\n%s", seed, n, j == len(sizes), i, xs[i], gv[i], wv[i], c.Program())
+					t.Fatalf("seed %d, %d elements (streamed %v), [%d] = f(%g, %g): %g, want %g\n%s", seed, n, j == len(sizes), i, xs[i], ys[i], gv[i], wv[i], c.Program())
 				}
 			}
 		}

@@ -24,6 +24,10 @@ func TestInterpreterMatchesOps(t *testing.T) {
 		ys[i] = math.Cos(float64(i)) * 7
 	}
 	x32 := array.FromSlice(xs, n)
+	bias := make([]float32, 143)
+	for i := range bias {
+		bias[i] = float32(i%7) - 3.25
+	}
 	y64 := array.FromSlice(ys, n)
 	x64 := ops.AsType(x32, array.Float64)
 	progs := map[string]struct {
@@ -50,6 +54,18 @@ func TestInterpreterMatchesOps(t *testing.T) {
 			one := array.Scalar(float32(1))
 			return []*array.Array{ops.Div(one, ops.AddScalar(ops.Exp(ops.Neg(in[0])), 1))}
 		}, []*array.Array{x32}, 0, true},
+		// a bias added before the activation: the bias's tiles gathered
+		// from a row broadcast down the matrix
+		"bias tanh": {func(in ...*array.Array) []*array.Array {
+			return []*array.Array{ops.MulScalar(ops.Tanh(ops.Add(in[0], in[1])), 0.5)}
+		}, []*array.Array{ops.Reshape(x32, 43, 143), array.FromSlice(bias, 143)}, 0, true},
+		// GELU of x plus a bias reads that sum four times: not a chain
+		"bias gelu": {func(in ...*array.Array) []*array.Array {
+			return workload.GELU(ops.Add(in[0], in[1]))
+		}, []*array.Array{ops.Reshape(x32, 43, 143), array.FromSlice(bias, 143)}, 3, false},
+		"swiglu": {func(in ...*array.Array) []*array.Array {
+			return []*array.Array{ops.Mul(ops.Mul(ops.Sigmoid(in[0]), in[0]), in[1])}
+		}, []*array.Array{x32, ops.AsType(y64, array.Float32)}, 1, true},
 		// x's tiles gathered from a transposed view
 		"silu transposed": {func(in ...*array.Array) []*array.Array {
 			return []*array.Array{ops.Mul(ops.Sigmoid(in[0]), in[0])}
@@ -68,7 +84,7 @@ func TestInterpreterMatchesOps(t *testing.T) {
 		}, []*array.Array{x64, y64}, 2, false},
 		"square plus": {func(in ...*array.Array) []*array.Array {
 			return []*array.Array{ops.Add(in[0], ops.Square(in[1]))}
-		}, []*array.Array{x32, ops.AsType(y64, array.Float32)}, 1, false},
+		}, []*array.Array{x32, ops.AsType(y64, array.Float32)}, 1, true},
 		"shared product": {func(in ...*array.Array) []*array.Array {
 			p := ops.Mul(in[0], in[1])
 			return []*array.Array{ops.Add(p, in[0]), ops.Sub(p, in[1])}

@@ -1,13 +1,17 @@
 package cpu
 
-// A Chain is a program of float32 operations on one accumulator: it
-// starts from x, and each operation is a function of the accumulator or
-// an arithmetic operation (Add, Sub, Mul, Div, Maximum, Minimum) between
-// it and x, a scalar, or x times a scalar. Run computes it over a slice of x in one pass, the accumulator
-// of 128 elements at a time in registers, where the tile kernels make a
-// pass and a store per operation. Each operation rounds as its tile
-// kernel does (UnaryTileFunc, BinaryTileFunc, BinaryScalarTileFuncs,
-// ProductTileFuncs), so the results are the same, bit for bit. The fused
+import "unsafe"
+
+// A Chain is a program of float32 operations on one accumulator, over up
+// to ChainInputs inputs of one length: it starts from an input (Load), and
+// each operation is a function of the accumulator or an arithmetic
+// operation (Add, Sub, Mul, Div, Maximum, Minimum) between it and an
+// input, a scalar, or an input times a scalar. Run computes it in one
+// pass, the accumulator of 128 elements at a time in registers, where the
+// tile kernels make a pass and a store per operation. Each operation
+// rounds as its tile kernel does (UnaryTileFunc, BinaryTileFunc,
+// BinaryScalarTileFuncs, ProductTileFuncs), NaNs and signed zeros
+// included, so the results are the same, bit for bit. The fused
 // interpreter runs programs of this form with it: compiled tanh-GELU over
 // 16M float32 took 36% less time on two cores (7.5 to 4.8 ms), over 1M
 // 45%. The kernel is AVX-512 only, and has the functions Neg, Square,
@@ -20,13 +24,16 @@ type Chain struct {
 	impl    *vecImpl
 }
 
+// ChainInputs is the most inputs a Chain reads.
+const ChainInputs = 8
+
 // ChainOperand is the other operand of a binary operation of a Chain.
 type ChainOperand uint8
 
 const (
-	ChainX       ChainOperand = iota // x
+	ChainX       ChainOperand = iota // an input
 	ChainScalar                      // a scalar
-	ChainXScalar                     // x times a scalar, rounded
+	ChainXScalar                     // an input times a scalar, rounded
 )
 
 // chainStep is an operation of the chain kernel, the key of its opcode.
@@ -38,7 +45,8 @@ type chainStep struct {
 }
 
 // The opcodes of the chain kernel that are not operations: the end of
-// the program, which stores the block, and the load of x that starts it.
+// the program, which stores the block, and the load of an input that
+// starts it.
 const (
 	chainEnd  = 0
 	chainLoad = 1
@@ -47,77 +55,108 @@ const (
 // chainBlock is the elements the chain kernel takes at a time.
 const chainBlock = 128
 
-// NewChain returns the program x, or nil where this machine has no chain
-// kernel (it needs AVX-512).
+// NewChain returns an empty program, to Load an input into first, or nil
+// where this machine has no chain kernel (it needs AVX-512).
 func NewChain() *Chain {
 	if vecBest == nil || vecBest.chain == nil {
 		return nil
 	}
-	return &Chain{code: []uint32{chainLoad, chainEnd}, impl: vecBest}
+	return &Chain{code: []uint32{chainEnd}, impl: vecBest}
+}
+
+// Load sets the accumulator to input in. It reports false, and leaves c
+// as it was, for an input beyond ChainInputs.
+func (c *Chain) Load(in int) bool {
+	return c.emit(chainLoad, in, 0, false)
 }
 
 // Unary applies op to the accumulator. It reports false, and leaves c as
 // it was, for an op the kernel does not have (see Chain).
 func (c *Chain) Unary(op UnaryOp) bool {
-	return c.add(chainStep{op: uint8(op)}, 0)
+	code, ok := c.impl.chainCodes[chainStep{op: uint8(op)}]
+	return ok && c.emit(code, 0, 0, false)
 }
 
 // Binary sets the accumulator to acc op v, or with accSecond to v op acc,
-// where v is x, s or x*s as o says. It reports false, and leaves c as it
-// was, for an op other than Add, Sub, Mul, Div, Maximum and Minimum.
-func (c *Chain) Binary(op BinaryOp, o ChainOperand, s float32, accSecond bool) bool {
+// where v is input in, s, or input in times s, as o says. It reports
+// false, and leaves c as it was, for an op other than Add, Sub, Mul, Div,
+// Maximum and Minimum, or an input beyond ChainInputs.
+func (c *Chain) Binary(op BinaryOp, o ChainOperand, in int, s float32, accSecond bool) bool {
 	if op == Add || op == Mul {
 		accSecond = false // they commute exactly; Maximum and Minimum do not (NaNs, zeros)
 	}
-	return c.add(chainStep{binary: true, op: uint8(op), operand: o, accSecond: accSecond}, s)
+	code, ok := c.impl.chainCodes[chainStep{binary: true, op: uint8(op), operand: o, accSecond: accSecond}]
+	return ok && c.emit(code, in, s, o != ChainX)
 }
 
-func (c *Chain) add(st chainStep, s float32) bool {
-	code, ok := c.impl.chainCodes[st]
-	if !ok {
+// emit appends an instruction: opcode code with input in and, with
+// scalar, the scalar s.
+func (c *Chain) emit(code uint32, in int, s float32, scalar bool) bool {
+	if in < 0 || in >= ChainInputs {
 		return false
 	}
-	if st.binary && st.operand != ChainX {
-		code |= uint32(len(c.scalars)) << 8
+	code |= uint32(in) << 8
+	if scalar {
+		code |= uint32(len(c.scalars)) << 16
 		c.scalars = append(c.scalars, s)
 	}
 	c.code = append(c.code[:len(c.code)-1], code, chainEnd)
 	return true
 }
 
-// Run sets dst[i] to the program's value at x = src[i], for i < len(dst).
-func (c *Chain) Run(dst, src []byte) { c.run(dst, src, false) }
+// Run sets dst[i] to the program's value at element i of srcs, the
+// inputs by index, each at least as long as dst.
+func (c *Chain) Run(dst []byte, srcs [][]byte) { c.run(dst, srcs, false) }
 
 // RunNT is Run with the stores from dst's first 64-byte boundary on going
 // around the caches, for results of 32 MiB and more; see UnaryTileFuncNT.
-func (c *Chain) RunNT(dst, src []byte) { c.run(dst, src, true) }
+func (c *Chain) RunNT(dst []byte, srcs [][]byte) { c.run(dst, srcs, true) }
 
-func (c *Chain) run(db, sb []byte, nt bool) {
-	dst, src := asSlice[float32](db), asSlice[float32](sb)
-	src = src[:len(dst)]
+func (c *Chain) run(db []byte, srcs [][]byte, nt bool) {
+	dst := asSlice[float32](db)
+	var xs [ChainInputs][]float32
+	for i, b := range srcs {
+		xs[i] = asSlice[float32](b)[:len(dst)]
+	}
+	in := xs[:len(srcs)]
 	n := 0
 	if nt {
 		n = alignHead(dst)
-		c.partial(dst[:n], src[:n])
+		c.partial(dst[:n], in, 0)
 	}
 	whole := n + (len(dst)-n)/chainBlock*chainBlock
-	k := c.impl.chain
-	if nt {
-		k = c.impl.chainNT
+	if whole > n {
+		var ptrs [ChainInputs]*float32
+		for i, x := range in {
+			ptrs[i] = unsafe.SliceData(x[n:])
+		}
+		k := c.impl.chain
+		if nt {
+			k = c.impl.chainNT
+		}
+		k(dst[n:whole], ptrs[:len(in)], c.code, c.scalars)
 	}
-	k(dst[n:whole], src[n:whole], c.code, c.scalars)
-	c.partial(dst[whole:], src[whole:])
+	c.partial(dst[whole:], in, whole)
 }
 
-// partial runs code over the elements that are not whole blocks (or not
-// where the streaming kernel may store) a block at a time, through a block
-// on the stack: the kernel takes whole blocks only.
-func (c *Chain) partial(dst, src []float32) {
-	var in, out [chainBlock]float32
+// partial runs code over the elements of dst that are not whole blocks
+// (or not where the streaming kernel may store), inputs from element off
+// on, a block at a time through blocks on the stack: the kernel takes
+// whole blocks only.
+func (c *Chain) partial(dst []float32, in [][]float32, off int) {
+	var blocks [ChainInputs][chainBlock]float32
+	var out [chainBlock]float32
+	var ptrs [ChainInputs]*float32
+	for i := range in {
+		ptrs[i] = &blocks[i][0]
+	}
 	for len(dst) > 0 {
-		n := copy(in[:], src)
-		c.impl.chain(out[:], in[:], c.code, c.scalars)
+		n := min(len(dst), chainBlock)
+		for i, x := range in {
+			copy(blocks[i][:], x[off:off+n])
+		}
+		c.impl.chain(out[:], ptrs[:len(in)], c.code, c.scalars)
 		copy(dst, out[:n])
-		dst, src = dst[n:], src[n:]
+		dst, off = dst[n:], off+n
 	}
 }

@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"unsafe"
 
@@ -14,6 +15,7 @@ type chainTestStep struct {
 	binary    BinaryOp
 	isBinary  bool
 	operand   ChainOperand
+	in        int // the operand's input
 	s         float32
 	accSecond bool
 }
@@ -22,19 +24,20 @@ func (st chainTestStep) String() string {
 	if !st.isBinary {
 		return st.unary.String()
 	}
-	return fmt.Sprintf("%v(%v %g second %v)", st.binary, st.operand, st.s, st.accSecond)
+	return fmt.Sprintf("%v(%v %d %g second %v)", st.binary, st.operand, st.in, st.s, st.accSecond)
 }
 
-// chainWant computes steps over x one tile kernel at a time, as the fused
-// interpreter does without a Chain.
-func chainWant(t *testing.T, x []float32, steps []chainTestStep) []float32 {
-	acc := append([]float32(nil), x...)
-	v := make([]float32, len(x))
+// chainWant computes steps from input 0 of xs one tile kernel at a time,
+// as the fused interpreter does without a Chain.
+func chainWant(xs [][]float32, steps []chainTestStep) []float32 {
+	acc := append([]float32(nil), xs[0]...)
+	v := make([]float32, len(acc))
 	for _, st := range steps {
 		if !st.isBinary {
 			UnaryTileFunc(st.unary, array.Float32)(asBytes(acc), asBytes(acc))
 			continue
 		}
+		x := xs[st.in]
 		switch st.operand {
 		case ChainX:
 			copy(v, x)
@@ -65,6 +68,10 @@ func TestChain(t *testing.T) {
 		t.Skip("no chain kernel (AVX-512)")
 	}
 	x := append(append(vecSpecial(), tileSpecials...), benchInput(700)...)
+	// a second input: the first reversed, so that specials meet others
+	y := slices.Clone(x)
+	slices.Reverse(y)
+	xs := [][]float32{x, y}
 	var progs [][]chainTestStep
 	for _, op := range []UnaryOp{Neg, Square, Exp, Expm1, Log, Log1p, Tanh, Sigmoid, Erf} {
 		progs = append(progs, []chainTestStep{{unary: op}})
@@ -87,13 +94,20 @@ func TestChain(t *testing.T) {
 		{unary: Tanh}, {binary: Add, isBinary: true, operand: ChainScalar, s: 1},
 		{binary: Mul, isBinary: true, operand: ChainXScalar, s: 0.5},
 	})
+	// the second input in every operand form
+	progs = append(progs, []chainTestStep{
+		{binary: Sub, isBinary: true, operand: ChainX, in: 1, accSecond: true}, {unary: Tanh},
+		{binary: Mul, isBinary: true, operand: ChainXScalar, in: 1, s: 1.5}, {binary: Add, isBinary: true, operand: ChainX},
+		{binary: Maximum, isBinary: true, operand: ChainX, in: 1},
+	})
 	buf := make([]float32, len(x)+32)
 	for _, steps := range progs {
 		c := NewChain()
+		c.Load(0)
 		for _, st := range steps {
 			ok := false
 			if st.isBinary {
-				ok = c.Binary(st.binary, st.operand, st.s, st.accSecond)
+				ok = c.Binary(st.binary, st.operand, st.in, st.s, st.accSecond)
 			} else {
 				ok = c.Unary(st.unary)
 			}
@@ -101,18 +115,19 @@ func TestChain(t *testing.T) {
 				t.Fatalf("%v: not in the chain kernel", st)
 			}
 		}
-		want := chainWant(t, x, steps)
+		want := chainWant(xs, steps)
 		for _, nt := range []bool{false, true} {
 			for lo := range 16 {
 				for _, n := range []int{0, 1, 127, 128, 129, 300, len(x)} {
 					a := uintptr(unsafe.Pointer(&buf[0]))
 					got := buf[int(-a%64/4)+lo:][:n]
 					clear(got)
+					srcs := [][]byte{asBytes(x[:n]), asBytes(y[:n])}
 					if nt {
-						c.RunNT(asBytes(got), asBytes(x[:n]))
+						c.RunNT(asBytes(got), srcs)
 						StoreFence()
 					} else {
-						c.Run(asBytes(got), asBytes(x[:n]))
+						c.Run(asBytes(got), srcs)
 					}
 					for i := range n {
 						if !sameF32(got[i], want[i]) {
@@ -125,22 +140,24 @@ func TestChain(t *testing.T) {
 	}
 	// a destination that is not 4-byte aligned takes no streaming stores
 	c := NewChain()
+	c.Load(0)
 	c.Unary(Tanh)
 	b := make([]byte, 4*len(x)+1)
-	c.RunNT(b[1:], asBytes(x))
+	c.RunNT(b[1:], [][]byte{asBytes(x)})
 	got := make([]float32, len(x))
 	copy(asBytes(got), b[1:])
-	want := chainWant(t, x, []chainTestStep{{unary: Tanh}})
+	want := chainWant(xs, []chainTestStep{{unary: Tanh}})
 	for i := range got {
 		if !sameF32(got[i], want[i]) {
 			t.Fatalf("tanh into an odd address: f(%g) = %g, want %g", x[i], got[i], want[i])
 		}
 	}
 	c = NewChain()
-	if c.Unary(Sin) || c.Unary(Sqrt) || c.Binary(Remainder, ChainX, 0, false) || c.Binary(Pow, ChainScalar, 2, false) {
-		t.Error("the chain kernel takes an operation it does not have")
+	if c.Unary(Sin) || c.Unary(Sqrt) || c.Binary(Remainder, ChainX, 0, 0, false) || c.Binary(Pow, ChainScalar, 0, 2, false) ||
+		c.Binary(Add, ChainXScalar, ChainInputs, 2, false) || c.Load(-1) {
+		t.Error("the chain kernel takes an operation or input it does not have")
 	}
-	if len(c.code) != 2 || len(c.scalars) != 0 {
+	if len(c.code) != 1 || len(c.scalars) != 0 {
 		t.Errorf("refused operations left code %v and scalars %v", c.code, c.scalars)
 	}
 }

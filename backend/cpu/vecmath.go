@@ -81,7 +81,7 @@ type vecImpl struct {
 	mulAddSNT, mulMulSNT                                                                     tripleKernelS
 	// chain runs a Chain's code over whole blocks, chainNT storing them
 	// around the caches; chainCodes are their opcodes. AVX-512 only.
-	chain, chainNT func(dst, src []float32, code []uint32, scalars []float32)
+	chain, chainNT func(dst []float32, srcs []*float32, code []uint32, scalars []float32)
 	chainCodes     map[chainStep]uint32
 	prefetch       func(p []byte)
 	copyNT         func(dst, src []float32) int

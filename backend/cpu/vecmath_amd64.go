@@ -1313,10 +1313,10 @@ func mulMulSAVX512NT(dst, a []float32, b float32, c []float32) int
 // chainAVX512 runs code over the whole 128-element blocks of dst (see Chain).
 //
 //go:noescape
-func chainAVX512(dst, src []float32, code []uint32, scalars []float32)
+func chainAVX512(dst []float32, srcs []*float32, code []uint32, scalars []float32)
 
 // chainAVX512NT is chainAVX512 with the whole vectors stored around the caches:
 // dst must be 64-byte aligned.
 //
 //go:noescape
-func chainAVX512NT(dst, src []float32, code []uint32, scalars []float32)
+func chainAVX512NT(dst []float32, srcs []*float32, code []uint32, scalars []float32)

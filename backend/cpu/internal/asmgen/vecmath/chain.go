@@ -10,10 +10,10 @@ import (
 )
 
 // The chain kernel (cpu.Chain) runs a program of float32 operations on an
-// accumulator kept in registers: a block of chainVecs vectors of x at a
-// time, it loads x, applies the program's operations one after another,
-// each with x, a scalar or x times a scalar as its other operand, and
-// stores the block. The fused interpreter runs a program that is such a
+// accumulator kept in registers: a block of chainVecs vectors at a time,
+// it loads one of its inputs, applies the program's operations one after
+// another, each with an input, a scalar or an input times a scalar as its
+// other operand, and stores the block. The fused interpreter runs a program that is such a
 // chain with it in one pass, where its tile kernels take a pass, and a
 // store, per operation. Each operation is done as its tile kernel does it,
 // so the results are the same. It is AVX-512 only: AVX2's 16 registers do
@@ -29,25 +29,27 @@ const chainVecs = 8
 type chainOperand int
 
 const (
-	chainX       chainOperand = iota // the block of x
+	chainX       chainOperand = iota // the block of an input
 	chainScalar                      // a scalar
-	chainXScalar                     // x times a scalar, rounded
+	chainXScalar                     // an input times a scalar, rounded
 )
 
 var chainOperandNames = [...]string{"ChainX", "ChainScalar", "ChainXScalar"}
 
 // chainOp is an operation of the chain kernel. Opcodes 0 and 1 store the
-// block and load x (cpu's chainEnd and chainLoad); the operations in
-// chainOps follow from 2 on.
+// block and load an input (cpu's chainEnd and chainLoad); the operations
+// in chainOps follow from 2 on. emit gets the accumulator, input, which
+// returns the block of the instruction's input (vector j of it), and
+// scalar, which returns its scalar in every lane.
 type chainOp struct {
 	step string // its cpu.chainStep, as Go
-	emit func(s *isa, acc []reg.Register, x func(j int) operand.Mem, scalar func() reg.Register)
+	emit func(s *isa, acc []reg.Register, input func() func(j int) operand.Mem, scalar func() reg.Register)
 }
 
 func chainOps() []chainOp {
 	var ops []chainOp
 	unary := func(name string, f func(s *isa, a reg.Register) reg.Register) {
-		ops = append(ops, chainOp{fmt.Sprintf("{op: uint8(%s)}", name), func(s *isa, acc []reg.Register, _ func(int) operand.Mem, _ func() reg.Register) {
+		ops = append(ops, chainOp{fmt.Sprintf("{op: uint8(%s)}", name), func(s *isa, acc []reg.Register, _ func() func(int) operand.Mem, _ func() reg.Register) {
 			for _, a := range acc {
 				s.c.VMOVUPS(f(s, a), a)
 			}
@@ -72,10 +74,14 @@ func chainOps() []chainOp {
 					continue
 				}
 				step := fmt.Sprintf("{binary: true, op: uint8(%s), operand: %s, accSecond: %v}", f.op, chainOperandNames[o], second)
-				ops = append(ops, chainOp{step, func(s *isa, acc []reg.Register, x func(int) operand.Mem, scalar func() reg.Register) {
+				ops = append(ops, chainOp{step, func(s *isa, acc []reg.Register, input func() func(int) operand.Mem, scalar func() reg.Register) {
 					var k reg.Register
 					if o != chainX {
 						k = scalar()
+					}
+					var x func(int) operand.Mem
+					if o != chainScalar {
+						x = input()
 					}
 					for j, a := range acc {
 						var v reg.Register
@@ -108,19 +114,20 @@ func (f fn) unaryOp() string {
 	}[f.name]
 }
 
-// chainKernel emits the chain kernel for s (AVX-512): func(dst, src
-// []float32, code []uint32, scalars []float32), over the whole blocks of
-// dst. An instruction of code is an opcode in its low byte and the index
-// in scalars of its scalar above it. With s.nt the blocks are stored
-// around the caches (dst aligned to 64 bytes).
+// chainKernel emits the chain kernel for s (AVX-512): func(dst []float32,
+// srcs []*float32, code []uint32, scalars []float32), over the whole
+// blocks of dst, with srcs the inputs, as long as dst. An instruction of
+// code is an opcode in its low byte, the index in srcs of its input in the
+// next, and the index in scalars of its scalar in the upper half. With
+// s.nt the blocks are stored around the caches (dst aligned to 64 bytes).
 func (s *isa) chainKernel(ops []chainOp) {
 	c := s.c
 	c.Function("chain" + s.name + s.ntSuffix())
 	c.Attributes(attr.NOSPLIT)
-	c.SignatureExpr("func(dst, src []float32, code []uint32, scalars []float32)")
+	c.SignatureExpr("func(dst []float32, srcs []*float32, code []uint32, scalars []float32)")
 	d := c.Load(c.Param("dst").Base(), c.GP64())
 	n := c.Load(c.Param("dst").Len(), c.GP64())
-	p := c.Load(c.Param("src").Base(), c.GP64())
+	sp := c.Load(c.Param("srcs").Base(), c.GP64())
 	cb := c.Load(c.Param("code").Base(), c.GP64())
 	sb := c.Load(c.Param("scalars").Base(), c.GP64())
 	// the accumulator is live in every handler: defined here, it keeps
@@ -131,7 +138,7 @@ func (s *isa) chainKernel(ops []chainOp) {
 		c.VPXORD(acc[j], acc[j], acc[j])
 	}
 	i, pc, end := c.GP64(), c.GP64(), c.GP64()
-	op, idx := c.GP32(), c.GP64()
+	op, in, idx := c.GP32(), c.GP64(), c.GP64()
 	c.XORQ(i, i)
 	const blockLen = 16 * chainVecs
 	c.Label("block")
@@ -143,9 +150,16 @@ func (s *isa) chainKernel(ops []chainOp) {
 	c.MOVL(operand.Mem{Base: cb, Index: pc, Scale: 4}, op)
 	c.INCQ(pc)
 	c.MOVL(op, idx.As32())
-	c.SHRL(operand.U8(8), idx.As32())
+	c.SHRL(operand.U8(16), idx.As32())
+	c.MOVL(op, in.As32())
+	c.SHRL(operand.U8(8), in.As32())
+	c.ANDL(operand.U32(0xff), in.As32())
 	c.ANDL(operand.U32(0xff), op)
-	x := func(j int) operand.Mem { return operand.Mem{Base: p, Index: i, Scale: 4, Disp: 64 * j} }
+	input := func() func(int) operand.Mem {
+		p := c.GP64()
+		c.MOVQ(operand.Mem{Base: sp, Index: in, Scale: 8}, p)
+		return func(j int) operand.Mem { return operand.Mem{Base: p, Index: i, Scale: 4, Disp: 64 * j} }
+	}
 	scalar := func() reg.Register {
 		r := s.vec()
 		c.VBROADCASTSS(operand.Mem{Base: sb, Index: idx, Scale: 4}, r)
@@ -181,13 +195,14 @@ func (s *isa) chainKernel(ops []chainOp) {
 	c.MOVQ(end, i)
 	c.JMP(operand.LabelRef("block"))
 	c.Label(handler(1))
+	x := input()
 	for j, a := range acc {
 		c.VMOVUPS(x(j), a)
 	}
 	c.JMP(operand.LabelRef("next"))
 	for k, o := range ops {
 		c.Label(handler(k + 2))
-		o.emit(s, acc, x, scalar)
+		o.emit(s, acc, input, scalar)
 		c.JMP(operand.LabelRef("next"))
 	}
 	c.Label("done")

@@ -1192,8 +1192,8 @@ func goFile(command string) []byte {
 	}
 	for _, s := range isas {
 		if s.wide {
-			fmt.Fprintf(&b, "\n// chain%s runs code over the whole %d-element blocks of dst (see Chain).\n//\n//go:noescape\nfunc chain%s(dst, src []float32, code []uint32, scalars []float32)\n", s.name, 16*chainVecs, s.name)
-			declareNT(&b, "chain", s, "(dst, src []float32, code []uint32, scalars []float32)")
+			fmt.Fprintf(&b, "\n// chain%s runs code over the whole %d-element blocks of dst (see Chain).\n//\n//go:noescape\nfunc chain%s(dst []float32, srcs []*float32, code []uint32, scalars []float32)\n", s.name, 16*chainVecs, s.name)
+			declareNT(&b, "chain", s, "(dst []float32, srcs []*float32, code []uint32, scalars []float32)")
 		}
 	}
 	out, err := format.Source(b.Bytes())
