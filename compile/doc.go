@@ -13,8 +13,8 @@
 //
 // On the CPU a fused program (Compiled) runs over 2048-element tiles, each
 // instruction a vector kernel over the tile while it is in L1/L2. A
-// program over one float32 input and scalars in which each instruction
-// takes the last one's result, tanh-GELU among them, runs instead as a
+// program over float32 inputs and scalars in which each instruction takes
+// the last one's result, tanh-GELU among them, runs instead as a
 // cpu.Chain, its value kept in registers (chain.go). Either way every
 // operation rounds as it would unfused. On Metal the program becomes one
 // generated kernel.
