@@ -40,20 +40,21 @@ func sameScalars(memo []string, sc [][]byte) bool {
 
 // chainOf returns the program as a cpu.Chain for a call whose one-element
 // inputs are those with sc[i] set, and the inputs it reads, by the index
-// the chain gives them; or nil if the program is not a chain in this
-// call. A chain has float32 inputs, at most cpu.ChainInputs of them not
-// scalars, and one output, and each instruction takes the last one's
-// result (an input for the first) with an input, a scalar, or a product
-// of an input and a scalar that nothing else reads; the Chain runs it
-// with the value in registers (tanh-GELU is one, and tanh of x plus a
-// bias; GELU of x plus a bias, which reads the sum four times, is not).
-// Whether a program is one depends on which inputs are scalars, so it is
-// asked per call.
+// the chain gives them; or nil if the program is not one in this call. A
+// chain has float32 inputs, at most cpu.ChainInputs of them not scalars,
+// one output, and instructions the chain kernel has. Each instruction
+// takes its operand in the accumulator (loading it if the last result is
+// not it) and the other as an input, a scalar, a product of an input and
+// a scalar that nothing else reads, or a value saved in a slot: a result
+// that is still to be read when the accumulator moves on is saved first,
+// in at most cpu.ChainSlots slots at a time. Whether a program is a chain
+// depends on which inputs are scalars, so it is asked per call.
 func (c *Compiled) chainOf(sc [][]byte) (*cpu.Chain, []int) {
 	nIn := len(c.InDTypes)
-	if len(c.Outputs) != 1 {
+	if len(c.Outputs) != 1 || c.Outputs[0] < nIn {
 		return nil, nil
 	}
+	out := c.Outputs[0]
 	slot := make([]int, nIn) // the chain's index of an input that is not a scalar
 	var tiles []int
 	for i, dt := range c.InDTypes {
@@ -69,12 +70,15 @@ func (c *Compiled) chainOf(sc [][]byte) (*cpu.Chain, []int) {
 	if len(tiles) == 0 || len(tiles) > cpu.ChainInputs || ch == nil {
 		return nil, nil
 	}
-	reads := make([]int, nIn+len(c.Instrs))
+	// remaining counts the reads of each register still to come, the
+	// output's by the end among them
+	remaining := make([]int, nIn+len(c.Instrs))
 	for _, in := range c.Instrs {
 		for _, a := range in.Args {
-			reads[a]++
+			remaining[a]++
 		}
 	}
+	remaining[out]++
 	tile := func(r int) bool { return r < nIn && sc[r] == nil }
 	scalar := func(r int) (float32, bool) {
 		if r < nIn && sc[r] != nil {
@@ -83,27 +87,58 @@ func (c *Compiled) chainOf(sc [][]byte) (*cpu.Chain, []int) {
 		return 0, false
 	}
 	// products of an input and a scalar that one later instruction reads,
-	// not yet taken in
+	// not yet computed
 	type product struct {
 		in int
 		s  float32
 	}
 	leaves := map[int]product{}
-	acc := -1 // the register whose value the chain holds
-	// takes reports whether an instruction can take register r as the
-	// chain's value, starting the chain at an input or a leaf if there is
-	// none
-	takes := func(r int) bool {
-		switch p, leaf := leaves[r]; {
-		case acc >= 0:
-			return r == acc && reads[acc] == 1
-		case tile(r):
-			return ch.Load(slot[r])
-		case leaf:
+	saved := map[int]int{} // results in slots, and their slots
+	free := make([]int, cpu.ChainSlots)
+	for k := range free {
+		free[k] = cpu.ChainSlots - 1 - k
+	}
+	acc := -1 // the register whose value the accumulator holds
+	// save puts the accumulator's value in a slot if it is read later and
+	// is not in one
+	save := func(later int) bool {
+		if _, ok := saved[acc]; acc < nIn || later == 0 || ok {
+			return true
+		}
+		if len(free) == 0 {
+			return false
+		}
+		k := free[len(free)-1]
+		free = free[:len(free)-1]
+		saved[acc] = k
+		return ch.Save(k)
+	}
+	// load makes r the accumulator's value, saving the last one first
+	load := func(r int) bool {
+		if r == acc {
+			return true
+		}
+		if acc >= 0 && !save(remaining[acc]) {
+			return false
+		}
+		acc = r
+		if k, ok := saved[r]; ok {
+			return ch.LoadSlot(k)
+		}
+		if p, ok := leaves[r]; ok {
 			delete(leaves, r)
 			return ch.Load(slot[p.in]) && ch.Binary(cpu.Mul, cpu.ChainScalar, 0, p.s, false)
 		}
-		return false
+		return tile(r) && ch.Load(slot[r])
+	}
+	// consume counts a read of r, freeing its slot after the last
+	consume := func(r int) {
+		if remaining[r]--; remaining[r] == 0 {
+			if k, ok := saved[r]; ok {
+				free = append(free, k)
+				delete(saved, r)
+			}
+		}
 	}
 	for k, in := range c.Instrs {
 		r := nIn + k
@@ -112,13 +147,15 @@ func (c *Compiled) chainOf(sc [][]byte) (*cpu.Chain, []int) {
 		}
 		switch in.Kind {
 		case KindUnary:
-			if !takes(in.Args[0]) || !ch.Unary(cpu.UnaryOp(in.Op)) {
+			a := in.Args[0]
+			if !load(a) || !save(remaining[a]-1) || !ch.Unary(cpu.UnaryOp(in.Op)) {
 				return nil, nil
 			}
+			consume(a)
 		case KindBinary:
 			op := cpu.BinaryOp(in.Op)
 			a, b := in.Args[0], in.Args[1]
-			if op == cpu.Mul && a != acc && b != acc && reads[r] == 1 && r != c.Outputs[0] {
+			if op == cpu.Mul && remaining[r] == 1 && r != out {
 				if s, ok := scalar(b); ok && tile(a) {
 					leaves[r] = product{a, s}
 					continue
@@ -128,16 +165,27 @@ func (c *Compiled) chainOf(sc [][]byte) (*cpu.Chain, []int) {
 					continue
 				}
 			}
-			other, second := b, false
-			if !takes(a) {
-				if !takes(b) {
-					return nil, nil
-				}
-				other, second = a, true
+			// the accumulator takes a if it holds a or may load it, else b
+			first, other, second := a, b, false
+			_, aScalar := scalar(a)
+			if acc == b && a != b || aScalar {
+				first, other, second = b, a, true
+			}
+			if !load(first) {
+				return nil, nil
+			}
+			// saved if read later, or as the other operand here
+			later := remaining[first] - 1
+			if other == first {
+				later = remaining[first]
+			}
+			if !save(later) {
+				return nil, nil
 			}
 			var ok bool
 			s, isScalar := scalar(other)
 			p, isLeaf := leaves[other]
+			kSlot, isSaved := saved[other]
 			switch {
 			case tile(other):
 				ok = ch.Binary(op, cpu.ChainX, slot[other], 0, second)
@@ -146,16 +194,20 @@ func (c *Compiled) chainOf(sc [][]byte) (*cpu.Chain, []int) {
 			case isLeaf:
 				delete(leaves, other)
 				ok = ch.Binary(op, cpu.ChainXScalar, slot[p.in], p.s, second)
+			case isSaved:
+				ok = ch.Binary(op, cpu.ChainSlot, kSlot, 0, second)
 			}
 			if !ok {
 				return nil, nil
 			}
+			consume(a)
+			consume(b)
 		default:
 			return nil, nil
 		}
 		acc = r
 	}
-	if acc != c.Outputs[0] || len(leaves) > 0 {
+	if len(leaves) > 0 || !load(out) {
 		return nil, nil
 	}
 	return ch, tiles

@@ -6,9 +6,10 @@ import "unsafe"
 // to ChainInputs inputs of one length: it starts from an input (Load), and
 // each operation is a function of the accumulator or an arithmetic
 // operation (Add, Sub, Mul, Div, Maximum, Minimum) between it and an
-// input, a scalar, or an input times a scalar. Run computes it in one
-// pass, the accumulator of 128 elements at a time in registers, where the
-// tile kernels make a pass and a store per operation. Each operation
+// input, a scalar, an input times a scalar, or a value saved earlier in
+// one of ChainSlots slots (Save, LoadSlot). Run computes it in one pass,
+// the accumulator of 128 elements at a time in registers and the slots in
+// L1, where the tile kernels make a pass and a store per operation. Each operation
 // rounds as its tile kernel does (UnaryTileFunc, BinaryTileFunc,
 // BinaryScalarTileFuncs, ProductTileFuncs), NaNs and signed zeros
 // included, so the results are the same, bit for bit. The fused
@@ -21,11 +22,16 @@ import "unsafe"
 type Chain struct {
 	code    []uint32 // ends in chainEnd
 	scalars []float32
+	slots   int // the slots it saves to, 0 up to slots-1
 	impl    *vecImpl
 }
 
-// ChainInputs is the most inputs a Chain reads.
-const ChainInputs = 8
+// ChainInputs is the most inputs a Chain reads, ChainSlots the most
+// values it saves at once.
+const (
+	ChainInputs = 8
+	ChainSlots  = 8
+)
 
 // ChainOperand is the other operand of a binary operation of a Chain.
 type ChainOperand uint8
@@ -34,6 +40,7 @@ const (
 	ChainX       ChainOperand = iota // an input
 	ChainScalar                      // a scalar
 	ChainXScalar                     // an input times a scalar, rounded
+	ChainSlot                        // a value saved in a slot
 )
 
 // chainStep is an operation of the chain kernel, the key of its opcode.
@@ -45,11 +52,13 @@ type chainStep struct {
 }
 
 // The opcodes of the chain kernel that are not operations: the end of
-// the program, which stores the block, and the load of an input that
-// starts it.
+// the program, which stores the block, the load of an input, and the save
+// of the accumulator to a slot and its load back.
 const (
-	chainEnd  = 0
-	chainLoad = 1
+	chainEnd = iota
+	chainLoad
+	chainSave
+	chainLoadSlot
 )
 
 // chainBlock is the elements the chain kernel takes at a time.
@@ -58,7 +67,7 @@ const chainBlock = 128
 // NewChain returns an empty program, to Load an input into first, or nil
 // where this machine has no chain kernel (it needs AVX-512).
 func NewChain() *Chain {
-	if vecBest == nil || vecBest.chain == nil {
+	if vecBest == nil || vecBest.chainCodes == nil {
 		return nil
 	}
 	return &Chain{code: []uint32{chainEnd}, impl: vecBest}
@@ -67,32 +76,50 @@ func NewChain() *Chain {
 // Load sets the accumulator to input in. It reports false, and leaves c
 // as it was, for an input beyond ChainInputs.
 func (c *Chain) Load(in int) bool {
-	return c.emit(chainLoad, in, 0, false)
+	return c.emit(chainLoad, in, ChainInputs, 0, false)
 }
+
+// Save copies the accumulator to slot k. It reports false, and leaves c
+// as it was, for a slot beyond ChainSlots, as LoadSlot does.
+func (c *Chain) Save(k int) bool {
+	if !c.emit(chainSave, k, ChainSlots, 0, false) {
+		return false
+	}
+	c.slots = max(c.slots, k+1)
+	return true
+}
+
+// LoadSlot copies slot k to the accumulator; see Save.
+func (c *Chain) LoadSlot(k int) bool { return c.emit(chainLoadSlot, k, ChainSlots, 0, false) }
 
 // Unary applies op to the accumulator. It reports false, and leaves c as
 // it was, for an op the kernel does not have (see Chain).
 func (c *Chain) Unary(op UnaryOp) bool {
 	code, ok := c.impl.chainCodes[chainStep{op: uint8(op)}]
-	return ok && c.emit(code, 0, 0, false)
+	return ok && c.emit(code, 0, 1, 0, false)
 }
 
 // Binary sets the accumulator to acc op v, or with accSecond to v op acc,
-// where v is input in, s, or input in times s, as o says. It reports
-// false, and leaves c as it was, for an op other than Add, Sub, Mul, Div,
-// Maximum and Minimum, or an input beyond ChainInputs.
+// where v is input in, s, input in times s, or slot in, as o says. It
+// reports false, and leaves c as it was, for an op other than Add, Sub,
+// Mul, Div, Maximum and Minimum, or an input or slot beyond ChainInputs
+// or ChainSlots.
 func (c *Chain) Binary(op BinaryOp, o ChainOperand, in int, s float32, accSecond bool) bool {
 	if op == Add || op == Mul {
 		accSecond = false // they commute exactly; Maximum and Minimum do not (NaNs, zeros)
 	}
 	code, ok := c.impl.chainCodes[chainStep{binary: true, op: uint8(op), operand: o, accSecond: accSecond}]
-	return ok && c.emit(code, in, s, o != ChainX)
+	limit := ChainInputs
+	if o == ChainSlot {
+		limit = ChainSlots
+	}
+	return ok && c.emit(code, in, limit, s, o == ChainScalar || o == ChainXScalar)
 }
 
-// emit appends an instruction: opcode code with input in and, with
-// scalar, the scalar s.
-func (c *Chain) emit(code uint32, in int, s float32, scalar bool) bool {
-	if in < 0 || in >= ChainInputs {
+// emit appends an instruction: opcode code with input or slot in, below
+// limit, and, with scalar, the scalar s.
+func (c *Chain) emit(code uint32, in, limit int, s float32, scalar bool) bool {
+	if in < 0 || in >= limit {
 		return false
 	}
 	code |= uint32(in) << 8
@@ -130,11 +157,14 @@ func (c *Chain) run(db []byte, srcs [][]byte, nt bool) {
 		for i, x := range in {
 			ptrs[i] = unsafe.SliceData(x[n:])
 		}
-		k := c.impl.chain
-		if nt {
-			k = c.impl.chainNT
+		if c.slots == 0 {
+			chainKernel(nt, dst[n:whole], ptrs[:len(in)], c.code, c.scalars, nil)
+		} else {
+			// Go clears it, 4 KiB, on every call: only for a chain
+			// that saves
+			var scratch [ChainSlots * chainBlock]float32
+			chainKernel(nt, dst[n:whole], ptrs[:len(in)], c.code, c.scalars, scratch[:])
 		}
-		k(dst[n:whole], ptrs[:len(in)], c.code, c.scalars)
 	}
 	c.partial(dst[whole:], in, whole)
 }
@@ -144,8 +174,12 @@ func (c *Chain) run(db []byte, srcs [][]byte, nt bool) {
 // on, a block at a time through blocks on the stack: the kernel takes
 // whole blocks only.
 func (c *Chain) partial(dst []float32, in [][]float32, off int) {
+	if len(dst) == 0 {
+		return // before the blocks, which Go would clear
+	}
 	var blocks [ChainInputs][chainBlock]float32
 	var out [chainBlock]float32
+	var scratch [ChainSlots * chainBlock]float32
 	var ptrs [ChainInputs]*float32
 	for i := range in {
 		ptrs[i] = &blocks[i][0]
@@ -155,7 +189,7 @@ func (c *Chain) partial(dst []float32, in [][]float32, off int) {
 		for i, x := range in {
 			copy(blocks[i][:], x[off:off+n])
 		}
-		c.impl.chain(out[:], ptrs[:len(in)], c.code, c.scalars)
+		chainKernel(false, out[:], ptrs[:len(in)], c.code, c.scalars, scratch[:])
 		copy(dst, out[:n])
 		dst, off = dst[n:], off+n
 	}

@@ -166,3 +166,49 @@ func TestChain(t *testing.T) {
 func asBytes(v []float32) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), 4*len(v))
 }
+
+// TestChainSlots runs a program that saves values in slots, reads them
+// back as operands either side and reloads one, against the tile kernels
+// bit for bit.
+func TestChainSlots(t *testing.T) {
+	c := NewChain()
+	if c == nil {
+		t.Skip("no chain kernel (AVX-512)")
+	}
+	x := append(append(vecSpecial(), tileSpecials...), benchInput(300)...)
+	y := slices.Clone(x)
+	slices.Reverse(y)
+	n := len(x)
+	un := func(op UnaryOp, v []float32) []float32 {
+		d := make([]float32, n)
+		UnaryTileFunc(op, array.Float32)(asBytes(d), asBytes(v))
+		return d
+	}
+	bin := func(op BinaryOp, a, b []float32) []float32 {
+		d := make([]float32, n)
+		BinaryTileFunc(op, array.Float32)(asBytes(d), asBytes(a), asBytes(b))
+		return d
+	}
+	s2 := un(Tanh, x)
+	s7 := bin(Sub, s2, un(Exp, s2))
+	acc := bin(Mul, bin(Div, s2, bin(Maximum, y, s7)), s7)
+	want := bin(Add, un(Sigmoid, s2), acc)
+	ok := c.Load(0) && c.Unary(Tanh) && c.Save(2) && c.Unary(Exp) &&
+		c.Binary(Sub, ChainSlot, 2, 0, true) && c.Save(7) && c.Load(1) &&
+		c.Binary(Maximum, ChainSlot, 7, 0, false) && c.Binary(Div, ChainSlot, 2, 0, true) &&
+		c.Binary(Mul, ChainSlot, 7, 0, false) && c.Save(0) && c.LoadSlot(2) && c.Unary(Sigmoid) &&
+		c.Binary(Add, ChainSlot, 0, 0, false)
+	if !ok {
+		t.Fatal("the chain kernel refused an operation")
+	}
+	if c.Save(ChainSlots) || c.LoadSlot(-1) || c.Binary(Add, ChainSlot, ChainSlots, 0, false) {
+		t.Error("the chain kernel takes a slot beyond ChainSlots")
+	}
+	got := make([]float32, n)
+	c.Run(asBytes(got), [][]byte{asBytes(x), asBytes(y)})
+	for i := range got {
+		if !sameF32(got[i], want[i]) {
+			t.Fatalf("element %d, f(%g, %g) = %g, want %g", i, x[i], y[i], got[i], want[i])
+		}
+	}
+}

@@ -79,13 +79,12 @@ type vecImpl struct {
 	mulAddS, mulMulS                                                                         tripleKernelS
 	mulAddNT, mulMulNT                                                                       tripleKernel
 	mulAddSNT, mulMulSNT                                                                     tripleKernelS
-	// chain runs a Chain's code over whole blocks, chainNT storing them
-	// around the caches; chainCodes are their opcodes. AVX-512 only.
-	chain, chainNT func(dst []float32, srcs []*float32, code []uint32, scalars []float32)
-	chainCodes     map[chainStep]uint32
-	prefetch       func(p []byte)
-	copyNT         func(dst, src []float32) int
-	storeFence     func()
+	// chainCodes are the opcodes of the chain kernel (chainKernel), nil
+	// without it: it is AVX-512 only.
+	chainCodes map[chainStep]uint32
+	prefetch   func(p []byte)
+	copyNT     func(dst, src []float32) int
+	storeFence func()
 
 	cmpEqVV, cmpNeVV, cmpLtVV, cmpLeVV, cmpGtVV, cmpGeVV             func(dst []bool, a, b []float32) int
 	cmpEqVS, cmpNeVS, cmpLtVS, cmpLeVS, cmpGtVS, cmpGeVS             func(dst []bool, a []float32, b float32) int

@@ -32,24 +32,37 @@ const (
 	chainX       chainOperand = iota // the block of an input
 	chainScalar                      // a scalar
 	chainXScalar                     // an input times a scalar, rounded
+	chainSlot                        // a block saved in the scratch
 )
 
-var chainOperandNames = [...]string{"ChainX", "ChainScalar", "ChainXScalar"}
+var chainOperandNames = [...]string{"ChainX", "ChainScalar", "ChainXScalar", "ChainSlot"}
 
-// chainOp is an operation of the chain kernel. Opcodes 0 and 1 store the
-// block and load an input (cpu's chainEnd and chainLoad); the operations
-// in chainOps follow from 2 on. emit gets the accumulator, input, which
-// returns the block of the instruction's input (vector j of it), and
-// scalar, which returns its scalar in every lane.
+// chainFixed is the number of opcodes that are not in chainOps: the end
+// of the program, which stores the block, the load of an input, and the
+// save of the accumulator to a slot of the scratch and its load back
+// (cpu's chainEnd, chainLoad, chainSave and chainLoadSlot).
+const chainFixed = 4
+
+// chainOp is an operation of the chain kernel, opcode chainFixed on in
+// chainOps' order. emit gets the accumulator and the instruction's
+// operands (see chainEnv).
 type chainOp struct {
 	step string // its cpu.chainStep, as Go
-	emit func(s *isa, acc []reg.Register, input func() func(j int) operand.Mem, scalar func() reg.Register)
+	emit func(s *isa, acc []reg.Register, e chainEnv)
+}
+
+// chainEnv gives a handler its instruction's operands: input and slot
+// return the block of its input or scratch slot (vector j of it), scalar
+// its scalar in every lane.
+type chainEnv struct {
+	input, slot func() func(j int) operand.Mem
+	scalar      func() reg.Register
 }
 
 func chainOps() []chainOp {
 	var ops []chainOp
 	unary := func(name string, f func(s *isa, a reg.Register) reg.Register) {
-		ops = append(ops, chainOp{fmt.Sprintf("{op: uint8(%s)}", name), func(s *isa, acc []reg.Register, _ func() func(int) operand.Mem, _ func() reg.Register) {
+		ops = append(ops, chainOp{fmt.Sprintf("{op: uint8(%s)}", name), func(s *isa, acc []reg.Register, _ chainEnv) {
 			for _, a := range acc {
 				s.c.VMOVUPS(f(s, a), a)
 			}
@@ -68,25 +81,29 @@ func chainOps() []chainOp {
 	// have the accumulator second too
 	for _, f := range binFns {
 		both := f.op != "Add" && f.op != "Mul"
-		for o := chainX; o <= chainXScalar; o++ {
+		for o := chainX; o <= chainSlot; o++ {
 			for _, second := range []bool{false, true} {
 				if second && !both {
 					continue
 				}
 				step := fmt.Sprintf("{binary: true, op: uint8(%s), operand: %s, accSecond: %v}", f.op, chainOperandNames[o], second)
-				ops = append(ops, chainOp{step, func(s *isa, acc []reg.Register, input func() func(int) operand.Mem, scalar func() reg.Register) {
+				ops = append(ops, chainOp{step, func(s *isa, acc []reg.Register, e chainEnv) {
 					var k reg.Register
-					if o != chainX {
-						k = scalar()
-					}
 					var x func(int) operand.Mem
-					if o != chainScalar {
-						x = input()
+					switch o {
+					case chainX:
+						x = e.input()
+					case chainScalar:
+						k = e.scalar()
+					case chainXScalar:
+						k, x = e.scalar(), e.input()
+					case chainSlot:
+						x = e.slot()
 					}
 					for j, a := range acc {
 						var v reg.Register
 						switch o {
-						case chainX:
+						case chainX, chainSlot:
 							v = s.copy(x(j))
 						case chainScalar:
 							v = k
@@ -115,21 +132,23 @@ func (f fn) unaryOp() string {
 }
 
 // chainKernel emits the chain kernel for s (AVX-512): func(dst []float32,
-// srcs []*float32, code []uint32, scalars []float32), over the whole
-// blocks of dst, with srcs the inputs, as long as dst. An instruction of
-// code is an opcode in its low byte, the index in srcs of its input in the
-// next, and the index in scalars of its scalar in the upper half. With
-// s.nt the blocks are stored around the caches (dst aligned to 64 bytes).
+// srcs []*float32, code []uint32, scalars, scratch []float32), over the
+// whole blocks of dst, with srcs the inputs, as long as dst, and scratch
+// the slots, a block each. An instruction of code is an opcode in its low
+// byte, the index in srcs of its input (or its slot) in the next, and the
+// index in scalars of its scalar in the upper half. With s.nt the blocks
+// are stored around the caches (dst aligned to 64 bytes).
 func (s *isa) chainKernel(ops []chainOp) {
 	c := s.c
 	c.Function("chain" + s.name + s.ntSuffix())
 	c.Attributes(attr.NOSPLIT)
-	c.SignatureExpr("func(dst []float32, srcs []*float32, code []uint32, scalars []float32)")
+	c.SignatureExpr("func(dst []float32, srcs []*float32, code []uint32, scalars, scratch []float32)")
 	d := c.Load(c.Param("dst").Base(), c.GP64())
 	n := c.Load(c.Param("dst").Len(), c.GP64())
 	sp := c.Load(c.Param("srcs").Base(), c.GP64())
 	cb := c.Load(c.Param("code").Base(), c.GP64())
 	sb := c.Load(c.Param("scalars").Base(), c.GP64())
+	tb := c.Load(c.Param("scratch").Base(), c.GP64())
 	// the accumulator is live in every handler: defined here, it keeps
 	// its registers throughout
 	acc := make([]reg.Register, chainVecs)
@@ -160,6 +179,13 @@ func (s *isa) chainKernel(ops []chainOp) {
 		c.MOVQ(operand.Mem{Base: sp, Index: in, Scale: 8}, p)
 		return func(j int) operand.Mem { return operand.Mem{Base: p, Index: i, Scale: 4, Disp: 64 * j} }
 	}
+	slot := func() func(int) operand.Mem {
+		p := c.GP64()
+		c.MOVQ(in, p)
+		c.SHLQ(operand.U8(9), p) // a block's bytes
+		c.ADDQ(tb, p)
+		return func(j int) operand.Mem { return operand.Mem{Base: p, Disp: 64 * j} }
+	}
 	scalar := func() reg.Register {
 		r := s.vec()
 		c.VBROADCASTSS(operand.Mem{Base: sb, Index: idx, Scale: 4}, r)
@@ -182,7 +208,7 @@ func (s *isa) chainKernel(ops []chainOp) {
 		c.Label(right)
 		dispatch(mid, hi)
 	}
-	dispatch(0, len(ops)+1)
+	dispatch(0, len(ops)+chainFixed-1)
 	c.Label(handler(0))
 	for j, a := range acc {
 		out := operand.Mem{Base: d, Index: i, Scale: 4, Disp: 64 * j}
@@ -194,15 +220,25 @@ func (s *isa) chainKernel(ops []chainOp) {
 	}
 	c.MOVQ(end, i)
 	c.JMP(operand.LabelRef("block"))
-	c.Label(handler(1))
-	x := input()
-	for j, a := range acc {
-		c.VMOVUPS(x(j), a)
+	// loads of an input and of a slot, and saves to a slot
+	for h, mem := range []func() func(int) operand.Mem{input, nil, slot} {
+		c.Label(handler(1 + h))
+		if mem == nil {
+			t := slot()
+			for j, a := range acc {
+				c.VMOVUPS(a, t(j))
+			}
+		} else {
+			x := mem()
+			for j, a := range acc {
+				c.VMOVUPS(x(j), a)
+			}
+		}
+		c.JMP(operand.LabelRef("next"))
 	}
-	c.JMP(operand.LabelRef("next"))
 	for k, o := range ops {
-		c.Label(handler(k + 2))
-		o.emit(s, acc, input, scalar)
+		c.Label(handler(k + chainFixed))
+		o.emit(s, acc, chainEnv{input, slot, scalar})
 		c.JMP(operand.LabelRef("next"))
 	}
 	c.Label("done")

@@ -1152,9 +1152,9 @@ func goFile(command string) []byte {
 			fmt.Fprintf(&b, "\t\t\t%sNT: %s%sNT,\n", f.name, f.name, s.name)
 		}
 		if s.wide {
-			fmt.Fprintf(&b, "\t\t\tchain: chain%s, chainNT: chain%sNT, chainCodes: map[chainStep]uint32{\n", s.name, s.name)
+			fmt.Fprintf(&b, "\t\t\tchainCodes: map[chainStep]uint32{\n")
 			for k, o := range chainOps() {
-				fmt.Fprintf(&b, "\t\t\t\t%s: %d,\n", o.step, k+2)
+				fmt.Fprintf(&b, "\t\t\t\t%s: %d,\n", o.step, k+chainFixed)
 			}
 			fmt.Fprintf(&b, "\t\t\t},\n")
 		}
@@ -1192,8 +1192,8 @@ func goFile(command string) []byte {
 	}
 	for _, s := range isas {
 		if s.wide {
-			fmt.Fprintf(&b, "\n// chain%s runs code over the whole %d-element blocks of dst (see Chain).\n//\n//go:noescape\nfunc chain%s(dst []float32, srcs []*float32, code []uint32, scalars []float32)\n", s.name, 16*chainVecs, s.name)
-			declareNT(&b, "chain", s, "(dst []float32, srcs []*float32, code []uint32, scalars []float32)")
+			fmt.Fprintf(&b, "\n// chain%s runs code over the whole %d-element blocks of dst (see Chain).\n//\n//go:noescape\nfunc chain%s(dst []float32, srcs []*float32, code []uint32, scalars, scratch []float32)\n", s.name, 16*chainVecs, s.name)
+			declareNT(&b, "chain", s, "(dst []float32, srcs []*float32, code []uint32, scalars, scratch []float32)")
 		}
 	}
 	out, err := format.Source(b.Bytes())
