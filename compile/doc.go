@@ -13,9 +13,9 @@
 //
 // On the CPU a fused program (Compiled) runs over 2048-element tiles, each
 // instruction a vector kernel over the tile while it is in L1/L2. A
-// program over float32 inputs and scalars in which each instruction takes
-// the last one's result, tanh-GELU among them, runs instead as a
-// cpu.Chain, its value kept in registers (chain.go). Either way every
+// float32 program with one output whose operations the chain kernel has,
+// tanh-GELU among them, runs instead as a cpu.Chain: one pass with its
+// value kept in registers, and values read again saved in L1 (chain.go). Either way every
 // operation rounds as it would unfused. On Metal the program becomes one
 // generated kernel.
 //
