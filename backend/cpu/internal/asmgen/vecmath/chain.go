@@ -12,12 +12,13 @@ import (
 // The chain kernel (cpu.Chain) runs a program of float32 operations on an
 // accumulator kept in registers: a block of chainVecs vectors at a time,
 // it loads one of its inputs, applies the program's operations one after
-// another, each with an input, a scalar or an input times a scalar as its
-// other operand, and stores the block. The fused interpreter runs a program that is such a
-// chain with it in one pass, where its tile kernels take a pass, and a
-// store, per operation. Each operation is done as its tile kernel does it,
-// so the results are the same. It is AVX-512 only: AVX2's 16 registers do
-// not hold the accumulator and a function's temporaries.
+// another, each with an input, a scalar, an input times a scalar or a
+// block saved in the scratch as its other operand, and stores the block.
+// The fused interpreter runs a program with it in one pass, where its tile
+// kernels take a pass, and a store, per operation. Each operation is done
+// as its tile kernel does it, so the results are the same. It is AVX-512
+// only: AVX2's 16 registers do not hold the accumulator and a function's
+// temporaries.
 
 // chainVecs is the vectors of a block: as many as leave the functions'
 // temporaries enough registers, so that the dispatch of an operation is
