@@ -703,28 +703,23 @@ func (c *Compiled) runChain(tlo, thi, n int, ch *cpu.Chain, ins []int, inBufs []
 	}
 	lo, hi := tlo*tileElems, min(thi*tileElems, n)
 	srcs := make([][]byte, len(ins))
-	var tiles [][]byte // the copies, for the inputs that need them
-	for _, i := range ins {
-		if walkers[i] != nil {
-			tiles = append(tiles, make([]byte, tileElems*sz))
-		}
-	}
+	copies := make([][]byte, len(ins)) // for the inputs not in order
 	step := hi - lo
-	if tiles != nil {
-		step = tileElems
+	for k, i := range ins {
+		if walkers[i] != nil {
+			copies[k], step = make([]byte, tileElems*sz), tileElems
+		}
 	}
 	for ; lo < hi; lo += step {
 		e := min(lo+step, hi)
-		t := 0
 		for k, i := range ins {
 			b := inBufs[i]
-			if walkers[i] == nil {
+			if copies[k] == nil {
 				srcs[k] = b.Data[(b.Offset+lo)*sz : (b.Offset+e)*sz]
-				continue
+			} else {
+				srcs[k] = copies[k][:(e-lo)*sz]
+				cpu.GatherRange(walkers[i], srcs[k], b, lo, e)
 			}
-			srcs[k] = tiles[t][:(e-lo)*sz]
-			cpu.GatherRange(walkers[i], srcs[k], b, lo, e)
-			t++
 		}
 		run(out[lo*sz:e*sz], srcs)
 	}

@@ -150,6 +150,13 @@ type binKernel[T, D any] struct {
 	flush func()
 }
 
+// done runs flush, if any, after a chunk.
+func (k binKernel[T, D]) done() {
+	if k.flush != nil {
+		k.flush()
+	}
+}
+
 func fixedBin[T, D any](k binKernel[T, D]) func(int) binKernel[T, D] {
 	return func(int) binKernel[T, D] { return k }
 }
@@ -192,21 +199,18 @@ func runBinary[T, D any](out, a, b Buf, mk func(n int) binKernel[T, D]) {
 	if n := out.Size(); n <= Grain && flat(out) {
 		k := mk(n)
 		o := Elems[D](out)[out.Offset : out.Offset+n]
-		done := true
 		switch {
 		case flat(a, b):
 			k.vv(o, Elems[T](a)[a.Offset:a.Offset+n], Elems[T](b)[b.Offset:b.Offset+n])
+			k.done()
+			return
 		case flat(a) && repeated(b) && k.vs != nil:
 			k.vs(o, Elems[T](a)[a.Offset:a.Offset+n], Elems[T](b)[b.Offset])
+			k.done()
+			return
 		case repeated(a) && flat(b) && k.sv != nil:
 			k.sv(o, Elems[T](a)[a.Offset], Elems[T](b)[b.Offset:b.Offset+n])
-		default:
-			done = false
-		}
-		if done {
-			if k.flush != nil {
-				k.flush()
-			}
+			k.done()
 			return
 		}
 	}
@@ -252,9 +256,7 @@ func runBinary[T, D any](out, a, b Buf, mk func(n int) binKernel[T, D]) {
 				}
 			}
 		})
-		if k.flush != nil {
-			k.flush()
-		}
+		k.done()
 	})
 }
 

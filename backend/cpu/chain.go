@@ -76,27 +76,41 @@ func NewChain() *Chain {
 // Load sets the accumulator to input in. It reports false, and leaves c
 // as it was, for an input beyond ChainInputs.
 func (c *Chain) Load(in int) bool {
-	return c.emit(chainLoad, in, ChainInputs, 0, false)
+	if !within(in, ChainInputs) {
+		return false
+	}
+	c.emit(chainLoad, in, 0, false)
+	return true
 }
 
 // Save copies the accumulator to slot k. It reports false, and leaves c
 // as it was, for a slot beyond ChainSlots, as LoadSlot does.
 func (c *Chain) Save(k int) bool {
-	if !c.emit(chainSave, k, ChainSlots, 0, false) {
+	if !within(k, ChainSlots) {
 		return false
 	}
+	c.emit(chainSave, k, 0, false)
 	c.slots = max(c.slots, k+1)
 	return true
 }
 
 // LoadSlot copies slot k to the accumulator; see Save.
-func (c *Chain) LoadSlot(k int) bool { return c.emit(chainLoadSlot, k, ChainSlots, 0, false) }
+func (c *Chain) LoadSlot(k int) bool {
+	if !within(k, ChainSlots) {
+		return false
+	}
+	c.emit(chainLoadSlot, k, 0, false)
+	return true
+}
 
 // Unary applies op to the accumulator. It reports false, and leaves c as
 // it was, for an op the kernel does not have (see Chain).
 func (c *Chain) Unary(op UnaryOp) bool {
 	code, ok := c.impl.chainCodes[chainStep{op: uint8(op)}]
-	return ok && c.emit(code, 0, 1, 0, false)
+	if ok {
+		c.emit(code, 0, 0, false)
+	}
+	return ok
 }
 
 // Binary sets the accumulator to acc op v, or with accSecond to v op acc,
@@ -113,22 +127,24 @@ func (c *Chain) Binary(op BinaryOp, o ChainOperand, in int, s float32, accSecond
 	if o == ChainSlot {
 		limit = ChainSlots
 	}
-	return ok && c.emit(code, in, limit, s, o == ChainScalar || o == ChainXScalar)
-}
-
-// emit appends an instruction: opcode code with input or slot in, below
-// limit, and, with scalar, the scalar s.
-func (c *Chain) emit(code uint32, in, limit int, s float32, scalar bool) bool {
-	if in < 0 || in >= limit {
+	if !ok || !within(in, limit) {
 		return false
 	}
+	c.emit(code, in, s, o == ChainScalar || o == ChainXScalar)
+	return true
+}
+
+func within(i, n int) bool { return i >= 0 && i < n }
+
+// emit appends an instruction: opcode code with input or slot in and,
+// with scalar, the scalar s.
+func (c *Chain) emit(code uint32, in int, s float32, scalar bool) {
 	code |= uint32(in) << 8
 	if scalar {
 		code |= uint32(len(c.scalars)) << 16
 		c.scalars = append(c.scalars, s)
 	}
 	c.code = append(c.code[:len(c.code)-1], code, chainEnd)
-	return true
 }
 
 // Run sets dst[i] to the program's value at element i of srcs, the
@@ -146,11 +162,8 @@ func (c *Chain) run(db []byte, srcs [][]byte, nt bool) {
 		xs[i] = asSlice[float32](b)[:len(dst)]
 	}
 	in := xs[:len(srcs)]
-	n := 0
-	if nt {
-		n = alignHead(dst)
-		c.partial(dst[:n], in, 0)
-	}
+	n := streamHead(dst, nt)
+	c.partial(dst[:n], in, 0)
 	whole := n + (len(dst)-n)/chainBlock*chainBlock
 	if whole > n {
 		var ptrs [ChainInputs]*float32

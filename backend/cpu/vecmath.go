@@ -166,36 +166,27 @@ func vecArithLoops(impl *vecImpl, nt bool) (loops [numBinaryOps]binKernel[float3
 		if vv == nil || vs == nil || sv == nil {
 			continue
 		}
-		// With nt the Go loop first takes the elements before d's first
-		// 64-byte boundary, which the kernel's stores need.
+		// the Go loop takes the elements before the kernel's (see
+		// streamHead) and after its whole vectors
 		loops[op] = binKernel[float32, float32]{
 			vv: func(d, a, b []float32) {
 				a, b = a[:len(d)], b[:len(d)]
-				n := 0
-				if nt {
-					n = alignHead(d)
-					g.vv(d[:n], a[:n], b[:n])
-				}
+				n := streamHead(d, nt)
+				g.vv(d[:n], a[:n], b[:n])
 				n += vv(d[n:], a[n:], b[n:])
 				g.vv(d[n:], a[n:], b[n:])
 			},
 			vs: func(d, a []float32, b float32) {
 				a = a[:len(d)]
-				n := 0
-				if nt {
-					n = alignHead(d)
-					g.vs(d[:n], a[:n], b)
-				}
+				n := streamHead(d, nt)
+				g.vs(d[:n], a[:n], b)
 				n += vs(d[n:], a[n:], b)
 				g.vs(d[n:], a[n:], b)
 			},
 			sv: func(d []float32, a float32, b []float32) {
 				b = b[:len(d)]
-				n := 0
-				if nt {
-					n = alignHead(d)
-					g.sv(d[:n], a, b[:n])
-				}
+				n := streamHead(d, nt)
+				g.sv(d[:n], a, b[:n])
 				n += sv(d[n:], b[n:], a)
 				g.sv(d[n:], a, b[n:])
 			},
@@ -205,6 +196,16 @@ func vecArithLoops(impl *vecImpl, nt bool) (loops [numBinaryOps]binKernel[float3
 		}
 	}
 	return loops
+}
+
+// streamHead returns where in d a kernel starts: at 0, or with nt (a
+// kernel that stores around the caches, which needs whole vectors
+// aligned) at alignHead(d). The elements before it are left to Go.
+func streamHead(d []float32, nt bool) int {
+	if nt {
+		return alignHead(d)
+	}
+	return 0
 }
 
 // alignHead returns how many elements of d come before its first 64-byte
@@ -375,20 +376,14 @@ func tripleLoops(impl *vecImpl, second BinaryOp, nt bool) (func(d, a, b, c []flo
 	}
 	return func(d, a, b, c []float32) {
 			a, b, c = a[:len(d)], b[:len(d)], c[:len(d)]
-			n := 0
-			if nt {
-				n = alignHead(d)
-				vvv(d[:n], a[:n], b[:n], c[:n])
-			}
+			n := streamHead(d, nt)
+			vvv(d[:n], a[:n], b[:n], c[:n])
 			n += kv(d[n:], a[n:], b[n:], c[n:])
 			vvv(d[n:], a[n:], b[n:], c[n:])
 		}, func(d, a []float32, b float32, c []float32) {
 			a, c = a[:len(d)], c[:len(d)]
-			n := 0
-			if nt {
-				n = alignHead(d)
-				vsv(d[:n], a[:n], b, c[:n])
-			}
+			n := streamHead(d, nt)
+			vsv(d[:n], a[:n], b, c[:n])
 			n += ks(d[n:], a[n:], b, c[n:])
 			vsv(d[n:], a[n:], b, c[n:])
 		}

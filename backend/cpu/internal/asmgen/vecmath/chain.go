@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/mmcloughlin/avo/attr"
 	"github.com/mmcloughlin/avo/build"
@@ -38,11 +39,17 @@ const (
 
 var chainOperandNames = [...]string{"ChainX", "ChainScalar", "ChainXScalar", "ChainSlot"}
 
-// chainFixed is the number of opcodes that are not in chainOps: the end
-// of the program, which stores the block, the load of an input, and the
-// save of the accumulator to a slot of the scratch and its load back
-// (cpu's chainEnd, chainLoad, chainSave and chainLoadSlot).
-const chainFixed = 4
+// The opcodes that are not in chainOps, as cpu numbers them: the end of
+// the program, which stores the block, the load of an input, and the save
+// of the accumulator to a slot of the scratch and its load back. chainOps
+// follow from chainFixed on.
+const (
+	chainEnd = iota
+	chainLoad
+	chainSave
+	chainLoadSlot
+	chainFixed
+)
 
 // chainOp is an operation of the chain kernel, opcode chainFixed on in
 // chainOps' order. emit gets the accumulator and the instruction's
@@ -73,7 +80,8 @@ func chainOps() []chainOp {
 	unary("Square", func(s *isa, a reg.Register) reg.Register { return s.mul(a, a) })
 	for _, f := range fns {
 		if f.bail == nil {
-			unary(f.unaryOp(), f.core)
+			// cpu's UnaryOp: exp is Exp, log1p Log1p
+			unary(strings.ToUpper(f.name[:1])+f.name[1:], f.core)
 		}
 	}
 	// the arithmetic of the tile kernels (binFns), so that it rounds and
@@ -122,14 +130,6 @@ func chainOps() []chainOp {
 		}
 	}
 	return ops
-}
-
-// unaryOp is the cpu.UnaryOp that f computes.
-func (f fn) unaryOp() string {
-	return map[string]string{
-		"exp": "Exp", "expm1": "Expm1", "log": "Log", "log1p": "Log1p", "tanh": "Tanh",
-		"sigmoid": "Sigmoid", "erf": "Erf",
-	}[f.name]
 }
 
 // chainKernel emits the chain kernel for s (AVX-512): func(dst []float32,
@@ -210,29 +210,26 @@ func (s *isa) chainKernel(ops []chainOp) {
 		dispatch(mid, hi)
 	}
 	dispatch(0, len(ops)+chainFixed-1)
-	c.Label(handler(0))
+	c.Label(handler(chainEnd))
 	for j, a := range acc {
-		out := operand.Mem{Base: d, Index: i, Scale: 4, Disp: 64 * j}
-		if s.nt {
-			c.VMOVNTPS(a, out)
-		} else {
-			c.VMOVUPS(a, out)
-		}
+		s.store(a, operand.Mem{Base: d, Index: i, Scale: 4, Disp: 64 * j})
 	}
 	c.MOVQ(end, i)
 	c.JMP(operand.LabelRef("block"))
-	// loads of an input and of a slot, and saves to a slot
-	for h, mem := range []func() func(int) operand.Mem{input, nil, slot} {
-		c.Label(handler(1 + h))
-		if mem == nil {
-			t := slot()
-			for j, a := range acc {
-				c.VMOVUPS(a, t(j))
-			}
-		} else {
-			x := mem()
-			for j, a := range acc {
-				c.VMOVUPS(x(j), a)
+	// the accumulator from an input or slot, and to a slot
+	moves := []struct {
+		op    int
+		mem   func() func(int) operand.Mem
+		store bool
+	}{{chainLoad, input, false}, {chainSave, slot, true}, {chainLoadSlot, slot, false}}
+	for _, mv := range moves {
+		c.Label(handler(mv.op))
+		m := mv.mem()
+		for j, a := range acc {
+			if mv.store {
+				c.VMOVUPS(a, m(j))
+			} else {
+				c.VMOVUPS(m(j), a)
 			}
 		}
 		c.JMP(operand.LabelRef("next"))

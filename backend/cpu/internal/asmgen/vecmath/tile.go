@@ -287,11 +287,7 @@ func (s *isa) tileKernel(name, operands string, core func(s *isa, v []reg.Regist
 					vals[j] = s.copy(at(ptrs[j]))
 				}
 			}
-			if s.nt {
-				c.VMOVNTPS(core(s, vals), at(d))
-			} else {
-				c.VMOVUPS(core(s, vals), at(d))
-			}
+			s.store(core(s, vals), at(d))
 		}
 		c.ADDQ(operand.U32(vectors*s.width), i)
 	}
