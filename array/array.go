@@ -34,14 +34,22 @@ type arrayData struct {
 // node is one application of a primitive. Its fields never change after
 // construction, so graph walks read them without locks; mu only orders
 // evaluation.
+//
+// An output's data is set while its kernel runs (a primitive allocates its
+// output before writing it, and a GPU kernel is only queued), so "has data"
+// does not mean "evaluated". ready does: it is set once the outputs' values
+// are complete and visible, after the kernel returns on the CPU and after
+// the stream is synchronized on the GPU. Only then is the node detached.
 type node struct {
 	prim    Primitive
 	inputs  []*Array
 	outputs []*Array
 
-	mu   sync.Mutex
-	done bool
-	err  error
+	ready atomic.Bool
+
+	mu  sync.Mutex
+	ran bool // under mu: eval has run the primitive (or failed)
+	err error
 }
 
 func checkShape(op string, shape []int) int {
@@ -62,13 +70,27 @@ func newArray(op string, shape []int, dt DType, s Stream) *Array {
 	if !dt.Valid() {
 		Panicf(op, "invalid dtype %v", dt)
 	}
-	return &Array{shape: append([]int(nil), shape...), dtype: dt, size: checkShape(op, shape), stream: s}
+	n := checkShape(op, shape)
+	// Kernels and the allocator count in bytes: an array whose byte size
+	// does not fit in an int cannot be addressed, view or not.
+	if es := dt.Size(); es > 1 && n > math.MaxInt/es {
+		Panicf(op, "shape %v of %v is %d elements of %d bytes, its size in bytes overflows int", shape, dt, n, es)
+	}
+	return &Array{shape: append([]int(nil), shape...), dtype: dt, size: n, stream: s}
+}
+
+// primOp names an operation for errors found while building its node.
+func primOp(prim Primitive) string {
+	if prim == nil {
+		return "array.New"
+	}
+	return prim.Name()
 }
 
 // New returns a pending array: output 0 of prim applied to inputs, to run
 // on stream s. Operations build the graph with it.
 func New(s Stream, shape []int, dt DType, prim Primitive, inputs ...*Array) *Array {
-	a := newArray("array.New", shape, dt, s)
+	a := newArray(primOp(prim), shape, dt, s)
 	n := &node{prim: prim, inputs: inputs, outputs: []*Array{a}}
 	for _, in := range inputs {
 		if in.tracer {
@@ -91,7 +113,7 @@ func NewMulti(s Stream, shapes [][]int, dts []DType, prim Primitive, inputs ...*
 	}
 	n := &node{prim: prim, inputs: inputs, outputs: make([]*Array, len(shapes))}
 	for i := range shapes {
-		a := newArray("array.NewMulti", shapes[i], dts[i], s)
+		a := newArray(primOp(prim), shapes[i], dts[i], s)
 		a.tracer = tracer
 		a.node.Store(n)
 		n.outputs[i] = a
@@ -240,9 +262,20 @@ func (a *Array) Tracer() bool {
 	return a.tracer
 }
 
-// Evaluated reports whether the array has its value.
+// Evaluated reports whether the array has its value: its kernel has
+// finished and the value can be read.
 func (a *Array) Evaluated() bool {
 	checkNil(a)
+	return a.isReady()
+}
+
+// isReady reports whether a's value is complete. A node is detached only
+// after its outputs are ready and their data is set, so an array without a
+// node is ready exactly when it has data (a placeholder has neither).
+func (a *Array) isReady() bool {
+	if n := a.node.Load(); n != nil {
+		return n.ready.Load()
+	}
 	return a.data.Load() != nil
 }
 

@@ -9,9 +9,15 @@ import "fmt"
 type Error struct {
 	Op  string
 	Msg string
+	// Err is the kind of failure where one applies (ErrOutOfMemory), so
+	// that errors.Is can test for it; nil for a bad argument.
+	Err error
 }
 
 func (e *Error) Error() string { return e.Op + ": " + e.Msg }
+
+// Unwrap returns e.Err.
+func (e *Error) Unwrap() error { return e.Err }
 
 // Errorf returns a *Error for op.
 func Errorf(op, format string, args ...any) *Error {

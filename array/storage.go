@@ -144,7 +144,9 @@ func (p *cpuPool) dropOldest() {
 
 // AllocCPU returns storage of n bytes on the CPU. Its contents are
 // arbitrary: kernels write every byte they later read. The memory goes back
-// to the pool when the Storage becomes unreachable.
+// to the pool when the Storage becomes unreachable. A size the machine
+// cannot give panics with an *Error wrapping ErrOutOfMemory (Eval returns
+// it, naming the operation), never with the runtime's fatal error.
 func AllocCPU(n int) *Storage {
 	if n < 0 {
 		Panicf("array.AllocCPU", "negative size %d", n)
@@ -164,6 +166,7 @@ func AllocCPU(n int) *Storage {
 		}
 	}
 	if buf == nil {
+		checkAlloc(n)
 		buf = make([]uint64, words)
 		if class >= hugeFrom {
 			adviseHuge(buf)

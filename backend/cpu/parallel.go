@@ -1,9 +1,13 @@
 package cpu
 
 import (
+	"fmt"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
+
+	"github.com/fathom-go/fathom/array"
 )
 
 // Grain is the number of elements below which an elementwise kernel runs
@@ -40,7 +44,18 @@ func ParallelFor(n, grain int, body func(lo, hi int)) {
 	workers = min(workers, nchunks)
 	var next atomic.Int64
 	var wg sync.WaitGroup
+	var failed atomic.Pointer[workerPanic]
 	work := func() {
+		// A panic on a worker goroutine cannot be recovered by the caller
+		// and would end the process: stop handing out chunks and pass the
+		// panic to the calling goroutine, where Eval turns it into an
+		// error.
+		defer func() {
+			if r := recover(); r != nil {
+				failed.CompareAndSwap(nil, &workerPanic{value: r, stack: debug.Stack()})
+				next.Store(int64(nchunks))
+			}
+		}()
 		for {
 			c := int(next.Add(1) - 1)
 			if c >= nchunks {
@@ -59,4 +74,23 @@ func ParallelFor(n, grain int, body func(lo, hi int)) {
 	}
 	work()
 	wg.Wait()
+	if p := failed.Load(); p != nil {
+		if e, ok := p.value.(*array.Error); ok {
+			panic(e)
+		}
+		panic(p)
+	}
 }
+
+// workerPanic is a panic caught on a ParallelFor goroutine, re-raised on
+// the caller's with the stack of where it happened.
+type workerPanic struct {
+	value any
+	stack []byte
+}
+
+func (p *workerPanic) String() string { return fmt.Sprint(p.value) }
+
+// PanicStack is the stack of the goroutine that panicked; array.Eval puts
+// it in the error it returns.
+func (p *workerPanic) PanicStack() []byte { return p.stack }
