@@ -14,9 +14,9 @@ import (
 // drops the node, so the inputs can be collected.
 type Array struct {
 	shape  []int
-	dtype  DType
 	size   int
 	stream Stream
+	dtype  DType
 	tracer bool
 
 	node atomic.Pointer[node]
@@ -46,10 +46,9 @@ type node struct {
 	outputs []*Array
 
 	ready atomic.Bool
-
-	mu  sync.Mutex
-	ran bool // under mu: eval has run the primitive (or failed)
-	err error
+	ran   bool // under mu: eval has run the primitive (or failed)
+	mu    sync.Mutex
+	err   error
 }
 
 func checkShape(op string, shape []int) int {

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"runtime"
 	"testing"
 
 	"gonum.org/v1/gonum/blas"
@@ -155,5 +156,41 @@ func BenchmarkTriad(b *testing.B) {
 	b.SetBytes(workload.TriadBytes(n))
 	for b.Loop() {
 		t.Run()
+	}
+}
+
+// BenchmarkPendingNode measures the memory a pending node holds before
+// evaluation: a chain of 10,000 ops is built and the live heap measured
+// after a collection. It reports live bytes and allocations per node.
+func BenchmarkPendingNode(b *testing.B) {
+	const chain = 10000
+	x := array.FromSlice(workload.RandF32(16, 1), 16)
+	for _, c := range []struct {
+		name string
+		op   func(y *array.Array) *array.Array
+	}{
+		{"AddScalar", func(y *array.Array) *array.Array { return ops.AddScalar(y, 1) }},
+		{"Add", func(y *array.Array) *array.Array { return ops.Add(y, x) }},
+		{"Exp", ops.Exp},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			var live, allocs float64
+			for b.Loop() {
+				var m0, m1 runtime.MemStats
+				runtime.GC()
+				runtime.ReadMemStats(&m0)
+				y := x
+				for range chain {
+					y = c.op(y)
+				}
+				runtime.GC()
+				runtime.ReadMemStats(&m1)
+				live += float64(int64(m1.HeapAlloc)-int64(m0.HeapAlloc)) / chain
+				allocs += float64(m1.Mallocs-m0.Mallocs) / chain
+				runtime.KeepAlive(y)
+			}
+			b.ReportMetric(live/float64(b.N), "B/node")
+			b.ReportMetric(allocs/float64(b.N), "allocs/node")
+		})
 	}
 }

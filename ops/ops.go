@@ -3,6 +3,7 @@ package ops
 import (
 	"math"
 	"slices"
+	"sync/atomic"
 
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/backend/cpu"
@@ -183,8 +184,46 @@ func scalarDType(dt array.DType, v float64) array.DType {
 	return dt
 }
 
-// scalarOf returns a 0-d array of dtype dt holding v.
+// scalarOf returns a 0-d array of dtype dt holding v, on the current
+// stream. Scalar operands are most of what a chain of small ops builds (an
+// evaluated array, its storage and buffer: half the memory of an
+// AddScalar node), and few distinct values recur, so recent ones are
+// shared from a small table. Sharing is safe: an evaluated array never
+// changes.
 func scalarOf(v float64, dt array.DType) *array.Array {
+	k := scalarKey{s: stream(), dt: dt, bits: math.Float64bits(v)}
+	slot := &scalarCache[k.hash()%uint64(len(scalarCache))]
+	if e := slot.Load(); e != nil && e.key == k {
+		return e.a
+	}
+	a := newScalar(v, dt)
+	slot.Store(&scalarEntry{key: k, a: a})
+	return a
+}
+
+type scalarKey struct {
+	s    array.Stream
+	dt   array.DType
+	bits uint64
+}
+
+func (k scalarKey) hash() uint64 {
+	h := k.bits ^ uint64(k.dt)<<56 ^ uint64(k.s.Index)<<48 ^ uint64(k.s.Device.Type)<<40
+	h ^= h >> 29
+	h *= 0xbf58476d1ce4e5b9
+	return h ^ h>>32
+}
+
+type scalarEntry struct {
+	key scalarKey
+	a   *array.Array
+}
+
+// scalarCache is direct-mapped: a new value evicts whatever shared its
+// slot, so the table stays at its size whatever values a program uses.
+var scalarCache [256]atomic.Pointer[scalarEntry]
+
+func newScalar(v float64, dt array.DType) *array.Array {
 	switch dt {
 	case array.Bool:
 		return array.Scalar(v != 0)

@@ -42,6 +42,7 @@ type dispatch struct {
 	pipeline unsafe.Pointer
 	buffers  []unsafe.Pointer // ids of the MTLBuffers at index 0, 1, ...
 	offsets  []uint64
+	writes   []bool // whether the kernel writes the buffer at each index
 	params   []byte // bound with setBytes at index len(buffers), if any
 	grid     [3]int
 	group    [3]int
@@ -167,18 +168,19 @@ func (q *cmdQueue) encodeLocked(l *Launch, p pipeline) error {
 		q.cur = &batch{cb: cb, refs: map[*devBuf]Memory{}, written: map[*devBuf]struct{}{}, read: map[*devBuf]struct{}{}}
 	}
 	b := q.cur
-	d.buffers, d.offsets = d.buffers[:0], d.offsets[:0]
+	d.buffers, d.offsets, d.writes = d.buffers[:0], d.offsets[:0], d.writes[:0]
 	for i, x := range bufs {
 		if _, ok := b.refs[x]; !ok {
 			b.refs[x] = keeps[i]
 			b.bytes += int64(x.class)
 		}
 		d.buffers = append(d.buffers, x.id)
-		off := 0
+		off, w := 0, false
 		if i < len(l.Buffers) {
-			off = l.Buffers[i].Offset
+			off, w = l.Buffers[i].Offset, l.Buffers[i].Write
 		}
 		d.offsets = append(d.offsets, uint64(off))
+		d.writes = append(d.writes, w)
 	}
 	d.barrier = false
 	for i, a := range l.Buffers {

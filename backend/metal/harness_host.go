@@ -112,9 +112,11 @@ func (d *execDriver) newCommandBuffer() (cmdBuf, error) {
 	return cmdBuf{cb: cb, enc: cb}, nil
 }
 
-// encode copies the dispatch, whose slices the queue reuses. The
-// dispatch does not say which buffers the kernel writes, so every one is
-// marked written and the executor copies them all back.
+// encode copies the dispatch, whose slices the queue reuses. Only the
+// buffers the launch declares written are copied back, as a GPU leaves
+// the others alone: another goroutine may be reading them on the host, and
+// a plan that forgets to declare a write loses its result here, as its
+// barriers would be missing on a Mac.
 func (d *execDriver) encode(c cmdBuf, disp *dispatch) {
 	p := (*execPipe)(disp.pipeline)
 	l := Launch{Library: p.lib.name, Source: p.lib.source, Kernel: p.kernel, Grid: disp.grid, Group: disp.group}
@@ -123,7 +125,7 @@ func (d *execDriver) encode(c cmdBuf, disp *dispatch) {
 	}
 	d.mu.Lock()
 	for i, id := range disp.buffers {
-		l.Buffers = append(l.Buffers, BufArg{Mem: execMem(d.bufs[id]), Offset: int(disp.offsets[i]), Write: true})
+		l.Buffers = append(l.Buffers, BufArg{Mem: execMem(d.bufs[id]), Offset: int(disp.offsets[i]), Write: disp.writes[i]})
 	}
 	d.mu.Unlock()
 	cb := (*execCB)(c.enc)
