@@ -52,7 +52,10 @@ func Compile(f graph.Fn, opts ...Option) *Func {
 		array.Panicf("compile.Compile", "nil function")
 	}
 	fn := &Func{id: nextID.Add(1), f: f}
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			array.Panicf("compile.Compile", "option %d is nil", i)
+		}
 		o(&fn.opts)
 	}
 	// The cleanup holds only the id, so it does not keep fn alive.
@@ -66,16 +69,22 @@ func (f *Func) Call(in ...*array.Array) []*array.Array { return defaultWorker.Ca
 // Release erases every trace of f from every worker's cache, dropping the
 // traces' captured arrays. Calls in flight finish; a later Call panics
 // with *array.Error. Release is idempotent, and happens by itself when f
-// becomes unreachable.
+// becomes unreachable. A nil *Func has no traces, so releasing it does
+// nothing: a deferred Release need not check what Compile returned.
 func (f *Func) Release() {
-	if f.released.Swap(true) {
+	if f == nil || f.released.Swap(true) {
 		return
 	}
 	eraseEverywhere(f.id)
 }
 
 // Released reports whether Release has been called.
-func (f *Func) Released() bool { return f.released.Load() }
+func (f *Func) Released() bool {
+	if f == nil {
+		array.Panicf("compile.Func.Released", "nil *Func")
+	}
+	return f.released.Load()
+}
 
 // The registry holds every live worker's cache weakly, so that erasing a
 // function reaches all of them and a worker that becomes unreachable

@@ -270,7 +270,7 @@ func (c *Compiled) Hash() uint64 { return c.hash }
 // Equivalent reports whether o runs the same program.
 func (c *Compiled) Equivalent(o array.Primitive) bool {
 	d, ok := o.(*Compiled)
-	return ok && d.hash == c.hash && d.desc == c.desc
+	return ok && d != nil && d.hash == c.hash && d.desc == c.desc
 }
 
 // OutputShapes returns, for every output, the shape the inputs broadcast
@@ -278,6 +278,9 @@ func (c *Compiled) Equivalent(o array.Primitive) bool {
 func (c *Compiled) OutputShapes(in []*array.Array) ([][]int, error) {
 	shapes := make([][]int, len(in))
 	for i, x := range in {
+		if x == nil {
+			return nil, array.Errorf("compile.Compiled", "input %d is nil", i)
+		}
 		shapes[i] = x.Shape()
 	}
 	var shape []int

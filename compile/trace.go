@@ -55,14 +55,7 @@ func newTrace(f *Func, in []*array.Array, s array.Stream) *trace {
 		defer array.EndTrace()
 		return f.f(ph...)
 	}()
-	if len(outs) == 0 {
-		array.Panicf("compile.Call", "the function returned no arrays")
-	}
-	for i, o := range outs {
-		if o == nil {
-			array.Panicf("compile.Call", "output %d of the function is nil", i)
-		}
-	}
+	checkOutputs(outs)
 	t := &trace{inShapes: make([][]int, len(in)), inDTypes: make([]array.DType, len(in))}
 	for i, x := range in {
 		t.inShapes[i] = x.Shape()

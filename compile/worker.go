@@ -47,7 +47,10 @@ func OnStream(s array.Stream) WorkerOption { return func(o *workerOptions) { o.s
 // otherwise, a new stream on the default device.
 func NewWorker(opts ...WorkerOption) *Worker {
 	o := workerOptions{max: DefaultMaxTraces}
-	for _, opt := range opts {
+	for i, opt := range opts {
+		if opt == nil {
+			array.Panicf("compile.NewWorker", "option %d is nil", i)
+		}
 		opt(&o)
 	}
 	s := array.NewStream(array.DefaultDevice())
@@ -73,6 +76,9 @@ func DefaultWorker() *Worker { return defaultWorker }
 
 // Stream returns the stream the worker records its work on.
 func (w *Worker) Stream() array.Stream {
+	if w == nil {
+		array.Panicf("compile.Worker.Stream", "nil *Worker")
+	}
 	if w == defaultWorker {
 		return array.CurrentStream()
 	}
@@ -81,6 +87,9 @@ func (w *Worker) Stream() array.Stream {
 
 // Traces returns the number of traces in the worker's cache.
 func (w *Worker) Traces() int {
+	if w == nil {
+		array.Panicf("compile.Worker.Traces", "nil *Worker")
+	}
 	w.c.mu.Lock()
 	defer w.c.mu.Unlock()
 	return w.c.lru.Len()
@@ -88,12 +97,13 @@ func (w *Worker) Traces() int {
 
 // Close empties the worker's cache and removes it from the registry.
 // Calls in flight finish; a later Call panics with *array.Error. Close is
-// idempotent. The default worker cannot be closed.
+// idempotent. The default worker cannot be closed. A nil *Worker has no
+// cache, so closing it does nothing, as a deferred Close expects.
 func (w *Worker) Close() {
 	if w == defaultWorker {
 		array.Panicf("compile.Worker.Close", "the default worker cannot be closed")
 	}
-	if w.closed.Swap(true) {
+	if w == nil || w.closed.Swap(true) {
 		return
 	}
 	unregister(w.regID)
@@ -109,6 +119,9 @@ func (w *Worker) Close() {
 // a transform (Grad, VJP, JVP, Vmap), where the inputs are tracers, f
 // runs uncompiled, so transforms of compiled functions are exact.
 func (w *Worker) Call(f *Func, in ...*array.Array) []*array.Array {
+	if w == nil {
+		array.Panicf("compile.Call", "nil *Worker")
+	}
 	if f == nil {
 		array.Panicf("compile.Call", "nil *Func")
 	}
@@ -134,12 +147,23 @@ func (w *Worker) Call(f *Func, in ...*array.Array) []*array.Array {
 	return tr.replay(in, s)
 }
 
+// runDirect runs f uncompiled, with the same checks of what it returns
+// as a trace makes, so that compiling or not changes no error.
 func runDirect(f *Func, in []*array.Array) []*array.Array {
 	outs := f.f(in...)
+	checkOutputs(outs)
+	return outs
+}
+
+func checkOutputs(outs []*array.Array) {
 	if len(outs) == 0 {
 		array.Panicf("compile.Call", "the function returned no arrays")
 	}
-	return outs
+	for i, o := range outs {
+		if o == nil {
+			array.Panicf("compile.Call", "output %d of the function is nil", i)
+		}
+	}
 }
 
 // key is a call signature: the function's id, the stream, the options,

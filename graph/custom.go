@@ -132,6 +132,12 @@ func (p *custom) Vmap(inputs []*array.Array, axes []int) ([]*array.Array, []int)
 // one that f's operations cannot express. Forward-mode derivatives (JVP)
 // still differentiate f.
 func CustomVJP(f Fn, vjp VJPFunc) Fn {
+	if f == nil {
+		array.Panicf("graph.CustomVJP", "nil function")
+	}
+	if vjp == nil {
+		array.Panicf("graph.CustomVJP", "nil VJP function")
+	}
 	return func(in ...*array.Array) []*array.Array {
 		checkNil("graph.CustomVJP", "argument", in)
 		outs := callFn("graph.CustomVJP", f, in)
@@ -151,6 +157,9 @@ func CustomVJP(f Fn, vjp VJPFunc) Fn {
 // reverse pass instead of keeping its intermediates: the reverse graph
 // holds only f's inputs and outputs, trading compute for memory.
 func Checkpoint(f Fn) Fn {
+	if f == nil {
+		array.Panicf("graph.Checkpoint", "nil function")
+	}
 	return CustomVJP(f, func(primals, _, cots []*array.Array) []*array.Array {
 		_, vjps := VJP(f, primals, cots)
 		return vjps

@@ -77,7 +77,7 @@ func TestCustomVJPBadVJPFunction(t *testing.T) {
 	wantError(t, func() { graph.Grad(sumOf(tooMany))(x) }, "graph.CustomVJP", "2 cotangents for 1 primals")
 	wantError(t, func() { graph.Grad(sumOf(wrongShape))(x) }, "graph.CustomVJP", "shape []", "primal 0 of shape [3]")
 	wantError(t, func() { tooMany(nil) }, "graph.CustomVJP", "argument 0 is nil")
-	none := graph.CustomVJP(func(...*array.Array) []*array.Array { return nil }, nil)
+	none := graph.CustomVJP(func(...*array.Array) []*array.Array { return nil }, func(_, _, c []*array.Array) []*array.Array { return c })
 	wantError(t, func() { none(x) }, "graph.CustomVJP", "no arrays")
 }
 

@@ -9,4 +9,9 @@
 // VmapRule). Transforms return lazy arrays and nest to any depth: the
 // gradient of a gradient is the VJP of a graph that is itself made of
 // differentiable operations.
+//
+// A nil function, or a nil array among the arrays a transform is given, is
+// an *array.Error naming the transform. A transform that returns a function
+// checks its function when it is made, not when what it returns is called:
+// there, far from the mistake, the error would be hard to trace back.
 package graph

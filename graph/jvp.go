@@ -12,6 +12,9 @@ import (
 // mode differentiation. An output that does not depend on the primals gets
 // zeros.
 func JVP(f Fn, primals, tangents []*array.Array) (outs, jvps []*array.Array) {
+	if f == nil {
+		array.Panicf("graph.JVP", "nil function")
+	}
 	checkNil("graph.JVP", "primal", primals)
 	checkNil("graph.JVP", "tangent", tangents)
 	if len(tangents) != len(primals) {

@@ -14,7 +14,10 @@ type Tape struct {
 }
 
 // NewTape walks the graph from outputs back to inputs without recursion.
+// A nil array among either is an *array.Error.
 func NewTape(inputs, outputs []*array.Array) *Tape {
+	checkNil("graph.NewTape", "input", inputs)
+	checkNil("graph.NewTape", "output", outputs)
 	t := &Tape{Inputs: inputs, Outputs: outputs}
 	stop := make(map[*array.Array]bool, len(inputs))
 	for _, in := range inputs {

@@ -61,6 +61,9 @@ func callFn(op string, f Fn, in []*array.Array) []*array.Array {
 // respect to every primal: reverse-mode differentiation. A primal that the
 // outputs do not depend on gets zeros of its own shape and dtype.
 func VJP(f Fn, primals, cotangents []*array.Array) (outs, vjps []*array.Array) {
+	if f == nil {
+		array.Panicf("graph.VJP", "nil function")
+	}
 	checkNil("graph.VJP", "primal", primals)
 	checkNil("graph.VJP", "cotangent", cotangents)
 	array.BeginTrace()
@@ -155,6 +158,10 @@ func backward(tr, primals, outs, cotangents []*array.Array) []*array.Array {
 // that order. f must return a scalar (a 0-d array); anything else is an
 // *array.Error when the gradient function is called.
 func Grad(f func(in ...*array.Array) *array.Array, argnums ...int) Fn {
+	// checked here too so that the error names Grad, not ValueAndGrad
+	if f == nil {
+		array.Panicf("graph.Grad", "nil function")
+	}
 	vg := ValueAndGrad(f, argnums...)
 	return func(in ...*array.Array) []*array.Array {
 		_, g := vg(in...)
@@ -165,6 +172,9 @@ func Grad(f func(in ...*array.Array) *array.Array, argnums ...int) Fn {
 // ValueAndGrad returns a function that computes f and its gradient with
 // respect to the arguments in argnums (none: argument 0).
 func ValueAndGrad(f func(in ...*array.Array) *array.Array, argnums ...int) func(in ...*array.Array) (*array.Array, []*array.Array) {
+	if f == nil {
+		array.Panicf("graph.ValueAndGrad", "nil function")
+	}
 	// a copy: the caller may reuse the slice it passed
 	argnums = slices.Clone(argnums)
 	if len(argnums) == 0 {

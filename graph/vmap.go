@@ -20,6 +20,9 @@ const NoAxis = math.MinInt
 // the trace with each primitive's batching rule, so f runs on the whole
 // batch at once. A primitive without a rule is an *array.Error naming it.
 func Vmap(f Fn, inAxes, outAxes []int) Fn {
+	if f == nil {
+		array.Panicf("graph.Vmap", "nil function")
+	}
 	return func(in ...*array.Array) []*array.Array {
 		axes := inAxes
 		if axes == nil {
