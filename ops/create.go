@@ -8,21 +8,6 @@ import (
 	"github.com/fathom-go/fathom/backend/cpu"
 )
 
-// checkCreateShape rejects a shape with a negative dimension or more elements
-// than an int can count.
-func checkCreateShape(op string, shape []int) {
-	n := 1
-	for _, d := range shape {
-		if d < 0 {
-			array.Panicf(op, "negative dimension in shape %v", shape)
-		}
-		if d != 0 && n > math.MaxInt/d {
-			array.Panicf(op, "shape %v has too many elements", shape)
-		}
-		n *= d
-	}
-}
-
 func checkCreateDType(op string, dt array.DType) {
 	if !dt.Valid() {
 		array.Panicf(op, "invalid dtype %v", dt)
@@ -63,7 +48,7 @@ func (p *FullPrim) Equivalent(o array.Primitive) bool {
 
 func full(op string, shape []int, v float64, dt array.DType) *array.Array {
 	checkCreateDType(op, dt)
-	checkCreateShape(op, shape)
+	checkedBytes(op, shape, dt)
 	return node(shape, dt, &FullPrim{Shape: slices.Clone(shape), Value: v, DType: dt})
 }
 
@@ -150,6 +135,7 @@ func Arange(start, stop, step float64, dt array.DType) *array.Array {
 	if n > 0 {
 		length = int(n)
 	}
+	// length <= maxCreated, so its size in bytes fits in an int.
 	return node([]int{length}, dt, &ArangePrim{Start: start, Step: step, N: length, DType: dt})
 }
 
@@ -200,6 +186,7 @@ func Linspace(start, stop float64, n int, dt array.DType) *array.Array {
 	if n < 0 {
 		array.Panicf(op, "negative number of values %d", n)
 	}
+	checkedBytes(op, []int{n}, dt)
 	return node([]int{n}, dt, &LinspacePrim{Start: start, Stop: stop, N: n, DType: dt})
 }
 
@@ -233,6 +220,6 @@ func (p *EyePrim) Equivalent(o array.Primitive) bool {
 func Eye(n, m, k int, dt array.DType) *array.Array {
 	const op = "ops.Eye"
 	checkCreateDType(op, dt)
-	checkCreateShape(op, []int{n, m})
+	checkedBytes(op, []int{n, m}, dt)
 	return node([]int{n, m}, dt, &EyePrim{N: n, M: m, K: k, DType: dt})
 }

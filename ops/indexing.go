@@ -93,6 +93,9 @@ func Take(a, indices *array.Array, axis int) *array.Array {
 		array.Panicf(op, "cannot take %v indices from axis %d of shape %v, which is empty", indices.Shape(), axis, sh)
 	}
 	outShape := append(append(append([]int{}, sh[:ax]...), indices.Shape()...), sh[ax+1:]...)
+	if _, p := sizeProblem(outShape, a.DType()); p != "" {
+		array.Panicf(op, "indices of shape %v taken along axis %d of shape %v give shape %v, which %s", indices.Shape(), axis, sh, outShape, p)
+	}
 	return node(outShape, a.DType(), &TakePrim{Axis: ax}, a, indices)
 }
 
@@ -121,12 +124,13 @@ func alongAxisShape(op string, a, idx *array.Array, axis int) []int {
 	return out
 }
 
-// nonEmptyFrom rejects indexing into an empty axis: every index would be
-// out of range, which is knowable at the call.
+// nonEmptyFrom rejects indices whose shape, broadcast with a's other
+// axes, has more elements than an int counts, and indexing into an empty
+// axis: every index would be out of range, which is knowable at the call.
 func nonEmptyFrom(op string, a *array.Array, axis int, shape []int) {
-	n := 1
-	for _, d := range shape {
-		n *= d
+	n, p := elemsProblem(shape)
+	if p != "" {
+		array.Panicf(op, "indices broadcast with array of shape %v along axis %d to shape %v, which %s", a.Shape(), axis, shape, p)
 	}
 	if a.Shape()[axis] == 0 && n > 0 {
 		array.Panicf(op, "cannot index axis %d of shape %v, which is empty", axis, a.Shape())
@@ -186,6 +190,9 @@ func TakeAlongAxis(a, idx *array.Array, axis int) *array.Array {
 	ax := normAxis(op, axis, a.Ndim())
 	shape := alongAxisShape(op, a, idx, ax)
 	nonEmptyFrom(op, a, ax, shape)
+	if p := bytesProblem(shapeSize(shape), a.DType()); p != "" {
+		array.Panicf(op, "indices of shape %v along axis %d of shape %v give shape %v, which %s", idx.Shape(), axis, a.Shape(), shape, p)
+	}
 	return node(shape, a.DType(), &TakeAlongAxisPrim{Axis: ax}, a, idx)
 }
 

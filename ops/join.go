@@ -2,6 +2,7 @@ package ops
 
 import (
 	"math"
+	"slices"
 
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/backend/cpu"
@@ -126,7 +127,9 @@ func Concatenate(xs []*array.Array, axis int) *array.Array {
 		shape[ax] += sh[ax]
 		dt = array.Promote(dt, x.DType())
 	}
-	checkedElems(op, shape)
+	if _, p := sizeProblem(shape, dt); p != "" {
+		array.Panicf(op, "shapes %v concatenate to shape %v, which %s", shapesText(joinShapes(xs)), shape, p)
+	}
 	if len(xs) == 1 {
 		return xs[0]
 	}
@@ -153,6 +156,15 @@ func Stack(xs []*array.Array, axis int) *array.Array {
 		}
 	}
 	ax := normAxis(op, axis, len(shape)+1)
+	// Concatenate would check the result too, but name itself.
+	dt := xs[0].DType()
+	for _, x := range xs[1:] {
+		dt = array.Promote(dt, x.DType())
+	}
+	out := slices.Insert(slices.Clone(shape), ax, len(xs))
+	if _, p := sizeProblem(out, dt); p != "" {
+		array.Panicf(op, "%d arrays of shape %v stack to shape %v, which %s", len(xs), shape, out, p)
+	}
 	ex := make([]*array.Array, len(xs))
 	for i, x := range xs {
 		ex[i] = ExpandDims(x, ax)

@@ -1,6 +1,8 @@
 package ops
 
 import (
+	"slices"
+
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/backend/cpu"
 )
@@ -192,13 +194,21 @@ func MatMul(a, b *array.Array) *array.Array {
 		shape = append(shape, bm[len(bm)-1])
 	}
 	dt := array.Promote(a.DType(), b.DType())
+	if _, p := sizeProblem(shape, dt); p != "" {
+		array.Panicf(op, "shapes %v and %v give shape %v, which %s", as, bs, shape, p)
+	}
 	return node(shape, dt, &MatMulPrim{}, AsType(a, dt), AsType(b, dt))
 }
 
 // Outer returns the outer product of a and b, both flattened (numpy's
 // outer): result[i, j] = a[i] * b[j], of shape [a.Size(), b.Size()].
 func Outer(a, b *array.Array) *array.Array {
-	requireNonNil("ops.Outer", a, b)
+	const op = "ops.Outer"
+	requireNonNil(op, a, b)
+	shape := []int{a.Size(), b.Size()}
+	if _, p := sizeProblem(shape, array.Promote(a.DType(), b.DType())); p != "" {
+		array.Panicf(op, "shapes %v and %v give shape %v, which %s", a.Shape(), b.Shape(), shape, p)
+	}
 	return MatMul(Reshape(a, a.Size(), 1), Reshape(b, 1, b.Size()))
 }
 
@@ -236,18 +246,34 @@ func Tensordot(a, b *array.Array, axesA, axesB []int) *array.Array {
 		array.Panicf(op, "%d axes %v of shape %v and %d axes %v of shape %v do not pair up", len(axesA), axesA, as, len(axesB), axesB, bs)
 	}
 	ca, cb := tensordotAxes(op, axesA, as), tensordotAxes(op, axesB, bs)
-	k := 1
+	contracted := make([]int, len(ca))
 	for i := range ca {
 		if as[ca[i]] != bs[cb[i]] {
 			array.Panicf(op, "axis %d of shape %v (%d) and axis %d of shape %v (%d) differ", axesA[i], as, as[ca[i]], axesB[i], bs, bs[cb[i]])
 		}
-		k *= as[ca[i]]
+		contracted[i] = as[ca[i]]
 	}
 	freeA, shapeA, m := freeAxes(as, ca)
 	freeB, shapeB, n := freeAxes(bs, cb)
+	shape := append(slices.Clone(shapeA), shapeB...)
+	if _, p := sizeProblem(shape, array.Promote(a.DType(), b.DType())); p != "" {
+		array.Panicf(op, "shapes %v and %v contracted over axes %v and %v give shape %v, which %s", as, bs, axesA, axesB, shape, p)
+	}
+	// An operand's size fits in an int, but the product over some of its
+	// axes need not when another of its axes is 0. Then the operand is
+	// empty, and so is the result (k overflowing needs a 0 among the free
+	// axes of both; n, a 0 among a's axes, as the result's shape passed),
+	// and 0 stands in for the product, as elemsProblem's count.
+	k, _ := elemsProblem(contracted)
+	if _, p := elemsProblem(shapeA); p != "" {
+		m = 0
+	}
+	if _, p := elemsProblem(shapeB); p != "" {
+		n = 0
+	}
 	at := Reshape(Transpose(a, append(freeA, ca...)...), m, k)
 	bt := Reshape(Transpose(b, append(cb, freeB...)...), k, n)
-	return Reshape(MatMul(at, bt), append(shapeA, shapeB...)...)
+	return Reshape(MatMul(at, bt), shape...)
 }
 
 // freeAxes returns the axes of shape not in contracted, their sizes and

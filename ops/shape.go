@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"fmt"
 	"math"
 	"slices"
 
@@ -135,6 +136,56 @@ func checkedElems(op string, shape []int) int {
 		n *= d
 	}
 	return n
+}
+
+// checkedBytes returns the number of elements of shape, panicking with a
+// *array.Error naming op if a dimension is negative, if the count
+// overflows int, or if the size in bytes of that many elements of dtype
+// dt does. array.New refuses such shapes too, but names the primitive,
+// which for a composite op (Tile is a Reshape of a broadcast) is not the
+// function the caller used. dt must be valid.
+func checkedBytes(op string, shape []int, dt array.DType) int {
+	n := checkedElems(op, shape)
+	if p := bytesProblem(n, dt); p != "" {
+		array.Panicf(op, "shape %v %s", shape, p)
+	}
+	return n
+}
+
+// sizeProblem returns the number of elements of shape and, if an array
+// of dtype dt cannot have that shape, why not, as a predicate of the
+// shape: "has too many elements" (for an int to count), or too many
+// bytes. shape must have no negative dimension.
+func sizeProblem(shape []int, dt array.DType) (int, string) {
+	n, p := elemsProblem(shape)
+	if p != "" {
+		return 0, p
+	}
+	return n, bytesProblem(n, dt)
+}
+
+// elemsProblem returns the number of elements of shape, or "has too many
+// elements" if an int cannot count them. shape must have no negative
+// dimension.
+func elemsProblem(shape []int) (int, string) {
+	n := 1
+	for _, d := range shape {
+		if d != 0 && n > math.MaxInt/d {
+			return 0, "has too many elements"
+		}
+		n *= d
+	}
+	return n, ""
+}
+
+// bytesProblem returns, as a predicate of a shape of n elements, why an
+// array of dtype dt cannot have it (its size in bytes overflows int), or
+// "".
+func bytesProblem(n int, dt array.DType) string {
+	if es := dt.Size(); es > 1 && n > math.MaxInt/es {
+		return fmt.Sprintf("has %d elements of %v (%d bytes each), more bytes than an int counts", n, dt, es)
+	}
+	return ""
 }
 
 // Reshape returns a with a new shape holding the same elements in
@@ -364,7 +415,7 @@ func BroadcastTo(a *array.Array, shape ...int) *array.Array {
 	if ns == nil {
 		ns = []int{}
 	}
-	checkedElems(op, ns)
+	checkedBytes(op, ns, a.DType())
 	sh := a.Shape()
 	if len(sh) > len(ns) {
 		array.Panicf(op, "cannot broadcast shape %v to %v", sh, shape)

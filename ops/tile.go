@@ -30,11 +30,24 @@ func Tile(a *array.Array, reps ...int) *array.Array {
 	for i := range nd {
 		inter[2*i], inter[2*i+1] = 1, shape[i]
 		bcast[2*i], bcast[2*i+1] = rs[i], shape[i]
-		final[i] = checkedElems(op, []int{rs[i], shape[i]})
+		if shape[i] != 0 && rs[i] > math.MaxInt/shape[i] {
+			array.Panicf(op, "reps %v of shape %v repeat axis %d (size %d) %d times: too many elements for an int", reps, a.Shape(), i-(nd-a.Ndim()), shape[i], rs[i])
+		}
+		final[i] = rs[i] * shape[i]
 	}
-	checkedElems(op, final)
+	// The broadcast view has as many elements as the result: checking
+	// the result here names Tile rather than the view.
+	if _, p := sizeProblem(final, a.DType()); p != "" {
+		array.Panicf(op, "reps %v of shape %v give shape %v, which %s", reps, a.Shape(), final, p)
+	}
 	if equalInts(final, a.Shape()) {
 		return a
+	}
+	if a.Size() == 0 {
+		// Nothing to repeat. The broadcast view's shape interleaves reps
+		// and dimensions, and its running product can overflow before
+		// it reaches a 0 that the result's does not.
+		return Reshape(a, final...)
 	}
 	return Reshape(BroadcastTo(Reshape(a, inter...), bcast...), final...)
 }
@@ -50,11 +63,16 @@ func Repeat(a *array.Array, repeats, axis int) *array.Array {
 	}
 	shape := a.Shape()
 	bcast := slices.Insert(slices.Clone(shape), ax+1, repeats)
-	checkedElems(op, bcast)
+	if d := shape[ax]; d != 0 && repeats > math.MaxInt/d {
+		array.Panicf(op, "%d repeats of axis %d (size %d) of shape %v: too many elements for an int", repeats, axis, d, a.Shape())
+	}
+	shape[ax] *= repeats
+	if _, p := sizeProblem(shape, a.DType()); p != "" {
+		array.Panicf(op, "%d repeats along axis %d of shape %v give shape %v, which %s", repeats, axis, a.Shape(), shape, p)
+	}
 	if repeats == 1 {
 		return a
 	}
-	shape[ax] = checkedElems(op, []int{shape[ax], repeats})
 	return Reshape(BroadcastTo(ExpandDims(a, ax+1), bcast...), shape...)
 }
 
@@ -159,7 +177,9 @@ func Pad(a *array.Array, widths [][2]int, value float64) *array.Array {
 		ns[i] += w[0] + w[1]
 		pad = pad || w != [2]int{}
 	}
-	checkedElems(op, ns)
+	if _, p := sizeProblem(ns, a.DType()); p != "" {
+		array.Panicf(op, "pad widths %v of shape %v give shape %v, which %s", widths, sh, ns, p)
+	}
 	if !pad {
 		return a
 	}
