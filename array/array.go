@@ -52,12 +52,21 @@ type node struct {
 }
 
 func checkShape(op string, shape []int) int {
-	n := 1
+	empty := false
 	for _, d := range shape {
 		if d < 0 {
 			Panicf(op, "negative dimension in shape %v", shape)
 		}
-		if d != 0 && n > math.MaxInt/d {
+		empty = empty || d == 0
+	}
+	// An empty array has no elements whatever its other dimensions, as in
+	// numpy: the answer must not depend on where the zero stands.
+	if empty {
+		return 0
+	}
+	n := 1
+	for _, d := range shape {
+		if n > math.MaxInt/d {
 			Panicf(op, "shape %v has too many elements", shape)
 		}
 		n *= d
@@ -363,6 +372,10 @@ func ToSlice[T Elem](a *Array) ([]T, error) {
 		return nil, Errorf("array.ToSlice", "array has dtype %v, not %v", a.dtype, want)
 	}
 	if err := a.Eval(); err != nil {
+		return nil, err
+	}
+	// A broadcast view can have far more elements than memory.
+	if err := checkAlloc("array.ToSlice", a.NBytes()); err != nil {
 		return nil, err
 	}
 	out := make([]T, a.size)

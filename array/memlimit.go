@@ -23,32 +23,33 @@ const checkedFrom = 256 << 20
 
 var physical = sync.OnceValue(physicalMemory)
 
-// checkAlloc panics with an *Error wrapping ErrOutOfMemory if n bytes
+// checkAlloc returns an *Error for op wrapping ErrOutOfMemory if n bytes
 // cannot be allocated: more than the machine's memory, or, for large
 // requests, more than is free even after the pool and the Go heap give
 // their spare memory back.
-func checkAlloc(n int) {
+func checkAlloc(op string, n int) *Error {
 	total := physical()
 	if int64(n) > total {
-		panic(&Error{Op: "array.AllocCPU", Msg: fmt.Sprintf("%s is more than the machine's memory (%s)", FormatBytes(int64(n)), FormatBytes(total)), Err: ErrOutOfMemory})
+		return &Error{Op: op, Msg: fmt.Sprintf("%s is more than the machine's memory (%s)", formatBytes(int64(n)), formatBytes(total)), Err: ErrOutOfMemory}
 	}
 	if n < checkedFrom {
-		return
+		return nil
 	}
 	free, ok := availableMemory()
 	if !ok || int64(n) <= free {
-		return
+		return nil
 	}
 	ClearCPUPool()
 	runtime.GC()
 	debug.FreeOSMemory()
 	if free, ok = availableMemory(); ok && int64(n) > free {
-		panic(&Error{Op: "array.AllocCPU", Msg: fmt.Sprintf("%s is more than the memory free (%s of %s)", FormatBytes(int64(n)), FormatBytes(free), FormatBytes(total)), Err: ErrOutOfMemory})
+		return &Error{Op: op, Msg: fmt.Sprintf("%s is more than the memory free (%s of %s)", formatBytes(int64(n)), formatBytes(free), formatBytes(total)), Err: ErrOutOfMemory}
 	}
+	return nil
 }
 
-// FormatBytes writes a byte count in binary units ("1.5 GiB").
-func FormatBytes(n int64) string {
+// formatBytes writes a byte count in binary units ("1.5 GiB").
+func formatBytes(n int64) string {
 	const units = "KMGTPE"
 	if n < 1024 {
 		return fmt.Sprintf("%d B", n)

@@ -70,10 +70,35 @@ func TestByteSizeOverflowIsAnErrorAtTheCall(t *testing.T) {
 	}
 }
 
-func TestFormatBytes(t *testing.T) {
-	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1024: "1 KiB", 1536: "1.5 KiB", 24 << 30: "24 GiB", 1 << 62: "4 EiB"} {
-		if got := array.FormatBytes(n); got != want {
-			t.Errorf("FormatBytes(%d) = %q, want %q", n, got, want)
+// TestToSliceOfHugeViewIsAnError guards ToSlice, which copies a view into
+// a fresh Go slice: a broadcast view of 2^40 elements must be refused, not
+// end the process in the runtime's out-of-memory error.
+func TestToSliceOfHugeViewIsAnError(t *testing.T) {
+	st := array.AllocCPU(4)
+	v := array.FromStorage(array.CurrentStream(), []int{1 << 40}, array.Float32, st, []int{0}, 0)
+	_, err := array.ToSlice[float32](v)
+	var e *array.Error
+	if !errors.As(err, &e) || e.Op != "array.ToSlice" || !errors.Is(err, array.ErrOutOfMemory) {
+		t.Errorf("ToSlice of a 4 TiB view: %v; want an array.ToSlice error wrapping ErrOutOfMemory", err)
+	}
+}
+
+// TestEmptyShapeAcceptedWhereverTheZeroIs guards the element count of an
+// empty shape: it is 0 whatever the other dimensions, so whether a shape
+// is accepted cannot depend on the order of its axes (a transpose of a
+// valid array used to be refused).
+func TestEmptyShapeAcceptedWhereverTheZeroIs(t *testing.T) {
+	for _, shape := range [][]int{{0, 1 << 40, 1 << 40}, {1 << 40, 1 << 40, 0}, {1 << 40, 0, 1 << 40}} {
+		var a *array.Array
+		if err := array.Try(func() { a = array.NewPlaceholder(array.CurrentStream(), shape, array.Float32) }); err != nil {
+			t.Errorf("shape %v: %v", shape, err)
+			continue
 		}
+		if a.Size() != 0 || a.NBytes() != 0 {
+			t.Errorf("shape %v: size %d, %d bytes; want 0", shape, a.Size(), a.NBytes())
+		}
+	}
+	if err := array.Try(func() { array.NewPlaceholder(array.CurrentStream(), []int{1 << 40, 1 << 40}, array.Float32) }); err == nil {
+		t.Error("a shape of 2^80 elements was accepted")
 	}
 }

@@ -166,7 +166,9 @@ func AllocCPU(n int) *Storage {
 		}
 	}
 	if buf == nil {
-		checkAlloc(n)
+		if err := checkAlloc("array.AllocCPU", n); err != nil {
+			panic(err)
+		}
 		buf = make([]uint64, words)
 		if class >= hugeFrom {
 			adviseHuge(buf)
