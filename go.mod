@@ -3,6 +3,7 @@ module github.com/fathom-go/fathom
 go 1.26
 
 require (
+	github.com/google/go-cmp v0.7.0
 	github.com/mmcloughlin/avo v0.5.0
 	github.com/progrium/darwinkit v0.5.0
 	golang.org/x/sys v0.30.0

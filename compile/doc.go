@@ -11,13 +11,15 @@
 // *Func becomes unreachable, erases the function's traces from every
 // cache, together with the arrays they captured.
 //
-// On the CPU a fused program (Compiled) runs over 2048-element tiles, each
-// instruction a vector kernel over the tile while it is in L1/L2. A
-// float32 program with one output whose operations the chain kernel has,
-// tanh-GELU among them, runs instead as a cpu.Chain: one pass with its
-// value kept in registers, and values read again saved in L1 (chain.go). Either way every
-// operation rounds as it would unfused. On Metal the program becomes one
-// generated kernel.
+// Package compile decides what to fuse; the backends run the fused
+// program (Compiled, an internal/fused.Program). On the CPU
+// (cpu.RunFused) it runs over 2048-element tiles, each instruction a
+// vector kernel over the tile while it is in L1/L2. A float32 program with
+// one output whose operations the chain kernel has, tanh-GELU among them,
+// runs instead as a chain: one pass with its value kept in registers, and
+// values read again saved in L1. Either way every operation rounds as it
+// would unfused. On Metal (metal.Fused) the program becomes one generated
+// kernel.
 //
 // Inside transforms (package graph) a compiled function runs uncompiled;
 // Compile(graph.Grad(f)) is the fast path for gradients.

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/internal/fused"
 	"github.com/fathom-go/fathom/ops"
 )
 
@@ -19,22 +20,22 @@ const (
 
 // instrOf returns the instruction a fusible step computes, and false for
 // a step that is not elementwise.
-func instrOf(st step) (Instr, bool) {
+func instrOf(st step) (fused.Instr, bool) {
 	if len(st.shapes) != 1 {
-		return Instr{}, false
+		return fused.Instr{}, false
 	}
 	dt := st.dtypes[0]
 	switch p := st.prim.(type) {
 	case *ops.Unary:
-		return Instr{Kind: KindUnary, Op: uint8(p.Op), DType: dt}, true
+		return fused.Instr{Kind: fused.Unary, Op: uint8(p.Op), DType: dt}, true
 	case *ops.Binary:
-		return Instr{Kind: KindBinary, Op: uint8(p.Op), DType: dt}, true
+		return fused.Instr{Kind: fused.Binary, Op: uint8(p.Op), DType: dt}, true
 	case *ops.WherePrim:
-		return Instr{Kind: KindWhere, DType: dt}, true
+		return fused.Instr{Kind: fused.Where, DType: dt}, true
 	case *ops.AsTypePrim:
-		return Instr{Kind: KindAsType, DType: dt}, true
+		return fused.Instr{Kind: fused.AsType, DType: dt}, true
 	}
-	return Instr{}, false
+	return fused.Instr{}, false
 }
 
 // group is a set of connected elementwise steps of one output shape.
@@ -210,7 +211,7 @@ func (t *trace) replaceGroups(groups []*group, groupOf []int) {
 	}
 	// where each old step's output now comes from: old index -> new ref
 	moved := make(map[int]ref)
-	var fused []step
+	var fusedSteps []step
 	fusedAt := make(map[int]int) // group -> index in fused
 	for gi, g := range groups {
 		if g == nil || len(g.members) < 2 {
@@ -222,7 +223,7 @@ func (t *trace) replaceGroups(groups []*group, groupOf []int) {
 		for k, x := range g.inputs {
 			dts[k] = t.dtypeOf(x)
 		}
-		var instrs []Instr
+		var instrs []fused.Instr
 		var outputs []int
 		var outDTypes []array.DType
 		for k, m := range g.members {
@@ -237,7 +238,7 @@ func (t *trace) replaceGroups(groups []*group, groupOf []int) {
 			reg[m] = nIn + k
 			instrs = append(instrs, ins)
 			if used[m] {
-				moved[m] = ref{kind: fromStep, idx: -1 - len(fused), out: len(outputs)}
+				moved[m] = ref{kind: fromStep, idx: -1 - len(fusedSteps), out: len(outputs)}
 				outputs = append(outputs, nIn+k)
 				outDTypes = append(outDTypes, ins.DType)
 			}
@@ -246,10 +247,10 @@ func (t *trace) replaceGroups(groups []*group, groupOf []int) {
 		for k := range shapes {
 			shapes[k] = g.shape
 		}
-		fusedAt[gi] = len(fused)
-		fused = append(fused, step{prim: newCompiled(dts, instrs, outputs), ins: slices.Clone(g.inputs), shapes: shapes, dtypes: outDTypes})
+		fusedAt[gi] = len(fusedSteps)
+		fusedSteps = append(fusedSteps, step{prim: newCompiled(dts, instrs, outputs), ins: slices.Clone(g.inputs), shapes: shapes, dtypes: outDTypes})
 	}
-	if len(fused) == 0 {
+	if len(fusedSteps) == 0 {
 		return
 	}
 	// Build the new step list: unfused steps keep their order, each fused
@@ -264,10 +265,10 @@ func (t *trace) replaceGroups(groups []*group, groupOf []int) {
 		oldToAll[i] = len(all)
 		all = append(all, st)
 	}
-	fusedToAll := make([]int, len(fused))
-	for k := range fused {
+	fusedToAll := make([]int, len(fusedSteps))
+	for k := range fusedSteps {
 		fusedToAll[k] = len(all)
-		all = append(all, fused[k])
+		all = append(all, fusedSteps[k])
 	}
 	fix := func(x ref) ref {
 		if x.kind != fromStep {

@@ -26,8 +26,8 @@ func TestGELUFusesIntoOneStep(t *testing.T) {
 	}
 	// five scalar constants merge to four distinct ones (0.5 and 1 are
 	// distinct, 0.044715 and sqrt(2/pi) too): inputs are x and those
-	if len(c.InDTypes) != 5 {
-		t.Errorf("fused step reads %d inputs, want 5 (x and 4 scalars):\n%s", len(c.InDTypes), c.Program())
+	if len(c.Program().InDTypes) != 5 {
+		t.Errorf("fused step reads %d inputs, want 5 (x and 4 scalars):\n%s", len(c.Program().InDTypes), c.Program())
 	}
 	want, _ := array.ToSlice[float32](workload.GELU(x)[0])
 	got, err := array.ToSlice[float32](f.Call(x)[0])
@@ -64,7 +64,7 @@ func TestIntermediateOutputsBecomeExtraOutputs(t *testing.T) {
 			fused = c
 		}
 	}
-	if fused == nil || len(fused.Outputs) != 3 {
+	if fused == nil || len(fused.Program().Outputs) != 3 {
 		t.Fatalf("want one fused step with 3 outputs (result, a, b for Sum); got %v", describeSteps(tr))
 	}
 	outs := f.Call(x)

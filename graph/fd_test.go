@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/arraytest"
 	"github.com/fathom-go/fathom/graph"
 	"github.com/fathom-go/fathom/ops"
 )
@@ -295,22 +296,12 @@ func (c gradCase) eval(t *testing.T, p point) []float64 {
 
 const fdStep = 1e-6
 
-func closeTo(got, want float64) bool {
-	if math.IsNaN(want) {
-		return math.IsNaN(got)
-	}
-	return math.Abs(got-want) <= 1e-5+1e-4*math.Abs(want)
-}
-
+// compare fails unless got agrees with want, computed by finite
+// differences, within their error.
 func compare(t *testing.T, what string, got, want []float64) {
 	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%s: %d values, want %d", what, len(got), len(want))
-	}
-	for i := range got {
-		if !closeTo(got[i], want[i]) {
-			t.Fatalf("%s: element %d is %.9g, finite differences give %.9g\ngot  %v\nwant %v", what, i, got[i], want[i], got, want)
-		}
+	if !arraytest.AssertClose(t, array.FromSlice(want), array.FromSlice(got), arraytest.Tol{Rtol: 1e-4, Atol: 1e-5}, what) {
+		t.FailNow()
 	}
 }
 

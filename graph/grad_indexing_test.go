@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/arraytest"
 	"github.com/fathom-go/fathom/graph"
 	"github.com/fathom-go/fathom/ops"
 )
@@ -243,7 +244,7 @@ func TestIndexingGradValues(t *testing.T) {
 		a := ops.AsType(ops.Arange(0, 5, 1, array.Float64), dt)
 		_, g := graph.VJP(ixFn(func(x ...*array.Array) *array.Array { return ops.Take(x[0], idx, 0) }),
 			[]*array.Array{a}, []*array.Array{ops.FullLike(ops.Take(a, idx, 0), 0.5)})
-		checkArray(t, "Take of repeated indices, "+dt.String(), g[0], []int{5}, dt, []float64{1.5, 0, 0, 0, 1})
+		arraytest.AssertClose(t, arrayOf(dt, []int{5}, []float64{1.5, 0, 0, 0, 1}), g[0], tol12, "Take of repeated indices, "+dt.String())
 	}
 
 	a := ops.Reshape(ops.Arange(0, 8, 1, array.Float32), 2, 4)
@@ -251,16 +252,16 @@ func TestIndexingGradValues(t *testing.T) {
 	cot := ops.Reshape(ops.Arange(1, 9, 1, array.Float32), 2, 4)
 	_, g := graph.VJP(ixFn(func(x ...*array.Array) *array.Array { return ops.PutAlongAxis(x[0], pidx, x[1], 1) }),
 		[]*array.Array{a, ops.Ones([]int{2, 3}, array.Float32)}, []*array.Array{cot})
-	checkArray(t, "PutAlongAxis, array", g[0], []int{2, 4}, array.Float32, []float64{1, 0, 3, 4, 0, 6, 7, 0})
+	arraytest.AssertClose(t, arrayOf(array.Float32, []int{2, 4}, []float64{1, 0, 3, 4, 0, 6, 7, 0}), g[0], tol12, "PutAlongAxis, array")
 	// Row 0 writes place 1 three times (the last write wins); row 1
 	// writes place 3 twice.
-	checkArray(t, "PutAlongAxis, values", g[1], []int{2, 3}, array.Float32, []float64{0, 0, 2, 0, 5, 8})
+	arraytest.AssertClose(t, arrayOf(array.Float32, []int{2, 3}, []float64{0, 0, 2, 0, 5, 8}), g[1], tol12, "PutAlongAxis, values")
 
 	// float32 values put into a float64 array: the gradient comes back as
 	// float32.
 	_, g = graph.VJP(ixFn(func(x ...*array.Array) *array.Array { return ops.PutAlongAxis(x[0], pidx, x[1], 1) }),
 		[]*array.Array{ops.AsType(a, array.Float64), ops.Ones([]int{2, 3}, array.Float32)}, []*array.Array{ops.AsType(cot, array.Float64)})
-	checkArray(t, "PutAlongAxis, cast values", g[1], []int{2, 3}, array.Float32, []float64{0, 0, 2, 0, 5, 8})
+	arraytest.AssertClose(t, arrayOf(array.Float32, []int{2, 3}, []float64{0, 0, 2, 0, 5, 8}), g[1], tol12, "PutAlongAxis, cast values")
 
 	empty := []struct {
 		what  string
@@ -285,14 +286,14 @@ func TestIndexingGradValues(t *testing.T) {
 		out := c.f(c.in...)
 		_, g := graph.VJP(ixFn(c.f), c.in, []*array.Array{ops.OnesLike(out)})
 		for i, gi := range g {
-			checkArray(t, c.what, gi, c.shape[i], array.Float64, make([]float64, size(c.shape[i])))
+			arraytest.AssertClose(t, arrayOf(array.Float64, c.shape[i], make([]float64, size(c.shape[i]))), gi, tol12, c.what)
 		}
 		tans := make([]*array.Array, len(c.in))
 		for i, x := range c.in {
 			tans[i] = ops.OnesLike(x)
 		}
 		_, j := graph.JVP(ixFn(c.f), c.in, tans)
-		checkArray(t, c.what+" (JVP)", j[0], out.Shape(), array.Float64, make([]float64, out.Size()))
+		arraytest.AssertClose(t, arrayOf(array.Float64, out.Shape(), make([]float64, out.Size())), j[0], tol12, c.what+" (JVP)")
 	}
 
 	// Mixed dtypes promote forward; each gradient comes back in its
@@ -301,6 +302,6 @@ func TestIndexingGradValues(t *testing.T) {
 	w64 := ops.Reshape(ops.Arange(0, 3, 1, array.Float64), 3, 1)
 	_, g = graph.VJP(ixFn(func(x ...*array.Array) *array.Array { return ops.MatMul(x[0], x[1]) }),
 		[]*array.Array{x32, w64}, []*array.Array{ops.Ones([]int{2, 1}, array.Float64)})
-	checkArray(t, "MatMul, float32 operand", g[0], []int{2, 3}, array.Float32, []float64{0, 1, 2, 0, 1, 2})
-	checkArray(t, "MatMul, float64 operand", g[1], []int{3, 1}, array.Float64, []float64{3, 5, 7})
+	arraytest.AssertClose(t, arrayOf(array.Float32, []int{2, 3}, []float64{0, 1, 2, 0, 1, 2}), g[0], tol12, "MatMul, float32 operand")
+	arraytest.AssertClose(t, arrayOf(array.Float64, []int{3, 1}, []float64{3, 5, 7}), g[1], tol12, "MatMul, float64 operand")
 }

@@ -228,7 +228,7 @@ func TestProdGradZeros(t *testing.T) {
 	// the gradient of a product with one zero is the product of the others
 	_, g := graph.VJP(func(in ...*array.Array) []*array.Array { return []*array.Array{ops.Prod(in[0])} },
 		[]*array.Array{array.FromSlice([]float64{3, 0, -2})}, []*array.Array{array.Scalar(1.0)})
-	redNear(t, "Prod([3 0 -2]) gradient", values(t, g[0]), []float64{0, -6, 0})
+	near(t, "Prod([3 0 -2]) gradient", values(t, g[0]), []float64{0, -6, 0}, 1e-10)
 }
 
 func TestCumProdGradZeros(t *testing.T) {
@@ -289,15 +289,15 @@ func TestMaxMinGradTies(t *testing.T) {
 	}
 	wantJVP := []float64{2.5, 20. / 3, 1}
 	vjp, jvp := redGrads(t, func(x *array.Array) *array.Array { return ops.Max(x, 1) }, x, []float64{1, 2, 3}, tan)
-	redNear(t, "Max VJP", vjp, wantVJP)
-	redNear(t, "Max JVP", jvp, wantJVP)
+	near(t, "Max VJP", vjp, wantVJP, 1e-10)
+	near(t, "Max JVP", jvp, wantJVP, 1e-10)
 	vjp, jvp = redGrads(t, func(x *array.Array) *array.Array { return ops.Min(ops.Neg(x), 1) }, x, []float64{1, 2, 3}, tan)
-	redNear(t, "Min of the negation VJP", vjp, redNeg(wantVJP))
-	redNear(t, "Min of the negation JVP", jvp, redNeg(wantJVP))
+	near(t, "Min of the negation VJP", vjp, redNeg(wantVJP), 1e-10)
+	near(t, "Min of the negation JVP", jvp, redNeg(wantJVP), 1e-10)
 	// over all axes, and through KeepDims
 	vjp, jvp = redGrads(t, func(x *array.Array) *array.Array { return ops.KeepDims(ops.Min, x) }, x, []float64{6}, tan)
-	redNear(t, "Min over all VJP", vjp, []float64{3, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0})
-	redNear(t, "Min over all JVP", jvp, []float64{3.5})
+	near(t, "Min over all VJP", vjp, []float64{3, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0}, 1e-10)
+	near(t, "Min over all JVP", jvp, []float64{3.5}, 1e-10)
 }
 
 // The running extremes give each output's cotangent to the latest
@@ -318,17 +318,17 @@ func TestCumMaxMinGradTies(t *testing.T) {
 		name := fmt.Sprintf("reverse=%v inclusive=%v", c.reverse, c.inclusive)
 		vjp, jvp := redGrads(t, func(x *array.Array) *array.Array { return ops.CumMax(x, 0, c.reverse, c.inclusive) },
 			array.FromSlice(x), g, tan)
-		redNear(t, "CumMax "+name+" VJP", vjp, c.vjp)
-		redNear(t, "CumMax "+name+" JVP", jvp, c.jvp)
+		near(t, "CumMax "+name+" VJP", vjp, c.vjp, 1e-10)
+		near(t, "CumMax "+name+" JVP", jvp, c.jvp, 1e-10)
 		vjp, jvp = redGrads(t, func(x *array.Array) *array.Array { return ops.CumMin(ops.Neg(x), 0, c.reverse, c.inclusive) },
 			array.FromSlice(x), g, tan)
-		redNear(t, "CumMin "+name+" VJP", vjp, redNeg(c.vjp))
-		redNear(t, "CumMin "+name+" JVP", jvp, redNeg(c.jvp))
+		near(t, "CumMin "+name+" VJP", vjp, redNeg(c.vjp), 1e-10)
+		near(t, "CumMin "+name+" JVP", jvp, redNeg(c.jvp), 1e-10)
 		// and as the middle axis of a batch of two
 		x2 := ops.Stack([]*array.Array{array.FromSlice(x), ops.MulScalar(array.FromSlice(x), 2)}, 1)
 		vjp, _ = redGrads(t, func(x *array.Array) *array.Array { return ops.CumMax(ops.ExpandDims(x, 0), 1, c.reverse, c.inclusive) },
 			x2, values(t, ops.Stack([]*array.Array{array.FromSlice(g), array.FromSlice(g)}, 1)), values(t, ops.ZerosLike(x2)))
-		redNear(t, "CumMax "+name+" along axis 1 of 3", vjp, values(t, ops.Stack([]*array.Array{array.FromSlice(c.vjp), array.FromSlice(c.vjp)}, 1)))
+		near(t, "CumMax "+name+" along axis 1 of 3", vjp, values(t, ops.Stack([]*array.Array{array.FromSlice(c.vjp), array.FromSlice(c.vjp)}, 1)), 1e-10)
 	}
 }
 
@@ -350,8 +350,8 @@ func TestSoftmaxGradLargeValues(t *testing.T) {
 	p := append(append([]float64(nil), p0...), p1...)
 	vjp, jvp := redGrads(t, func(x *array.Array) *array.Array { return ops.LogSumExp(x, 1) }, x,
 		[]float64{1, 1}, []float64{1, 0, 0, 0, 1, 0})
-	redNear(t, "LogSumExp VJP", vjp, p)
-	redNear(t, "LogSumExp JVP", jvp, []float64{p[0], p[4]})
+	near(t, "LogSumExp VJP", vjp, p, 1e-10)
+	near(t, "LogSumExp JVP", jvp, []float64{p[0], p[4]}, 1e-10)
 	// softmax's VJP of the cotangent e_k in row r is p_j (δ_jk - p_k)
 	vjp, _ = redGrads(t, func(x *array.Array) *array.Array { return ops.Softmax(x, 1) }, x,
 		[]float64{1, 0, 0, 0, 1, 0}, make([]float64, 6))
@@ -365,7 +365,7 @@ func TestSoftmaxGradLargeValues(t *testing.T) {
 			want[3*r+j] = p[3*r+j] * (d - p[3*r+k])
 		}
 	}
-	redNear(t, "Softmax VJP", vjp, want)
+	near(t, "Softmax VJP", vjp, want, 1e-10)
 	vjp, _ = redGrads(t, func(x *array.Array) *array.Array { return ops.LogSoftmax(x, 1) }, x,
 		[]float64{1, 0, 0, 0, 1, 0}, make([]float64, 6))
 	for r, k := range []int{0, 1} {
@@ -377,7 +377,7 @@ func TestSoftmaxGradLargeValues(t *testing.T) {
 			want[3*r+j] = d - p[3*r+j]
 		}
 	}
-	redNear(t, "LogSoftmax VJP", vjp, want)
+	near(t, "LogSoftmax VJP", vjp, want, 1e-10)
 }
 
 // The Hessian of the softmax cross-entropy -sum(y * log softmax(z)), with
@@ -459,9 +459,9 @@ func TestSoftmaxCrossEntropyHessian(t *testing.T) {
 			}
 			v := array.FromSlice(vs, c.shape...)
 			_, fwd := graph.JVP(grad, []*array.Array{z}, []*array.Array{v})
-			redNear(t, "JVP of Grad", values(t, fwd[0]), hv)
+			near(t, "JVP of Grad", values(t, fwd[0]), hv, 1e-10)
 			gv := func(in ...*array.Array) *array.Array { return ops.Sum(ops.Mul(grad(in[0])[0], v)) }
-			redNear(t, "Grad of <Grad, v>", values(t, graph.Grad(gv)(z)[0]), hv)
+			near(t, "Grad of <Grad, v>", values(t, graph.Grad(gv)(z)[0]), hv, 1e-10)
 
 			for j := range n {
 				e := make([]float64, n)
@@ -471,23 +471,9 @@ func TestSoftmaxCrossEntropyHessian(t *testing.T) {
 				for i := range want {
 					want[i] = hess(i, j)
 				}
-				redNear(t, fmt.Sprintf("Hessian column %d", j), values(t, col[0]), want)
+				near(t, fmt.Sprintf("Hessian column %d", j), values(t, col[0]), want, 1e-10)
 			}
 		})
-	}
-}
-
-// redNear fails unless got and want agree to 1e-10 relative to the larger
-// of 1 and |want|.
-func redNear(t *testing.T, what string, got, want []float64) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%s: %v, want %v", what, got, want)
-	}
-	for i := range got {
-		if math.Abs(got[i]-want[i]) > 1e-10*max(1, math.Abs(want[i])) {
-			t.Fatalf("%s: element %d is %.12g, want %.12g\ngot  %v\nwant %v", what, i, got[i], want[i], got, want)
-		}
 	}
 }
 

@@ -1,10 +1,12 @@
 package graph_test
 
 import (
-	"slices"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/arraytest"
 	"github.com/fathom-go/fathom/graph"
 	"github.com/fathom-go/fathom/ops"
 )
@@ -133,17 +135,11 @@ func vjpOf(f func(x *array.Array) *array.Array, x, cot *array.Array) (*array.Arr
 	return outs[0], g[0]
 }
 
+// wantArray fails unless got holds exactly want, of dtype T, in shape.
 func wantArray[T int32 | float32 | float64](t *testing.T, what string, got *array.Array, shape []int, want []T) {
 	t.Helper()
-	if !slices.Equal(got.Shape(), shape) || got.DType() != array.DTypeOf[T]() {
-		t.Fatalf("%s: shape %v dtype %v, want %v %v", what, got.Shape(), got.DType(), shape, array.DTypeOf[T]())
-	}
-	v, err := array.ToSlice[T](got)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(v, want) {
-		t.Fatalf("%s: %v, want %v", what, v, want)
+	if d := cmp.Diff(array.FromSlice(want, shape...), got, arraytest.Approx(0, 0)); d != "" {
+		t.Fatalf("%s (-want +got):\n%s", what, d)
 	}
 }
 

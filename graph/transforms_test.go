@@ -3,11 +3,13 @@ package graph_test
 import (
 	"errors"
 	"math"
-	"slices"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/arraytest"
 	"github.com/fathom-go/fathom/graph"
 	"github.com/fathom-go/fathom/ops"
 )
@@ -35,39 +37,45 @@ func wantError(t *testing.T, f func(), op string, parts ...string) {
 	}
 }
 
-// near fails unless got and want agree elementwise within tol (relative to
-// the magnitude of want, absolute below 1).
+// near fails unless got and want agree elementwise within tol of the
+// larger of 1 and |want|: arraytest's split of tol between Atol and Rtol
+// allows no more than that.
 func near(t *testing.T, what string, got, want []float64, tol float64) {
 	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%s: %d values %v, want %d %v", what, len(got), got, len(want), want)
-	}
-	for i := range got {
-		if math.Abs(got[i]-want[i]) > tol*max(1, math.Abs(want[i])) {
-			t.Fatalf("%s: element %d is %.12g, want %.12g\ngot  %v\nwant %v", what, i, got[i], want[i], got, want)
-		}
+	if d := cmp.Diff(array.FromSlice(want), array.FromSlice(got), arraytest.Approx(tol/2, tol/2)); d != "" {
+		t.Fatalf("%s (-want +got):\n%s", what, d)
 	}
 }
 
-// checkArray fails unless a has the given shape, dtype and values.
-func checkArray(t *testing.T, what string, a *array.Array, shape []int, dt array.DType, want []float64) {
-	t.Helper()
-	if !slices.Equal(a.Shape(), shape) || a.DType() != dt {
-		t.Fatalf("%s: shape %v dtype %v, want %v %v", what, a.Shape(), a.DType(), shape, dt)
-	}
-	near(t, what, values(t, a), want, 1e-12)
-}
+// tol12 is near's tolerance of 1e-12 for arraytest.AssertClose.
+var tol12 = arraytest.Tol{Rtol: 5e-13, Atol: 5e-13}
 
-func vec(v ...float64) *array.Array { return array.FromSlice(v) }
+// arrayOf returns the array of dtype dt and the given shape that holds v,
+// values every dtype the tests use holds exactly.
+func arrayOf(dt array.DType, shape []int, v []float64) *array.Array {
+	switch dt {
+	case array.Float32:
+		return array.FromSlice(mapF(v, func(x float64) float32 { return float32(x) }), shape...)
+	case array.Float16:
+		return array.FromSlice(mapF(v, func(x float64) array.F16 { return array.NewF16(float32(x)) }), shape...)
+	case array.BFloat16:
+		return array.FromSlice(mapF(v, func(x float64) array.BF16 { return array.NewBF16(float32(x)) }), shape...)
+	case array.Int32:
+		return array.FromSlice(mapF(v, func(x float64) int32 { return int32(x) }), shape...)
+	}
+	return array.FromSlice(v, shape...)
+}
 
 // mapF applies f to every element.
-func mapF(x []float64, f func(float64) float64) []float64 {
-	out := make([]float64, len(x))
+func mapF[T any](x []float64, f func(float64) T) []T {
+	out := make([]T, len(x))
 	for i, v := range x {
 		out[i] = f(v)
 	}
 	return out
 }
+
+func vec(v ...float64) *array.Array { return array.FromSlice(v) }
 
 func cube(x *array.Array) *array.Array { return ops.Mul(x, ops.Mul(x, x)) }
 
@@ -84,19 +92,19 @@ func TestGradArgnums(t *testing.T) {
 	if len(g) != 1 {
 		t.Fatalf("no argnums: %d gradients, want 1", len(g))
 	}
-	checkArray(t, "default argnum 0", g[0], []int{3}, array.Float64, []float64{4, 5, 6})
+	arraytest.AssertClose(t, arrayOf(array.Float64, []int{3}, []float64{4, 5, 6}), g[0], tol12, "default argnum 0")
 
 	g = graph.Grad(f, 2, 0, 1)(x, y, z)
 	if len(g) != 3 {
 		t.Fatalf("argnums 2 0 1: %d gradients, want 3", len(g))
 	}
-	checkArray(t, "d/dz", g[0], []int{2}, array.Float64, []float64{2, 2})
-	checkArray(t, "d/dx", g[1], []int{3}, array.Float64, []float64{4, 5, 6})
-	checkArray(t, "d/dy", g[2], []int{3}, array.Float64, []float64{1, 2, 3})
+	arraytest.AssertClose(t, arrayOf(array.Float64, []int{2}, []float64{2, 2}), g[0], tol12, "d/dz")
+	arraytest.AssertClose(t, arrayOf(array.Float64, []int{3}, []float64{4, 5, 6}), g[1], tol12, "d/dx")
+	arraytest.AssertClose(t, arrayOf(array.Float64, []int{3}, []float64{1, 2, 3}), g[2], tol12, "d/dy")
 
 	v, g := graph.ValueAndGrad(f, 1)(x, y, z)
-	checkArray(t, "value", v, []int{}, array.Float64, []float64{4 + 10 + 18 + 30})
-	checkArray(t, "ValueAndGrad d/dy", g[0], []int{3}, array.Float64, []float64{1, 2, 3})
+	arraytest.AssertClose(t, arrayOf(array.Float64, []int{}, []float64{4 + 10 + 18 + 30}), v, tol12, "value")
+	arraytest.AssertClose(t, arrayOf(array.Float64, []int{3}, []float64{1, 2, 3}), g[0], tol12, "ValueAndGrad d/dy")
 }
 
 func TestGradBadArguments(t *testing.T) {
@@ -132,19 +140,19 @@ func TestGradUnusedArguments(t *testing.T) {
 	y := array.FromSlice([]float32{1, 2, 3, 4, 5, 6}, 2, 3)
 	n := array.FromSlice([]int32{1, 2, 3})
 	g := graph.Grad(f, 0, 1, 2)(x, y, n)
-	checkArray(t, "used", g[0], []int{2}, array.Float64, []float64{2, -4})
-	checkArray(t, "unused float32", g[1], []int{2, 3}, array.Float32, make([]float64, 6))
-	checkArray(t, "unused int32", g[2], []int{3}, array.Int32, make([]float64, 3))
+	arraytest.AssertClose(t, arrayOf(array.Float64, []int{2}, []float64{2, -4}), g[0], tol12, "used")
+	arraytest.AssertClose(t, arrayOf(array.Float32, []int{2, 3}, make([]float64, 6)), g[1], tol12, "unused float32")
+	arraytest.AssertClose(t, arrayOf(array.Int32, []int{3}, make([]float64, 3)), g[2], tol12, "unused int32")
 
 	// a constant function: every gradient is zero
 	c := func(...*array.Array) *array.Array { return array.Scalar(3.0) }
 	v, g := graph.ValueAndGrad(c)(array.FromSlice([]float32{1, 2}))
-	checkArray(t, "constant value", v, []int{}, array.Float64, []float64{3})
-	checkArray(t, "constant gradient", g[0], []int{2}, array.Float32, []float64{0, 0})
+	arraytest.AssertClose(t, arrayOf(array.Float64, []int{}, []float64{3}), v, tol12, "constant value")
+	arraytest.AssertClose(t, arrayOf(array.Float32, []int{2}, []float64{0, 0}), g[0], tol12, "constant gradient")
 
 	// the output is the input itself
 	id := func(in ...*array.Array) *array.Array { return in[0] }
-	checkArray(t, "identity", graph.Grad(id)(array.Scalar(2.5))[0], []int{}, array.Float64, []float64{1})
+	arraytest.AssertClose(t, arrayOf(array.Float64, []int{}, []float64{1}), graph.Grad(id)(array.Scalar(2.5))[0], tol12, "identity")
 }
 
 func TestGradAccumulatesReuse(t *testing.T) {
@@ -196,15 +204,15 @@ func TestGradIntegerInputs(t *testing.T) {
 	n := array.FromSlice([]int32{2, -1, 5})
 	x := vec(0.5, 1.5, 2.5)
 	g := graph.Grad(f, 0, 1)(n, x)
-	checkArray(t, "d/dn", g[0], []int{3}, array.Int32, []float64{0, 0, 0})
-	checkArray(t, "d/dx", g[1], []int{3}, array.Float64, []float64{2, -1, 5})
+	arraytest.AssertClose(t, arrayOf(array.Int32, []int{3}, []float64{0, 0, 0}), g[0], tol12, "d/dn")
+	arraytest.AssertClose(t, arrayOf(array.Float64, []int{3}, []float64{2, -1, 5}), g[1], tol12, "d/dx")
 
 	// JVP gives an integer output a zero tangent
 	_, jvps := graph.JVP(func(in ...*array.Array) []*array.Array {
 		return []*array.Array{ops.AsType(in[0], array.Int32), ops.Mul(in[0], in[0])}
 	}, []*array.Array{x}, []*array.Array{vec(1, 1, 1)})
-	checkArray(t, "integer output tangent", jvps[0], []int{3}, array.Int32, []float64{0, 0, 0})
-	checkArray(t, "float output tangent", jvps[1], []int{3}, array.Float64, []float64{1, 3, 5})
+	arraytest.AssertClose(t, arrayOf(array.Int32, []int{3}, []float64{0, 0, 0}), jvps[0], tol12, "integer output tangent")
+	arraytest.AssertClose(t, arrayOf(array.Float64, []int{3}, []float64{1, 3, 5}), jvps[1], tol12, "float output tangent")
 }
 
 func TestGradKeepsDType(t *testing.T) {
@@ -212,8 +220,8 @@ func TestGradKeepsDType(t *testing.T) {
 	x := array.FromSlice([]float32{1, 2})
 	y := array.FromSlice([]float64{3, 4})
 	g := graph.Grad(f, 0, 1)(x, y)
-	checkArray(t, "float32 argument promoted to float64", g[0], []int{2}, array.Float32, []float64{3, 4})
-	checkArray(t, "float64 argument", g[1], []int{2}, array.Float64, []float64{1, 2})
+	arraytest.AssertClose(t, arrayOf(array.Float32, []int{2}, []float64{3, 4}), g[0], tol12, "float32 argument promoted to float64")
+	arraytest.AssertClose(t, arrayOf(array.Float64, []int{2}, []float64{1, 2}), g[1], tol12, "float64 argument")
 }
 
 func TestSecondOrder(t *testing.T) {
@@ -386,7 +394,7 @@ func TestJVPCastsTangents(t *testing.T) {
 	f := func(in ...*array.Array) []*array.Array { return []*array.Array{ops.Mul(in[0], in[0])} }
 	x := array.FromSlice([]float32{1, 2})
 	_, jvps := graph.JVP(f, []*array.Array{x}, []*array.Array{vec(1, 0.5)})
-	checkArray(t, "tangent", jvps[0], []int{2}, array.Float32, []float64{2, 2})
+	arraytest.AssertClose(t, arrayOf(array.Float32, []int{2}, []float64{2, 2}), jvps[0], tol12, "tangent")
 }
 
 func TestTapeOrder(t *testing.T) {

@@ -2,10 +2,10 @@ package graph_test
 
 import (
 	"math"
-	"slices"
 	"testing"
 
 	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/arraytest"
 	"github.com/fathom-go/fathom/graph"
 	"github.com/fathom-go/fathom/ops"
 )
@@ -71,10 +71,9 @@ func checkVmapLoop(t *testing.T, what string, f graph.Fn, inAxes, outAxes []int,
 		t.Fatalf("%s: %d outputs, want %d", what, len(got), len(want))
 	}
 	for j := range got {
-		if !slices.Equal(got[j].Shape(), want[j].Shape()) || got[j].DType() != want[j].DType() {
-			t.Fatalf("%s: output %d has shape %v dtype %v, want %v %v", what, j, got[j].Shape(), got[j].DType(), want[j].Shape(), want[j].DType())
+		if !arraytest.AssertClose(t, want[j], got[j], tol12, "%s, output %d", what, j) {
+			t.FailNow()
 		}
-		near(t, what, values(t, got[j]), values(t, want[j]), 1e-12)
 	}
 }
 
@@ -104,7 +103,7 @@ func TestVmapPerExampleGradients(t *testing.T) {
 		loop = append(loop, graph.Grad(loss)(w, x, y)[0])
 	}
 	want := ops.Stack(loop, 0)
-	checkArray(t, "per-example gradients", per, []int{4, 3}, array.Float64, values(t, want))
+	arraytest.AssertClose(t, arrayOf(array.Float64, []int{4, 3}, values(t, want)), per, tol12, "per-example gradients")
 
 	// closed form: 2 (w.x - y) x
 	xv, yv, wv := values(t, xs), values(t, ys), values(t, w)
@@ -122,11 +121,11 @@ func TestVmapPerExampleGradients(t *testing.T) {
 
 	// the examples stored as columns, the gradients wanted as columns too
 	cols := graph.Vmap(graph.Grad(loss), []int{graph.NoAxis, -1, 0}, []int{1})(w, ops.Transpose(xs), ys)[0]
-	checkArray(t, "columns", cols, []int{3, 4}, array.Float64, values(t, ops.Transpose(want)))
+	arraytest.AssertClose(t, arrayOf(array.Float64, []int{3, 4}, values(t, ops.Transpose(want))), cols, tol12, "columns")
 
 	// gradients with respect to two arguments, one of them unbatched
 	g := graph.Vmap(graph.Grad(loss, 0, 1), []int{graph.NoAxis, 0, 0}, nil)(w, xs, ys)
-	checkArray(t, "d/dw", g[0], []int{4, 3}, array.Float64, values(t, want))
+	arraytest.AssertClose(t, arrayOf(array.Float64, []int{4, 3}, values(t, want)), g[0], tol12, "d/dw")
 	checkVmapLoop(t, "d/dw, d/dx", graph.Grad(loss, 0, 1), []int{graph.NoAxis, 0, 0}, []int{0, 0}, w, xs, ys)
 
 	// values and gradients together
@@ -182,10 +181,10 @@ func TestVmapIdentityAndUnbatchedOutputs(t *testing.T) {
 		return []*array.Array{in[0], in[1], array.Scalar(4.0), ops.MulScalar(in[1], 2)}
 	}
 	got := graph.Vmap(f, []int{0, graph.NoAxis}, []int{1, 0, 0, 1})(x, c)
-	checkArray(t, "identity", got[0], []int{2, 3}, array.Float64, values(t, ops.Transpose(x)))
-	checkArray(t, "unbatched argument", got[1], []int{3, 2}, array.Float64, []float64{5, 7, 5, 7, 5, 7})
-	checkArray(t, "constant", got[2], []int{3}, array.Float64, []float64{4, 4, 4})
-	checkArray(t, "unbatched result on axis 1", got[3], []int{2, 3}, array.Float64, []float64{10, 10, 10, 14, 14, 14})
+	arraytest.AssertClose(t, arrayOf(array.Float64, []int{2, 3}, values(t, ops.Transpose(x))), got[0], tol12, "identity")
+	arraytest.AssertClose(t, arrayOf(array.Float64, []int{3, 2}, []float64{5, 7, 5, 7, 5, 7}), got[1], tol12, "unbatched argument")
+	arraytest.AssertClose(t, arrayOf(array.Float64, []int{3}, []float64{4, 4, 4}), got[2], tol12, "constant")
+	arraytest.AssertClose(t, arrayOf(array.Float64, []int{2, 3}, []float64{10, 10, 10, 14, 14, 14}), got[3], tol12, "unbatched result on axis 1")
 }
 
 func TestVmapNested(t *testing.T) {
@@ -194,7 +193,7 @@ func TestVmapNested(t *testing.T) {
 	inner := graph.Vmap(mul, []int{graph.NoAxis, 0}, nil)
 	outer := graph.Vmap(inner, []int{0, graph.NoAxis}, nil)
 	got := outer(vec(1, 2, 3), vec(10, 20))[0]
-	checkArray(t, "outer product", got, []int{3, 2}, array.Float64, []float64{10, 20, 20, 40, 30, 60})
+	arraytest.AssertClose(t, arrayOf(array.Float64, []int{3, 2}, []float64{10, 20, 20, 40, 30, 60}), got, tol12, "outer product")
 }
 
 func TestGradOfVmap(t *testing.T) {
@@ -243,7 +242,7 @@ func TestVmapMissingRule(t *testing.T) {
 	g := func(in ...*array.Array) []*array.Array { return []*array.Array{ops.Add(in[0], noBatch(in[1]))} }
 	got := graph.Vmap(g, []int{0, graph.NoAxis}, nil)(seq(6, 1, 3, 2), vec(10, 20))[0]
 	want := ops.Add(seq(6, 1, 3, 2), vec(10, 20))
-	checkArray(t, "unbatched input", got, []int{3, 2}, array.Float64, values(t, want))
+	arraytest.AssertClose(t, arrayOf(array.Float64, []int{3, 2}, values(t, want)), got, tol12, "unbatched input")
 }
 
 // tenPrim is a test-only primitive whose result, the scalar 10, does not
@@ -273,9 +272,9 @@ func TestVmapRuleWithUnbatchedResult(t *testing.T) {
 		return []*array.Array{c, ops.Exp(ops.MulScalar(c, 0.1)), ops.Add(in[0], c)}
 	}
 	got := graph.Vmap(f, nil, []int{0, 0, 1})(seq(6, 1, 3, 2))
-	checkArray(t, "rule's unbatched result", got[0], []int{3}, array.Float64, []float64{10, 10, 10})
+	arraytest.AssertClose(t, arrayOf(array.Float64, []int{3}, []float64{10, 10, 10}), got[0], tol12, "rule's unbatched result")
 	e := math.Exp(1)
-	checkArray(t, "computed from it", got[1], []int{3}, array.Float64, []float64{e, e, e})
+	arraytest.AssertClose(t, arrayOf(array.Float64, []int{3}, []float64{e, e, e}), got[1], tol12, "computed from it")
 	want := values(t, ops.Transpose(ops.AddScalar(seq(6, 1, 3, 2), 10)))
-	checkArray(t, "combined with a batched value", got[2], []int{2, 3}, array.Float64, want)
+	arraytest.AssertClose(t, arrayOf(array.Float64, []int{2, 3}, want), got[2], tol12, "combined with a batched value")
 }

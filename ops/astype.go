@@ -3,6 +3,7 @@ package ops
 import (
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/backend/cpu"
+	"github.com/fathom-go/fathom/backend/metal"
 )
 
 // AsTypePrim converts an array to another dtype (numpy's astype).
@@ -15,10 +16,11 @@ func (p *AsTypePrim) Eval(s array.Stream, in, out []*array.Array) error {
 func (p *AsTypePrim) evalCPU(in, out []*array.Array) error {
 	return cpu.Copy(alloc(out[0]), bufOf(in[0]))
 }
-func (p *AsTypePrim) Equivalent(o array.Primitive) bool {
-	q, ok := o.(*AsTypePrim)
-	return ok && q.DType == p.DType
+func (p *AsTypePrim) evalGPU(s array.Stream, in, out []*array.Array) error {
+	return copyGPU(s, in, out)
 }
+func (p *AsTypePrim) Equivalent(o array.Primitive) bool               { return sameParams(p, o) }
+func (p *AsTypePrim) OutputShapes(in []*array.Array) ([][]int, error) { return sameShape(in) }
 
 // VJP casts the cotangent back to the input's dtype; an integer or bool
 // input has no derivative.
@@ -56,66 +58,70 @@ func AsType(a *array.Array, dt array.DType) *array.Array {
 	return node(a.Shape(), dt, &AsTypePrim{DType: dt}, a)
 }
 
-// CopyPrim materialises its input as a new row-major array.
-type CopyPrim struct{}
-
-func (p *CopyPrim) Name() string { return "Copy" }
-func (p *CopyPrim) Eval(s array.Stream, in, out []*array.Array) error {
-	return dispatch(p, s, in, out)
+// copyGPU is the GPU kernel of AsType and Copy: Metal's copy converts
+// between dtypes as it goes.
+func copyGPU(s array.Stream, in, out []*array.Array) error {
+	return gpuOut(s, out[0], func(o metal.View) ([]metal.Launch, error) { return metal.Copy(o, viewOf(in[0])) })
 }
-func (p *CopyPrim) evalCPU(in, out []*array.Array) error {
+
+// copyPrim materialises its input as a new row-major array.
+type copyPrim struct{}
+
+func (p *copyPrim) Name() string                                      { return "Copy" }
+func (p *copyPrim) Eval(s array.Stream, in, out []*array.Array) error { return dispatch(p, s, in, out) }
+func (p *copyPrim) evalCPU(in, out []*array.Array) error {
 	return cpu.Copy(alloc(out[0]), bufOf(in[0]))
 }
-func (p *CopyPrim) Equivalent(o array.Primitive) bool { _, ok := o.(*CopyPrim); return ok }
+func (p *copyPrim) evalGPU(s array.Stream, in, out []*array.Array) error { return copyGPU(s, in, out) }
+func (p *copyPrim) Equivalent(o array.Primitive) bool                    { return sameParams(p, o) }
+func (p *copyPrim) OutputShapes(in []*array.Array) ([][]int, error)      { return sameShape(in) }
 
 // VJP passes the cotangent through.
-func (p *CopyPrim) VJP(inputs, outputs, cots []*array.Array, argnums []int) []*array.Array {
+func (p *copyPrim) VJP(inputs, outputs, cots []*array.Array, argnums []int) []*array.Array {
 	return cots[:1]
 }
 
 // JVP passes the tangent through.
-func (p *CopyPrim) JVP(inputs, outputs, tans []*array.Array, argnums []int) []*array.Array {
+func (p *copyPrim) JVP(inputs, outputs, tans []*array.Array, argnums []int) []*array.Array {
 	return tans[:1]
 }
 
 // Vmap copies the whole batch; the batch axis stays where it is.
-func (p *CopyPrim) Vmap(inputs []*array.Array, axes []int) ([]*array.Array, []int) {
+func (p *copyPrim) Vmap(inputs []*array.Array, axes []int) ([]*array.Array, []int) {
 	return []*array.Array{Copy(inputs[0])}, axes[:1]
 }
 
 // Copy returns a row-major copy of a.
 func Copy(a *array.Array) *array.Array {
 	requireNonNil("ops.Copy", a)
-	return node(a.Shape(), a.DType(), &CopyPrim{}, a)
+	return node(a.Shape(), a.DType(), &copyPrim{}, a)
 }
 
-// StopGradientPrim passes its input through and has a zero derivative.
-type StopGradientPrim struct{}
+// stopGradientPrim passes its input through and has a zero derivative.
+type stopGradientPrim struct{}
 
-func (p *StopGradientPrim) Name() string { return "StopGradient" }
-func (p *StopGradientPrim) Eval(s array.Stream, in, out []*array.Array) error {
+func (p *stopGradientPrim) Name() string { return "StopGradient" }
+func (p *stopGradientPrim) Eval(s array.Stream, in, out []*array.Array) error {
 	// A view: shares the input's memory on every device.
 	out[0].SetData(in[0].Storage(), in[0].Strides(), in[0].Offset())
 	return nil
 }
-func (p *StopGradientPrim) Equivalent(o array.Primitive) bool {
-	_, ok := o.(*StopGradientPrim)
-	return ok
-}
+func (p *stopGradientPrim) Equivalent(o array.Primitive) bool               { return sameParams(p, o) }
+func (p *stopGradientPrim) OutputShapes(in []*array.Array) ([][]int, error) { return sameShape(in) }
 
 // VJP is zero: StopGradient is where the derivative is cut.
-func (p *StopGradientPrim) VJP(inputs, outputs, cots []*array.Array, argnums []int) []*array.Array {
+func (p *stopGradientPrim) VJP(inputs, outputs, cots []*array.Array, argnums []int) []*array.Array {
 	return make([]*array.Array, len(argnums))
 }
 
 // JVP is zero, as the VJP.
-func (p *StopGradientPrim) JVP(inputs, outputs, tans []*array.Array, argnums []int) []*array.Array {
+func (p *stopGradientPrim) JVP(inputs, outputs, tans []*array.Array, argnums []int) []*array.Array {
 	return []*array.Array{nil}
 }
 
 // Vmap cuts the whole batch's derivative; the batch axis stays where it
 // is.
-func (p *StopGradientPrim) Vmap(inputs []*array.Array, axes []int) ([]*array.Array, []int) {
+func (p *stopGradientPrim) Vmap(inputs []*array.Array, axes []int) ([]*array.Array, []int) {
 	return []*array.Array{StopGradient(inputs[0])}, axes[:1]
 }
 
@@ -123,5 +129,5 @@ func (p *StopGradientPrim) Vmap(inputs []*array.Array, axes []int) ([]*array.Arr
 // result as a constant.
 func StopGradient(a *array.Array) *array.Array {
 	requireNonNil("ops.StopGradient", a)
-	return node(a.Shape(), a.DType(), &StopGradientPrim{}, a)
+	return node(a.Shape(), a.DType(), &stopGradientPrim{}, a)
 }

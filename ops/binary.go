@@ -3,6 +3,7 @@ package ops
 import (
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/backend/cpu"
+	"github.com/fathom-go/fathom/backend/metal"
 )
 
 // Binary is the primitive of the elementwise functions of two arrays; Op
@@ -15,19 +16,26 @@ type Binary struct{ Op cpu.BinaryOp }
 func (p *Binary) Name() string { return p.Op.String() }
 
 // Eval computes the function on the stream's device.
-func (p *Binary) Eval(s array.Stream, in, out []*array.Array) error {
-	return dispatch(p, s, in, out)
-}
+func (p *Binary) Eval(s array.Stream, in, out []*array.Array) error { return dispatch(p, s, in, out) }
 
 func (p *Binary) evalCPU(in, out []*array.Array) error {
 	shape := out[0].Shape()
 	return cpu.Binary(p.Op, alloc(out[0]), bcastBufOf(in[0], shape), bcastBufOf(in[1], shape))
 }
 
+func (p *Binary) evalGPU(s array.Stream, in, out []*array.Array) error {
+	shape := out[0].Shape()
+	return gpuOut(s, out[0], func(o metal.View) ([]metal.Launch, error) {
+		return metal.Binary(p.Op.String(), o, bcastViewOf(in[0], shape), bcastViewOf(in[1], shape))
+	})
+}
+
 // Equivalent reports whether o is the same function.
-func (p *Binary) Equivalent(o array.Primitive) bool {
-	q, ok := o.(*Binary)
-	return ok && q.Op == p.Op
+func (p *Binary) Equivalent(o array.Primitive) bool { return sameParams(p, o) }
+
+// OutputShapes broadcasts the inputs' new shapes.
+func (p *Binary) OutputShapes(in []*array.Array) ([][]int, error) {
+	return broadcastShape("ops."+p.Name(), in)
 }
 
 // VJP multiplies the cotangent by each requested operand's partial

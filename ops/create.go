@@ -6,6 +6,7 @@ import (
 
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/backend/cpu"
+	"github.com/fathom-go/fathom/backend/metal"
 )
 
 func checkCreateDType(op string, dt array.DType) {
@@ -18,38 +19,40 @@ func checkCreateDType(op string, dt array.DType) {
 // does not match -0.
 func sameFloat(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }
 
-// FullPrim fills an array with one value.
-type FullPrim struct {
+// fullPrim fills an array with one value.
+type fullPrim struct {
 	Shape []int
 	Value float64
 	DType array.DType
 }
 
 // Name returns "Full".
-func (p *FullPrim) Name() string { return "Full" }
+func (p *fullPrim) Name() string { return "Full" }
 
 // Eval fills the output on the stream's device.
-func (p *FullPrim) Eval(s array.Stream, in, out []*array.Array) error {
-	return dispatch(p, s, in, out)
-}
+func (p *fullPrim) Eval(s array.Stream, in, out []*array.Array) error { return dispatch(p, s, in, out) }
 
 // evalCPU copies a broadcast float64 scalar, so the value is converted as
 // AsType converts (fractions truncate toward zero for integer dtypes).
-func (p *FullPrim) evalCPU(in, out []*array.Array) error {
+func (p *fullPrim) evalCPU(in, out []*array.Array) error {
 	return cpu.Copy(alloc(out[0]), bcastBufOf(array.Scalar(p.Value), out[0].Shape()))
+}
+
+func (p *fullPrim) evalGPU(s array.Stream, _, out []*array.Array) error {
+	return gpuOut(s, out[0], func(o metal.View) ([]metal.Launch, error) { return metal.Fill(o, p.Value) })
 }
 
 // Equivalent reports whether o fills the same shape with the same value
 // and dtype.
-func (p *FullPrim) Equivalent(o array.Primitive) bool {
-	q, ok := o.(*FullPrim)
+func (p *fullPrim) Equivalent(o array.Primitive) bool {
+	q, ok := o.(*fullPrim)
 	return ok && slices.Equal(q.Shape, p.Shape) && sameFloat(q.Value, p.Value) && q.DType == p.DType
 }
 
 func full(op string, shape []int, v float64, dt array.DType) *array.Array {
 	checkCreateDType(op, dt)
 	checkedBytes(op, shape, dt)
-	return node(shape, dt, &FullPrim{Shape: slices.Clone(shape), Value: v, DType: dt})
+	return node(shape, dt, &fullPrim{Shape: slices.Clone(shape), Value: v, DType: dt})
 }
 
 // Full returns an array of the given shape and dtype with every element
@@ -82,28 +85,32 @@ func FullLike(a *array.Array, v float64) *array.Array {
 	return full("ops.FullLike", a.Shape(), v, a.DType())
 }
 
-// ArangePrim fills a 1-D array of N elements with Start + i*Step.
-type ArangePrim struct {
+// arangePrim fills a 1-D array of N elements with Start + i*Step.
+type arangePrim struct {
 	Start, Step float64
 	N           int
 	DType       array.DType
 }
 
 // Name returns "Arange".
-func (p *ArangePrim) Name() string { return "Arange" }
+func (p *arangePrim) Name() string { return "Arange" }
 
 // Eval fills the output on the stream's device.
-func (p *ArangePrim) Eval(s array.Stream, in, out []*array.Array) error {
+func (p *arangePrim) Eval(s array.Stream, in, out []*array.Array) error {
 	return dispatch(p, s, in, out)
 }
 
-func (p *ArangePrim) evalCPU(in, out []*array.Array) error {
+func (p *arangePrim) evalCPU(in, out []*array.Array) error {
 	return cpu.Arange(alloc(out[0]), p.Start, p.Step)
 }
 
+func (p *arangePrim) evalGPU(s array.Stream, _, out []*array.Array) error {
+	return gpuOut(s, out[0], func(o metal.View) ([]metal.Launch, error) { return metal.Arange(o, p.Start, p.Step) })
+}
+
 // Equivalent reports whether o makes the same sequence.
-func (p *ArangePrim) Equivalent(o array.Primitive) bool {
-	q, ok := o.(*ArangePrim)
+func (p *arangePrim) Equivalent(o array.Primitive) bool {
+	q, ok := o.(*arangePrim)
 	return ok && sameFloat(q.Start, p.Start) && sameFloat(q.Step, p.Step) && q.N == p.N && q.DType == p.DType
 }
 
@@ -136,28 +143,28 @@ func Arange(start, stop, step float64, dt array.DType) *array.Array {
 		length = int(n)
 	}
 	// length <= maxCreated, so its size in bytes fits in an int.
-	return node([]int{length}, dt, &ArangePrim{Start: start, Step: step, N: length, DType: dt})
+	return node([]int{length}, dt, &arangePrim{Start: start, Step: step, N: length, DType: dt})
 }
 
-// LinspacePrim fills a 1-D array with N evenly spaced values from Start to
+// linspacePrim fills a 1-D array with N evenly spaced values from Start to
 // Stop inclusive.
-type LinspacePrim struct {
+type linspacePrim struct {
 	Start, Stop float64
 	N           int
 	DType       array.DType
 }
 
 // Name returns "Linspace".
-func (p *LinspacePrim) Name() string { return "Linspace" }
+func (p *linspacePrim) Name() string { return "Linspace" }
 
 // Eval fills the output on the stream's device.
-func (p *LinspacePrim) Eval(s array.Stream, in, out []*array.Array) error {
+func (p *linspacePrim) Eval(s array.Stream, in, out []*array.Array) error {
 	return dispatch(p, s, in, out)
 }
 
 // evalCPU computes start + i*step like numpy, then stores stop itself in
 // the last element, which the product may miss by rounding.
-func (p *LinspacePrim) evalCPU(in, out []*array.Array) error {
+func (p *linspacePrim) evalCPU(in, out []*array.Array) error {
 	buf := alloc(out[0])
 	if p.N <= 1 {
 		return cpu.Arange(buf, p.Start, 0)
@@ -170,9 +177,25 @@ func (p *LinspacePrim) evalCPU(in, out []*array.Array) error {
 	return cpu.Copy(last, bufOf(array.Scalar(p.Stop)))
 }
 
+func (p *linspacePrim) evalGPU(s array.Stream, _, out []*array.Array) error {
+	return gpuOut(s, out[0], func(o metal.View) ([]metal.Launch, error) {
+		if p.N <= 1 {
+			return metal.Arange(o, p.Start, 0)
+		}
+		ls, err := metal.Arange(o, p.Start, (p.Stop-p.Start)/float64(p.N-1))
+		if err != nil {
+			return nil, err
+		}
+		last := o
+		last.Shape, last.Strides, last.Offset = []int{}, []int{}, p.N-1
+		end, err := metal.Fill(last, p.Stop)
+		return append(ls, end...), err
+	})
+}
+
 // Equivalent reports whether o makes the same sequence.
-func (p *LinspacePrim) Equivalent(o array.Primitive) bool {
-	q, ok := o.(*LinspacePrim)
+func (p *linspacePrim) Equivalent(o array.Primitive) bool {
+	q, ok := o.(*linspacePrim)
 	return ok && sameFloat(q.Start, p.Start) && sameFloat(q.Stop, p.Stop) && q.N == p.N && q.DType == p.DType
 }
 
@@ -187,32 +210,31 @@ func Linspace(start, stop float64, n int, dt array.DType) *array.Array {
 		array.Panicf(op, "negative number of values %d", n)
 	}
 	checkedBytes(op, []int{n}, dt)
-	return node([]int{n}, dt, &LinspacePrim{Start: start, Stop: stop, N: n, DType: dt})
+	return node([]int{n}, dt, &linspacePrim{Start: start, Stop: stop, N: n, DType: dt})
 }
 
-// EyePrim fills an N×M array with ones on diagonal K.
-type EyePrim struct {
+// eyePrim fills an N×M array with ones on diagonal K.
+type eyePrim struct {
 	N, M, K int
 	DType   array.DType
 }
 
 // Name returns "Eye".
-func (p *EyePrim) Name() string { return "Eye" }
+func (p *eyePrim) Name() string { return "Eye" }
 
 // Eval fills the output on the stream's device.
-func (p *EyePrim) Eval(s array.Stream, in, out []*array.Array) error {
-	return dispatch(p, s, in, out)
-}
+func (p *eyePrim) Eval(s array.Stream, in, out []*array.Array) error { return dispatch(p, s, in, out) }
 
-func (p *EyePrim) evalCPU(in, out []*array.Array) error {
+func (p *eyePrim) evalCPU(in, out []*array.Array) error {
 	return cpu.Eye(alloc(out[0]), p.K)
 }
 
-// Equivalent reports whether o makes the same matrix.
-func (p *EyePrim) Equivalent(o array.Primitive) bool {
-	q, ok := o.(*EyePrim)
-	return ok && *q == *p
+func (p *eyePrim) evalGPU(s array.Stream, _, out []*array.Array) error {
+	return gpuOut(s, out[0], func(o metal.View) ([]metal.Launch, error) { return metal.Eye(o, p.K) })
 }
+
+// Equivalent reports whether o makes the same matrix.
+func (p *eyePrim) Equivalent(o array.Primitive) bool { return sameParams(p, o) }
 
 // Eye returns the n×m matrix of dtype dt with ones on diagonal k (0 the
 // main diagonal, k > 0 above it, k < 0 below) and zeros elsewhere, like
@@ -221,5 +243,5 @@ func Eye(n, m, k int, dt array.DType) *array.Array {
 	const op = "ops.Eye"
 	checkCreateDType(op, dt)
 	checkedBytes(op, []int{n, m}, dt)
-	return node([]int{n, m}, dt, &EyePrim{N: n, M: m, K: k, DType: dt})
+	return node([]int{n, m}, dt, &eyePrim{N: n, M: m, K: k, DType: dt})
 }

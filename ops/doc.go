@@ -3,9 +3,16 @@
 // Each exported function (Add, Sum, Reshape, MatMul, ...) checks its
 // arguments, works out the result's shape and dtype, and records a node
 // in the lazy graph; nothing is computed until the result is evaluated.
-// A function's primitive sits next to it in the same file, with its
-// kernel dispatch (the CPU kernels are in backend/cpu) and its derivative
-// rules.
+//
+// Each family of operations has one file (unary.go, binary.go,
+// reduce.go, ...), and in it each primitive sits next to the functions
+// that record it, with all it has: its CPU and GPU kernels (evalCPU over
+// backend/cpu, evalGPU over backend/metal), its shape rule for shapeless
+// compilation (OutputShapes), its derivative rules (VJP, JVP) and its
+// batching rule (Vmap). ops.go dispatches to the kernels; gpu.go and
+// rules.go hold what kernels and rules share. The primitive types are
+// unexported except the elementwise ones that package compile fuses
+// (Unary, Binary, WherePrim, AsTypePrim).
 //
 // Broadcasting follows numpy: shapes are aligned at their last axis, and
 // an axis of size 1 (or a missing one) stretches to match. Binary

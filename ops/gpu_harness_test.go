@@ -5,11 +5,13 @@ package ops_test
 import (
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/arraytest"
 	"github.com/fathom-go/fathom/backend/metal/mslharness"
 	"github.com/fathom-go/fathom/compile"
 	"github.com/fathom-go/fathom/graph"
@@ -42,38 +44,6 @@ func harnessData(n, seed int) []float32 {
 		x[i] = float32(s>>8)/float32(1<<24)*6 - 3
 	}
 	return x
-}
-
-// asFloat64 evaluates a and returns its elements widened to float64.
-func asFloat64(a *array.Array) ([]float64, error) {
-	var out []float64
-	switch a.DType() {
-	case array.Float32:
-		v, err := array.ToSlice[float32](a)
-		for _, x := range v {
-			out = append(out, float64(x))
-		}
-		return out, err
-	case array.Float16:
-		v, err := array.ToSlice[array.F16](a)
-		for _, x := range v {
-			out = append(out, float64(x.Float32()))
-		}
-		return out, err
-	case array.Int32:
-		v, err := array.ToSlice[int32](a)
-		for _, x := range v {
-			out = append(out, float64(x))
-		}
-		return out, err
-	case array.Bool:
-		v, err := array.ToSlice[bool](a)
-		for _, x := range v {
-			out = append(out, map[bool]float64{false: 0, true: 1}[x])
-		}
-		return out, err
-	}
-	return nil, fmt.Errorf("unexpected dtype %v", a.DType())
 }
 
 // TestGPUHarnessMatchesCPU runs each case on the GPU (through gpu.go, the
@@ -161,7 +131,7 @@ func TestGPUHarnessMatchesCPU(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			// run builds the case's graph on dev and evaluates it.
-			run := func(dev array.Device) (*array.Array, []float64, error) {
+			run := func(dev array.Device) (*array.Array, error) {
 				if err := array.SetDefaultDevice(dev); err != nil {
 					t.Fatal(err)
 				}
@@ -175,11 +145,10 @@ func TestGPUHarnessMatchesCPU(t *testing.T) {
 					in = append(in, array.FromSlice(harnessData(n, i+1), s...))
 				}
 				out := c.f(in)
-				v, err := asFloat64(out)
-				return out, v, err
+				return out, out.Eval()
 			}
-			want, wv, werr := run(array.CPU)
-			got, gv, gerr := run(array.GPU)
+			want, werr := run(array.CPU)
+			got, gerr := run(array.GPU)
 			if got.Stream().Device != array.GPU {
 				t.Fatalf("result is on %v, not the GPU", got.Stream().Device)
 			}
@@ -199,15 +168,12 @@ func TestGPUHarnessMatchesCPU(t *testing.T) {
 			if got.Storage().Device() != array.GPU {
 				t.Errorf("result storage is on %v, not the GPU", got.Storage().Device())
 			}
-			if got.DType() != want.DType() || fmt.Sprint(got.Shape()) != fmt.Sprint(want.Shape()) {
-				t.Fatalf("GPU %v %v, CPU %v %v", got.DType(), got.Shape(), want.DType(), want.Shape())
+			approx := arraytest.Approx(0, 0)
+			if want.DType().IsFloat() {
+				approx = arraytest.Approx(1e-4, 1e-5)
 			}
-			exact := !want.DType().IsFloat()
-			for i := range wv {
-				d := math.Abs(gv[i] - wv[i])
-				if exact && d != 0 || !exact && !(d <= 1e-5+1e-4*math.Abs(wv[i])) {
-					t.Fatalf("element %d: GPU %v, CPU %v\nGPU %v\nCPU %v", i, gv[i], wv[i], gv, wv)
-				}
+			if d := cmp.Diff(want, got, approx); d != "" {
+				t.Fatalf("GPU differs from CPU (-CPU +GPU):\n%s", d)
 			}
 		})
 	}

@@ -1,8 +1,11 @@
 package ops
 
 import (
+	"slices"
+
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/backend/cpu"
+	"github.com/fathom-go/fathom/backend/metal"
 )
 
 // kernelError renames a kernel's *array.Error after the op the caller
@@ -21,24 +24,38 @@ func checkIndices(op string, idx *array.Array) {
 	}
 }
 
-// TakePrim gathers along one axis (numpy's take).
-type TakePrim struct{ Axis int }
+// takePrim gathers along one axis (numpy's take).
+type takePrim struct{ Axis int }
 
-func (p *TakePrim) Name() string { return "Take" }
-func (p *TakePrim) Eval(s array.Stream, in, out []*array.Array) error {
-	return dispatch(p, s, in, out)
-}
-func (p *TakePrim) evalCPU(in, out []*array.Array) error {
+func (p *takePrim) Name() string                                      { return "Take" }
+func (p *takePrim) Eval(s array.Stream, in, out []*array.Array) error { return dispatch(p, s, in, out) }
+func (p *takePrim) evalCPU(in, out []*array.Array) error {
 	return kernelError(cpu.Take(alloc(out[0]), bufOf(in[0]), bufOf(in[1]), p.Axis), "ops.Take")
 }
-func (p *TakePrim) Equivalent(o array.Primitive) bool {
-	q, ok := o.(*TakePrim)
-	return ok && q.Axis == p.Axis
+func (p *takePrim) evalGPU(s array.Stream, in, out []*array.Array) error {
+	o, err := allocGPU(out[0])
+	if err != nil {
+		return err
+	}
+	ls, chk, err := metal.Take(o, viewOf(in[0]), viewOf(in[1]), p.Axis)
+	return runChecked(s, "ops.Take", ls, chk, err)
+}
+func (p *takePrim) Equivalent(o array.Primitive) bool { return sameParams(p, o) }
+
+// OutputShapes puts the indices' new shape in place of Axis of the
+// array's.
+func (p *takePrim) OutputShapes(in []*array.Array) ([][]int, error) {
+	s := in[0].Shape()
+	if err := checkAxes("ops.Take", []int{p.Axis}, len(s)); err != nil {
+		return nil, err
+	}
+	out := slices.Concat(s[:p.Axis], in[1].Shape(), s[p.Axis+1:])
+	return [][]int{out}, nil
 }
 
 // VJP adds the cotangent back into a at the taken positions, so an index
 // that repeats collects the cotangent of every use.
-func (p *TakePrim) VJP(in, _, cots []*array.Array, argnums []int) []*array.Array {
+func (p *takePrim) VJP(in, _, cots []*array.Array, argnums []int) []*array.Array {
 	return indexGradFirst(argnums, func() *array.Array {
 		a, idx := in[0], in[1]
 		sh := a.Shape()
@@ -50,14 +67,14 @@ func (p *TakePrim) VJP(in, _, cots []*array.Array, argnums []int) []*array.Array
 }
 
 // JVP takes the tangent at the same positions.
-func (p *TakePrim) JVP(in, _, tans []*array.Array, argnums []int) []*array.Array {
+func (p *takePrim) JVP(in, _, tans []*array.Array, argnums []int) []*array.Array {
 	return []*array.Array{Take(indexTangent(0, tans, argnums), in[1], p.Axis)}
 }
 
 // Vmap takes from every batch member at once. When both the array and
 // the indices are batched, each member's indices pick from its own array:
 // a TakeAlongAxis with the indices flattened onto the taken axis.
-func (p *TakePrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
+func (p *takePrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
 	a, idx := in[0], in[1]
 	switch {
 	case axes[1] < 0:
@@ -96,7 +113,7 @@ func Take(a, indices *array.Array, axis int) *array.Array {
 	if _, p := sizeProblem(outShape, a.DType()); p != "" {
 		array.Panicf(op, "indices of shape %v taken along axis %d of shape %v give shape %v, which %s", indices.Shape(), axis, sh, outShape, p)
 	}
-	return node(outShape, a.DType(), &TakePrim{Axis: ax}, a, indices)
+	return node(outShape, a.DType(), &takePrim{Axis: ax}, a, indices)
 }
 
 // alongAxisShape checks a and idx for TakeAlongAxis and PutAlongAxis and
@@ -137,28 +154,43 @@ func nonEmptyFrom(op string, a *array.Array, axis int, shape []int) {
 	}
 }
 
-// TakeAlongAxisPrim gathers one element per index along an axis.
-type TakeAlongAxisPrim struct{ Axis int }
+// takeAlongAxisPrim gathers one element per index along an axis.
+type takeAlongAxisPrim struct{ Axis int }
 
-func (p *TakeAlongAxisPrim) Name() string { return "TakeAlongAxis" }
-func (p *TakeAlongAxisPrim) Eval(s array.Stream, in, out []*array.Array) error {
+func (p *takeAlongAxisPrim) Name() string { return "TakeAlongAxis" }
+func (p *takeAlongAxisPrim) Eval(s array.Stream, in, out []*array.Array) error {
 	return dispatch(p, s, in, out)
 }
-func (p *TakeAlongAxisPrim) evalCPU(in, out []*array.Array) error {
+func (p *takeAlongAxisPrim) evalCPU(in, out []*array.Array) error {
 	shape := out[0].Shape()
 	ashape := append([]int(nil), shape...)
 	ashape[p.Axis] = in[0].Shape()[p.Axis]
 	err := cpu.TakeAlongAxis(alloc(out[0]), bcastBufOf(in[0], ashape), bcastBufOf(in[1], shape), p.Axis)
 	return kernelError(err, "ops.TakeAlongAxis")
 }
-func (p *TakeAlongAxisPrim) Equivalent(o array.Primitive) bool {
-	q, ok := o.(*TakeAlongAxisPrim)
-	return ok && q.Axis == p.Axis
+func (p *takeAlongAxisPrim) evalGPU(s array.Stream, in, out []*array.Array) error {
+	shape := out[0].Shape()
+	ashape := slices.Clone(shape)
+	ashape[p.Axis] = in[0].Shape()[p.Axis]
+	o, err := allocGPU(out[0])
+	if err != nil {
+		return err
+	}
+	ls, chk, err := metal.TakeAlongAxis(o, bcastViewOf(in[0], ashape), bcastViewOf(in[1], shape), p.Axis)
+	return runChecked(s, "ops.TakeAlongAxis", ls, chk, err)
+}
+func (p *takeAlongAxisPrim) Equivalent(o array.Primitive) bool { return sameParams(p, o) }
+
+// OutputShapes checks the new shapes as TakeAlongAxis does.
+func (p *takeAlongAxisPrim) OutputShapes(in []*array.Array) ([][]int, error) {
+	var out []int
+	err := array.Try(func() { out = alongAxisShape("ops.TakeAlongAxis", in[0], in[1], p.Axis) })
+	return [][]int{out}, err
 }
 
 // VJP adds the cotangent back into a at the taken positions (repeated
 // indices accumulate), then sums it over the axes where a was broadcast.
-func (p *TakeAlongAxisPrim) VJP(in, _, cots []*array.Array, argnums []int) []*array.Array {
+func (p *takeAlongAxisPrim) VJP(in, _, cots []*array.Array, argnums []int) []*array.Array {
 	return indexGradFirst(argnums, func() *array.Array {
 		a, g := in[0], cots[0]
 		pos := BroadcastTo(in[1], g.Shape()...)
@@ -167,13 +199,13 @@ func (p *TakeAlongAxisPrim) VJP(in, _, cots []*array.Array, argnums []int) []*ar
 }
 
 // JVP takes the tangent at the same positions.
-func (p *TakeAlongAxisPrim) JVP(in, _, tans []*array.Array, argnums []int) []*array.Array {
+func (p *takeAlongAxisPrim) JVP(in, _, tans []*array.Array, argnums []int) []*array.Array {
 	return []*array.Array{TakeAlongAxis(indexTangent(0, tans, argnums), in[1], p.Axis)}
 }
 
 // Vmap puts the batch axes first; an unbatched operand gets a size-1
 // batch axis, which TakeAlongAxis broadcasts.
-func (p *TakeAlongAxisPrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
+func (p *takeAlongAxisPrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
 	a, idx := indexBatchFront(in[0], axes[0]), indexBatchFront(in[1], axes[1])
 	return []*array.Array{TakeAlongAxis(a, idx, p.Axis+1)}, []int{0}
 }
@@ -193,32 +225,40 @@ func TakeAlongAxis(a, idx *array.Array, axis int) *array.Array {
 	if p := bytesProblem(shapeSize(shape), a.DType()); p != "" {
 		array.Panicf(op, "indices of shape %v along axis %d of shape %v give shape %v, which %s", idx.Shape(), axis, a.Shape(), shape, p)
 	}
-	return node(shape, a.DType(), &TakeAlongAxisPrim{Axis: ax}, a, idx)
+	return node(shape, a.DType(), &takeAlongAxisPrim{Axis: ax}, a, idx)
 }
 
-// PutAlongAxisPrim scatters values along an axis into a copy of its
+// putAlongAxisPrim scatters values along an axis into a copy of its
 // first input.
-type PutAlongAxisPrim struct{ Axis int }
+type putAlongAxisPrim struct{ Axis int }
 
-func (p *PutAlongAxisPrim) Name() string { return "PutAlongAxis" }
-func (p *PutAlongAxisPrim) Eval(s array.Stream, in, out []*array.Array) error {
+func (p *putAlongAxisPrim) Name() string { return "PutAlongAxis" }
+func (p *putAlongAxisPrim) Eval(s array.Stream, in, out []*array.Array) error {
 	return dispatch(p, s, in, out)
 }
-func (p *PutAlongAxisPrim) evalCPU(in, out []*array.Array) error {
+func (p *putAlongAxisPrim) evalCPU(in, out []*array.Array) error {
 	shape := out[0].Shape()
 	shape[p.Axis] = in[1].Shape()[p.Axis]
 	err := cpu.PutAlongAxis(alloc(out[0]), bufOf(in[0]), bcastBufOf(in[1], shape), bcastBufOf(in[2], shape), p.Axis)
 	return kernelError(err, "ops.PutAlongAxis")
 }
-func (p *PutAlongAxisPrim) Equivalent(o array.Primitive) bool {
-	q, ok := o.(*PutAlongAxisPrim)
-	return ok && q.Axis == p.Axis
+func (p *putAlongAxisPrim) evalGPU(s array.Stream, in, out []*array.Array) error {
+	shape := out[0].Shape()
+	shape[p.Axis] = in[1].Shape()[p.Axis]
+	o, err := allocGPU(out[0])
+	if err != nil {
+		return err
+	}
+	ls, chk, err := metal.PutAlongAxis(o, viewOf(in[0]), bcastViewOf(in[1], shape), bcastViewOf(in[2], shape), p.Axis)
+	return runChecked(s, "ops.PutAlongAxis", ls, chk, err)
 }
+func (p *putAlongAxisPrim) Equivalent(o array.Primitive) bool               { return sameParams(p, o) }
+func (p *putAlongAxisPrim) OutputShapes(in []*array.Array) ([][]int, error) { return sameShape(in) }
 
 // VJP passes the cotangent to a except where values overwrote it, and
 // to each value the cotangent of the place it was written to, unless a
 // later value along the axis overwrote that place too.
-func (p *PutAlongAxisPrim) VJP(in, _, cots []*array.Array, argnums []int) []*array.Array {
+func (p *putAlongAxisPrim) VJP(in, _, cots []*array.Array, argnums []int) []*array.Array {
 	a, idx, vals, g := in[0], in[1], in[2], cots[0]
 	out := make([]*array.Array, len(argnums))
 	for k, j := range argnums {
@@ -240,7 +280,7 @@ func (p *PutAlongAxisPrim) VJP(in, _, cots []*array.Array, argnums []int) []*arr
 }
 
 // JVP puts the values' tangent into a's tangent; a missing one is zero.
-func (p *PutAlongAxisPrim) JVP(in, _, tans []*array.Array, argnums []int) []*array.Array {
+func (p *putAlongAxisPrim) JVP(in, _, tans []*array.Array, argnums []int) []*array.Array {
 	ta, tv := indexTangent(0, tans, argnums), indexTangent(2, tans, argnums)
 	if ta == nil {
 		ta = ZerosLike(in[0])
@@ -255,7 +295,7 @@ func (p *PutAlongAxisPrim) JVP(in, _, tans []*array.Array, argnums []int) []*arr
 // batch, since every member writes its own copy; unbatched indices get a
 // size-1 batch axis; batched values get size-1 axes after the batch axis
 // so that their other axes still line up from the right.
-func (p *PutAlongAxisPrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
+func (p *putAlongAxisPrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
 	n := indexBatchSize(in, axes)
 	a := in[0]
 	if axes[0] < 0 {
@@ -295,7 +335,7 @@ func PutAlongAxis(a, idx, values *array.Array, axis int) *array.Array {
 		array.Panicf(op, "values of shape %v do not broadcast to indices' shape %v", vs, shape)
 	}
 	nonEmptyFrom(op, a, ax, shape)
-	return node(a.Shape(), a.DType(), &PutAlongAxisPrim{Axis: ax}, a, idx, AsType(values, a.DType()))
+	return node(a.Shape(), a.DType(), &putAlongAxisPrim{Axis: ax}, a, idx, AsType(values, a.DType()))
 }
 
 // broadcastOrNil is the broadcast of shapes a and b, or nil if they do
@@ -308,28 +348,33 @@ func broadcastOrNil(a, b []int) []int {
 	return out
 }
 
-// ScatterAddPrim adds its second input (updates) into zeros along an
+// scatterAddPrim adds its second input (updates) into zeros along an
 // axis at the positions in its first (indices): the transpose of
 // TakeAlongAxis, which the derivatives of the gathers and sorts use.
 // Repeated positions accumulate. Size is the output's length along Axis.
-type ScatterAddPrim struct{ Axis, Size int }
+type scatterAddPrim struct{ Axis, Size int }
 
-func (p *ScatterAddPrim) Name() string { return "ScatterAdd" }
-func (p *ScatterAddPrim) Eval(s array.Stream, in, out []*array.Array) error {
+func (p *scatterAddPrim) Name() string { return "ScatterAdd" }
+func (p *scatterAddPrim) Eval(s array.Stream, in, out []*array.Array) error {
 	return dispatch(p, s, in, out)
 }
-func (p *ScatterAddPrim) evalCPU(in, out []*array.Array) error {
+func (p *scatterAddPrim) evalCPU(in, out []*array.Array) error {
 	err := cpu.ScatterAddAlongAxis(alloc(out[0]), bufOf(in[0]), bufOf(in[1]), p.Axis)
 	return kernelError(err, "ops.ScatterAdd")
 }
-func (p *ScatterAddPrim) Equivalent(o array.Primitive) bool {
-	q, ok := o.(*ScatterAddPrim)
-	return ok && q.Axis == p.Axis && q.Size == p.Size
+func (p *scatterAddPrim) evalGPU(s array.Stream, in, out []*array.Array) error {
+	o, err := allocGPU(out[0])
+	if err != nil {
+		return err
+	}
+	ls, chk, err := metal.ScatterAddAlongAxis(o, viewOf(in[0]), viewOf(in[1]), p.Axis)
+	return runChecked(s, "ops.ScatterAdd", ls, chk, err)
 }
+func (p *scatterAddPrim) Equivalent(o array.Primitive) bool { return sameParams(p, o) }
 
 // VJP gathers the cotangent back at the positions: a scatter-add is
 // linear in its updates, and TakeAlongAxis is its transpose.
-func (p *ScatterAddPrim) VJP(in, _, cots []*array.Array, argnums []int) []*array.Array {
+func (p *scatterAddPrim) VJP(in, _, cots []*array.Array, argnums []int) []*array.Array {
 	out := make([]*array.Array, len(argnums))
 	for k, j := range argnums {
 		if j == 1 {
@@ -340,7 +385,7 @@ func (p *ScatterAddPrim) VJP(in, _, cots []*array.Array, argnums []int) []*array
 }
 
 // JVP scatters the updates' tangent the same way.
-func (p *ScatterAddPrim) JVP(in, _, tans []*array.Array, argnums []int) []*array.Array {
+func (p *scatterAddPrim) JVP(in, _, tans []*array.Array, argnums []int) []*array.Array {
 	t := indexTangent(1, tans, argnums)
 	if t == nil {
 		return []*array.Array{nil}
@@ -350,7 +395,7 @@ func (p *ScatterAddPrim) JVP(in, _, tans []*array.Array, argnums []int) []*array
 
 // Vmap broadcasts both inputs to the batch, batch axis first, and
 // scatters along the shifted axis.
-func (p *ScatterAddPrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
+func (p *scatterAddPrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
 	n := indexBatchSize(in, axes)
 	x := make([]*array.Array, 2)
 	for i := range in {
@@ -368,7 +413,7 @@ func (p *ScatterAddPrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []
 func scatterAdd(idx, upd *array.Array, axis, size int) *array.Array {
 	shape := upd.Shape()
 	shape[axis] = size
-	return node(shape, upd.DType(), &ScatterAddPrim{Axis: axis, Size: size}, idx, upd)
+	return node(shape, upd.DType(), &scatterAddPrim{Axis: axis, Size: size}, idx, upd)
 }
 
 // indexGradFirst returns the cotangents for argnums of a primitive that is

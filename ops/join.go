@@ -6,17 +6,18 @@ import (
 
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/backend/cpu"
+	"github.com/fathom-go/fathom/backend/metal"
 )
 
-// ConcatenatePrim joins its inputs along Axis, converting each to the
+// concatenatePrim joins its inputs along Axis, converting each to the
 // output's dtype.
-type ConcatenatePrim struct{ Axis int }
+type concatenatePrim struct{ Axis int }
 
-func (p *ConcatenatePrim) Name() string { return "Concatenate" }
-func (p *ConcatenatePrim) Eval(s array.Stream, in, out []*array.Array) error {
+func (p *concatenatePrim) Name() string { return "Concatenate" }
+func (p *concatenatePrim) Eval(s array.Stream, in, out []*array.Array) error {
 	return dispatch(p, s, in, out)
 }
-func (p *ConcatenatePrim) evalCPU(in, out []*array.Array) error {
+func (p *concatenatePrim) evalCPU(in, out []*array.Array) error {
 	o := alloc(out[0])
 	pos := 0
 	for _, x := range in {
@@ -32,14 +33,52 @@ func (p *ConcatenatePrim) evalCPU(in, out []*array.Array) error {
 	}
 	return nil
 }
-func (p *ConcatenatePrim) Equivalent(o array.Primitive) bool {
-	q, ok := o.(*ConcatenatePrim)
-	return ok && q.Axis == p.Axis
+func (p *concatenatePrim) evalGPU(s array.Stream, in, out []*array.Array) error {
+	return gpuOut(s, out[0], func(o metal.View) ([]metal.Launch, error) {
+		var ls []metal.Launch
+		pos := 0
+		for _, x := range in {
+			if x.Size() > 0 {
+				sub := o
+				sub.Shape = x.Shape()
+				sub.Offset = pos * o.Strides[p.Axis]
+				l, err := metal.Copy(sub, viewOf(x))
+				if err != nil {
+					return nil, err
+				}
+				ls = append(ls, l...)
+			}
+			pos += x.Shape()[p.Axis]
+		}
+		return ls, nil
+	})
+}
+func (p *concatenatePrim) Equivalent(o array.Primitive) bool { return sameParams(p, o) }
+
+// OutputShapes joins the inputs' new shapes, which must agree off Axis.
+func (p *concatenatePrim) OutputShapes(in []*array.Array) ([][]int, error) {
+	out := in[0].Shape()
+	if err := checkAxes("ops.Concatenate", []int{p.Axis}, len(out)); err != nil {
+		return nil, err
+	}
+	for _, x := range in[1:] {
+		s := x.Shape()
+		if len(s) != len(out) {
+			return nil, array.Errorf("ops.Concatenate", "shapes %v and %v have different ranks", out, s)
+		}
+		for d := range s {
+			if d != p.Axis && s[d] != out[d] {
+				return nil, array.Errorf("ops.Concatenate", "shapes %v and %v differ off axis %d", out, s, p.Axis)
+			}
+		}
+		out[p.Axis] += s[p.Axis]
+	}
+	return [][]int{out}, nil
 }
 
 // VJP gives each input its stretch of the cotangent along Axis, in the
 // input's dtype; integer and bool inputs have none.
-func (p *ConcatenatePrim) VJP(in, _, cots []*array.Array, argnums []int) []*array.Array {
+func (p *concatenatePrim) VJP(in, _, cots []*array.Array, argnums []int) []*array.Array {
 	starts := make([]int, len(in)+1)
 	for i, x := range in {
 		starts[i+1] = starts[i] + x.Dim(p.Axis)
@@ -55,7 +94,7 @@ func (p *ConcatenatePrim) VJP(in, _, cots []*array.Array, argnums []int) []*arra
 }
 
 // JVP concatenates the tangents, with zeros for inputs that have none.
-func (p *ConcatenatePrim) JVP(in, out, tans []*array.Array, argnums []int) []*array.Array {
+func (p *concatenatePrim) JVP(in, out, tans []*array.Array, argnums []int) []*array.Array {
 	dt := out[0].DType()
 	parts := make([]*array.Array, len(in))
 	for i, x := range in {
@@ -69,7 +108,7 @@ func (p *ConcatenatePrim) JVP(in, out, tans []*array.Array, argnums []int) []*ar
 
 // Vmap puts every batch axis first and repeats the unbatched inputs
 // along a new leading axis, so all of them join along Axis+1.
-func (p *ConcatenatePrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
+func (p *concatenatePrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
 	b := 0
 	for i, x := range in {
 		if axes[i] >= 0 {
@@ -133,7 +172,7 @@ func Concatenate(xs []*array.Array, axis int) *array.Array {
 	if len(xs) == 1 {
 		return xs[0]
 	}
-	return node(shape, dt, &ConcatenatePrim{Axis: ax}, xs...)
+	return node(shape, dt, &concatenatePrim{Axis: ax}, xs...)
 }
 
 func joinShapes(xs []*array.Array) [][]int {

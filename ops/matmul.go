@@ -5,6 +5,7 @@ import (
 
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/backend/cpu"
+	"github.com/fathom-go/fathom/backend/metal"
 )
 
 // matShape is numpy.matmul's view of an operand's shape: a 1-D first
@@ -26,15 +27,15 @@ func matBatch(am, bm []int) []int {
 	return broadcastOrNil(am[:len(am)-2], bm[:len(bm)-2])
 }
 
-// MatMulPrim is numpy's matmul: a matrix product over the last two axes,
+// matMulPrim is numpy's matmul: a matrix product over the last two axes,
 // batched over the others.
-type MatMulPrim struct{}
+type matMulPrim struct{}
 
-func (p *MatMulPrim) Name() string { return "MatMul" }
-func (p *MatMulPrim) Eval(s array.Stream, in, out []*array.Array) error {
+func (p *matMulPrim) Name() string { return "MatMul" }
+func (p *matMulPrim) Eval(s array.Stream, in, out []*array.Array) error {
 	return dispatch(p, s, in, out)
 }
-func (p *MatMulPrim) evalCPU(in, out []*array.Array) error {
+func (p *matMulPrim) evalCPU(in, out []*array.Array) error {
 	am, bm := matShape(in[0].Shape(), true), matShape(in[1].Shape(), false)
 	batch := matBatch(am, bm)
 	o := alloc(out[0])
@@ -44,12 +45,38 @@ func (p *MatMulPrim) evalCPU(in, out []*array.Array) error {
 	o.Strides = array.RowMajorStrides(o.Shape)
 	return cpu.MatMul(o, matBuf(in[0], true, batch), matBuf(in[1], false, batch))
 }
-func (p *MatMulPrim) Equivalent(o array.Primitive) bool { _, ok := o.(*MatMulPrim); return ok }
+func (p *matMulPrim) evalGPU(s array.Stream, in, out []*array.Array) error {
+	am, bm := matShape(in[0].Shape(), true), matShape(in[1].Shape(), false)
+	batch := matBatch(am, bm)
+	return gpuOut(s, out[0], func(o metal.View) ([]metal.Launch, error) {
+		o.Shape = append(slices.Clone(batch), am[len(am)-2], bm[len(bm)-1])
+		o.Strides = array.RowMajorStrides(o.Shape)
+		return metal.MatMul(o, toView(matBuf(in[0], true, batch), in[0].Storage()), toView(matBuf(in[1], false, batch), in[1].Storage()))
+	})
+}
+func (p *matMulPrim) Equivalent(o array.Primitive) bool { return sameParams(p, o) }
+
+// OutputShapes multiplies the inputs' new shapes, which must still be
+// matrices (or stacks of them) that fit.
+func (p *matMulPrim) OutputShapes(in []*array.Array) ([][]int, error) {
+	as, bs := in[0].Shape(), in[1].Shape()
+	if len(as) < 2 || len(bs) < 2 {
+		return nil, array.Errorf("ops.MatMul", "shapes %v and %v: the traced operands were matrices", as, bs)
+	}
+	if as[len(as)-1] != bs[len(bs)-2] {
+		return nil, array.Errorf("ops.MatMul", "shapes %v and %v: inner dimensions %d and %d differ", as, bs, as[len(as)-1], bs[len(bs)-2])
+	}
+	batch := matBatch(as, bs)
+	if batch == nil {
+		return nil, array.Errorf("ops.MatMul", "shapes %v and %v: batch dimensions do not broadcast", as, bs)
+	}
+	return [][]int{append(batch, as[len(as)-2], bs[len(bs)-1])}, nil
+}
 
 // VJP multiplies the cotangent by the other operand transposed, on the
 // matrix views of 1-D operands, and sums the batch axes an operand was
 // broadcast along.
-func (p *MatMulPrim) VJP(in, _, cots []*array.Array, argnums []int) []*array.Array {
+func (p *matMulPrim) VJP(in, _, cots []*array.Array, argnums []int) []*array.Array {
 	a, b := in[0], in[1]
 	am, bm := matShape(a.Shape(), true), matShape(b.Shape(), false)
 	batch := matBatch(am, bm)
@@ -78,7 +105,7 @@ func (p *MatMulPrim) VJP(in, _, cots []*array.Array, argnums []int) []*array.Arr
 }
 
 // JVP is the product rule: ta·b + a·tb.
-func (p *MatMulPrim) JVP(in, _, tans []*array.Array, argnums []int) []*array.Array {
+func (p *matMulPrim) JVP(in, _, tans []*array.Array, argnums []int) []*array.Array {
 	var out *array.Array
 	for i, j := range argnums {
 		var t *array.Array
@@ -100,7 +127,7 @@ func (p *MatMulPrim) JVP(in, _, tans []*array.Array, argnums []int) []*array.Arr
 // from the right, so the vmapped batch becomes one more matmul batch axis.
 // A 1-D operand is first made the matrix matmul makes of it, and the axis
 // that adds is dropped from the result.
-func (p *MatMulPrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
+func (p *matMulPrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
 	x := make([]*array.Array, 2)
 	ax := make([]int, 2)
 	var vec [2]bool
@@ -197,7 +224,7 @@ func MatMul(a, b *array.Array) *array.Array {
 	if _, p := sizeProblem(shape, dt); p != "" {
 		array.Panicf(op, "shapes %v and %v give shape %v, which %s", as, bs, shape, p)
 	}
-	return node(shape, dt, &MatMulPrim{}, AsType(a, dt), AsType(b, dt))
+	return node(shape, dt, &matMulPrim{}, AsType(a, dt), AsType(b, dt))
 }
 
 // Outer returns the outer product of a and b, both flattened (numpy's

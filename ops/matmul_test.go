@@ -2,9 +2,13 @@ package ops_test
 
 import (
 	"math"
+	"slices"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/arraytest"
 	"github.com/fathom-go/fathom/ops"
 )
 
@@ -54,26 +58,6 @@ func mmArray(v []float64, dt array.DType, shape ...int) *array.Array {
 	return array.FromSlice(v, shape...)
 }
 
-func mmFloats(t *testing.T, a *array.Array) []float64 {
-	t.Helper()
-	if a.DType() == array.Float32 {
-		f, err := array.ToSlice[float32](a)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := make([]float64, len(f))
-		for i, x := range f {
-			out[i] = float64(x)
-		}
-		return out
-	}
-	out, err := array.ToSlice[float64](a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 // TestMatMulOfTransposeViews multiplies Transpose views, which MatMul must
 // receive as views (shared memory, column-major strides: the cpu kernel's
 // tests check that such operands reach BLAS as transposes, uncopied), and
@@ -108,16 +92,9 @@ func TestMatMulOfTransposeViews(t *testing.T) {
 			{"view @ row-major", at, mmArray(b, dt, k, n)},
 			{"row-major @ view", mmArray(a, dt, m, k), bt},
 		} {
-			got := ops.MatMul(c.x, c.y)
-			if got.DType() != dt || !equalShape(got.Shape(), []int{m, n}) {
-				t.Fatalf("%v %s: got %v %v", dt, c.name, got.DType(), got.Shape())
-			}
-			g := mmFloats(t, got)
-			for i := range want {
-				// Quarters of small integers: exact in both dtypes.
-				if g[i] != want[i] {
-					t.Fatalf("%v %s: element %d = %v, want %v", dt, c.name, i, g[i], want[i])
-				}
+			// Quarters of small integers: exact in both dtypes.
+			if d := cmp.Diff(mmArray(want, dt, m, n), ops.MatMul(c.x, c.y), arraytest.Approx(0, 0)); d != "" {
+				t.Fatalf("%v %s (-want +got):\n%s", dt, c.name, d)
 			}
 		}
 	}
@@ -136,14 +113,12 @@ func TestMatMulBatchedSwapAxes(t *testing.T) {
 	for _, dt := range []array.DType{array.Float32, array.Float64} {
 		x := ops.SwapAxes(mmArray(stored, dt, nb, k, m), -1, -2)
 		y := ops.ExpandDims(mmArray(b, dt, k, n), 0)
-		g := mmFloats(t, ops.MatMul(x, y))
+		var want []float64
 		for i := 0; i < nb; i++ {
-			want := mmNaive(a[i*m*k:(i+1)*m*k], b, m, k, n)
-			for j := range want {
-				if g[i*m*n+j] != want[j] {
-					t.Fatalf("%v batch %d: element %d = %v, want %v", dt, i, j, g[i*m*n+j], want[j])
-				}
-			}
+			want = append(want, mmNaive(a[i*m*k:(i+1)*m*k], b, m, k, n)...)
+		}
+		if d := cmp.Diff(mmArray(want, dt, nb, m, n), ops.MatMul(x, y), arraytest.Approx(0, 0)); d != "" {
+			t.Fatalf("%v (-want +got):\n%s", dt, d)
 		}
 	}
 }
@@ -171,7 +146,7 @@ func TestMatMulShapes(t *testing.T) {
 		{f(2, 0), f(0, 4), []int{2, 4}},
 	} {
 		got := ops.MatMul(c.a, c.b)
-		if !equalShape(got.Shape(), c.want) {
+		if !slices.Equal(got.Shape(), c.want) {
 			t.Errorf("MatMul(%v, %v) has shape %v, want %v", c.a.Shape(), c.b.Shape(), got.Shape(), c.want)
 		}
 		if err := got.Eval(); err != nil {
@@ -182,11 +157,11 @@ func TestMatMulShapes(t *testing.T) {
 		t.Errorf("int32 @ float32 = %v %v, want float32 11", got.DType(), got.Item())
 	}
 	outer := ops.Outer(array.FromSlice([]float64{1, 2, 3, 4}, 2, 2), array.Scalar(float64(-1)))
-	if !equalShape(outer.Shape(), []int{4, 1}) {
+	if !slices.Equal(outer.Shape(), []int{4, 1}) {
 		t.Errorf("Outer([2 2], []) has shape %v, want [4 1]", outer.Shape())
 	}
 	td := ops.Tensordot(f(2, 3), f(4), nil, nil)
-	if !equalShape(td.Shape(), []int{2, 3, 4}) {
+	if !slices.Equal(td.Shape(), []int{2, 3, 4}) {
 		t.Errorf("Tensordot with no axes has shape %v, want [2 3 4]", td.Shape())
 	}
 	if v := ops.Tensordot(array.Scalar(float32(2)), array.Scalar(float32(3)), nil, nil).Item(); v != 6 || math.IsNaN(v) {

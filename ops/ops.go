@@ -9,25 +9,32 @@ import (
 	"github.com/fathom-go/fathom/backend/cpu"
 )
 
-// Every primitive's Eval goes through dispatch, which picks the kernel for
-// the stream's device. A primitive has a CPU kernel (evalCPU) and, once
-// the Metal backend has one, a GPU kernel (evalGPU).
-type cpuKernel interface {
+// kernels is what a primitive that runs on a backend has: a CPU kernel
+// and a GPU one, so that no operation is left without a Metal path. Its
+// Eval hands both to dispatch, and passing itself there is the
+// compile-time check that it has them.
+type kernels interface {
+	array.Primitive
 	evalCPU(in, out []*array.Array) error
-}
-
-type gpuKernel interface {
 	evalGPU(s array.Stream, in, out []*array.Array) error
 }
 
-func dispatch(p array.Primitive, s array.Stream, in, out []*array.Array) error {
+// dispatch runs p's kernel for the stream's device.
+func dispatch(p kernels, s array.Stream, in, out []*array.Array) error {
 	if s.Device.Type == array.DeviceCPU {
-		return p.(cpuKernel).evalCPU(in, out)
+		return p.evalCPU(in, out)
 	}
-	if g, ok := p.(gpuKernel); ok {
-		return g.evalGPU(s, in, out)
-	}
-	return array.Errorf("ops."+p.Name(), "no kernel for %v", s.Device)
+	return p.evalGPU(s, in, out)
+}
+
+// sameParams is the Equivalent of a primitive whose parameters compare
+// with ==: o has p's type and equal fields.
+func sameParams[P comparable, PP interface {
+	*P
+	array.Primitive
+}](p PP, o array.Primitive) bool {
+	q, ok := o.(PP)
+	return ok && *q == *p
 }
 
 // stream is where new nodes are recorded.

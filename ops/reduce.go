@@ -5,11 +5,12 @@ import (
 
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/backend/cpu"
+	"github.com/fathom-go/fathom/backend/metal"
 )
 
-// ReducePrim folds its input over Axes (sorted, distinct, non-negative)
+// reducePrim folds its input over Axes (sorted, distinct, non-negative)
 // with Op; the result drops those axes.
-type ReducePrim struct {
+type reducePrim struct {
 	Op   cpu.ReduceOp
 	Axes []int
 }
@@ -17,28 +18,43 @@ type ReducePrim struct {
 var reduceOpNames = [...]string{cpu.ReduceSum: "Sum", cpu.ReduceProd: "Prod", cpu.ReduceMax: "Max",
 	cpu.ReduceMin: "Min", cpu.ReduceAll: "All", cpu.ReduceAny: "Any"}
 
-func (p *ReducePrim) Name() string {
+func (p *reducePrim) Name() string {
 	if int(p.Op) < len(reduceOpNames) {
 		return reduceOpNames[p.Op]
 	}
 	return p.Op.String()
 }
-func (p *ReducePrim) Eval(s array.Stream, in, out []*array.Array) error {
+func (p *reducePrim) Eval(s array.Stream, in, out []*array.Array) error {
 	return dispatch(p, s, in, out)
 }
-func (p *ReducePrim) evalCPU(in, out []*array.Array) error {
+func (p *reducePrim) evalCPU(in, out []*array.Array) error {
 	return cpu.Reduce(p.Op, alloc(out[0]), bufOf(in[0]), p.Axes)
 }
-func (p *ReducePrim) Equivalent(o array.Primitive) bool {
-	q, ok := o.(*ReducePrim)
+func (p *reducePrim) evalGPU(s array.Stream, in, out []*array.Array) error {
+	return gpuOut(s, out[0], func(o metal.View) ([]metal.Launch, error) {
+		return metal.Reduce(p.Name(), o, viewOf(in[0]), p.Axes)
+	})
+}
+func (p *reducePrim) Equivalent(o array.Primitive) bool {
+	q, ok := o.(*reducePrim)
 	return ok && q.Op == p.Op && equalInts(q.Axes, p.Axes)
+}
+
+// OutputShapes drops Axes from the input's new shape, which must have
+// them.
+func (p *reducePrim) OutputShapes(in []*array.Array) ([][]int, error) {
+	if err := checkAxes("ops."+p.Name(), p.Axes, in[0].Ndim()); err != nil {
+		return nil, err
+	}
+	kept, _ := reducedShape(in[0].Shape(), p.Axes)
+	return [][]int{kept}, nil
 }
 
 // VJP broadcasts the cotangent back over the reduced axes: as it is for
 // Sum; times the product of the other elements for Prod; split evenly
 // among the elements equal to the result for Max and Min (as MLX does), so
 // a slice holding a NaN gets NaN. All and Any have zero derivatives.
-func (p *ReducePrim) VJP(in, out, cots []*array.Array, argnums []int) []*array.Array {
+func (p *reducePrim) VJP(in, out, cots []*array.Array, argnums []int) []*array.Array {
 	x, g := in[0], cots[0]
 	shape := x.Shape()
 	switch p.Op {
@@ -56,7 +72,7 @@ func (p *ReducePrim) VJP(in, out, cots []*array.Array, argnums []int) []*array.A
 // JVP reduces the tangent as VJP spreads the cotangent: the sum of the
 // tangents for Sum, weighted by the partial products for Prod, their mean
 // over the tied extremes for Max and Min; nil for All and Any.
-func (p *ReducePrim) JVP(in, out, tans []*array.Array, _ []int) []*array.Array {
+func (p *reducePrim) JVP(in, out, tans []*array.Array, _ []int) []*array.Array {
 	x, t := in[0], tans[0]
 	switch p.Op {
 	case cpu.ReduceSum:
@@ -71,7 +87,7 @@ func (p *ReducePrim) JVP(in, out, tans []*array.Array, _ []int) []*array.Array {
 }
 
 // Vmap reduces the batch, moved to axis 0, over the axes shifted past it.
-func (p *ReducePrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
+func (p *reducePrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
 	return []*array.Array{reduceOver(p.Op, batchFront(in[0], axes[0]), reduceShift(p.Axes))}, []int{0}
 }
 
@@ -81,7 +97,7 @@ func (p *ReducePrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int)
 func reduceOver(op cpu.ReduceOp, x *array.Array, axes []int) *array.Array {
 	dt, _ := cpu.ReduceDType(op, x.DType())
 	shape, _ := reducedShape(x.Shape(), axes)
-	return node(shape, dt, &ReducePrim{Op: op, Axes: axes}, x)
+	return node(shape, dt, &reducePrim{Op: op, Axes: axes}, x)
 }
 
 // reduceShift returns axes moved one place on, past a batch axis 0.
@@ -173,7 +189,7 @@ func reduce(name string, op cpu.ReduceOp, a *array.Array, axes []int) *array.Arr
 	if n == 0 && shapeSize(shape) > 0 && (op == cpu.ReduceMax || op == cpu.ReduceMin) {
 		array.Panicf(name, "axes %v of shape %v are empty, and %v has no identity", ax, a.Shape(), op)
 	}
-	return node(shape, dt, &ReducePrim{Op: op, Axes: ax}, a)
+	return node(shape, dt, &reducePrim{Op: op, Axes: ax}, a)
 }
 
 // Sum returns the sum of a's elements over axes (none: all). Bool sums
@@ -219,25 +235,25 @@ func Mean(a *array.Array, axes ...int) *array.Array {
 	return AsType(Div(Sum(x, ax...), count(x, ax, 0)), dt)
 }
 
-// CountPrim gives the number of elements of its input over Axes, less
+// countPrim gives the number of elements of its input over Axes, less
 // DDOF and at least 0, as a 0-d array of DType: the divisor of Mean and
 // Var. It reads its input's shape when it runs, not when the graph is
 // built, so a shapeless compiled trace divides by the right count for
 // every shape.
-type CountPrim struct {
+type countPrim struct {
 	Axes  []int
 	DDOF  int
 	DType array.DType
 }
 
 func count(x *array.Array, axes []int, ddof int) *array.Array {
-	return node([]int{}, x.DType(), &CountPrim{Axes: axes, DDOF: ddof, DType: x.DType()}, x)
+	return node([]int{}, x.DType(), &countPrim{Axes: axes, DDOF: ddof, DType: x.DType()}, x)
 }
 
-func (p *CountPrim) Name() string { return "Count" }
+func (p *countPrim) Name() string { return "Count" }
 
 // Eval writes the count; it needs no kernel on any device.
-func (p *CountPrim) Eval(_ array.Stream, in, out []*array.Array) error {
+func (p *countPrim) Eval(_ array.Stream, in, out []*array.Array) error {
 	_, n := reducedShape(in[0].Shape(), p.Axes)
 	v := scalarOf(float64(max(n-p.DDOF, 0)), p.DType)
 	if err := v.Eval(); err != nil {
@@ -247,27 +263,27 @@ func (p *CountPrim) Eval(_ array.Stream, in, out []*array.Array) error {
 	return nil
 }
 
-func (p *CountPrim) Equivalent(o array.Primitive) bool {
-	q, ok := o.(*CountPrim)
+func (p *countPrim) Equivalent(o array.Primitive) bool {
+	q, ok := o.(*countPrim)
 	return ok && equalInts(q.Axes, p.Axes) && q.DDOF == p.DDOF && q.DType == p.DType
 }
 
 // VJP: a count does not depend on its input's values.
-func (p *CountPrim) VJP(_, _, _ []*array.Array, argnums []int) []*array.Array {
+func (p *countPrim) VJP(_, _, _ []*array.Array, argnums []int) []*array.Array {
 	return make([]*array.Array, len(argnums))
 }
 
 // JVP: a count does not depend on its input's values.
-func (p *CountPrim) JVP(_, _, _ []*array.Array, _ []int) []*array.Array { return []*array.Array{nil} }
+func (p *countPrim) JVP(_, _, _ []*array.Array, _ []int) []*array.Array { return []*array.Array{nil} }
 
 // Vmap counts over the same axes of one batch element: the count is the
 // same for all, so the result is unbatched.
-func (p *CountPrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
-	return []*array.Array{node([]int{}, p.DType, &CountPrim{Axes: reduceShift(p.Axes), DDOF: p.DDOF, DType: p.DType}, batchFront(in[0], axes[0]))}, []int{-1}
+func (p *countPrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
+	return []*array.Array{node([]int{}, p.DType, &countPrim{Axes: reduceShift(p.Axes), DDOF: p.DDOF, DType: p.DType}, batchFront(in[0], axes[0]))}, []int{-1}
 }
 
 // OutputShapes: a count is 0-d.
-func (p *CountPrim) OutputShapes([]*array.Array) ([][]int, error) { return [][]int{{}}, nil }
+func (p *countPrim) OutputShapes([]*array.Array) ([][]int, error) { return [][]int{{}}, nil }
 
 // workDType is the dtype float computations of dtype dt run in: float16
 // and bfloat16 widen to float32.
@@ -346,28 +362,39 @@ func KeepDims(f ReduceFunc, a *array.Array, axes ...int) *array.Array {
 	return Reshape(r, shape...)
 }
 
-// ArgReducePrim finds the index of the largest (ArgMax) or smallest
+// argReducePrim finds the index of the largest (ArgMax) or smallest
 // (ArgMin) element along Axis.
-type ArgReducePrim struct {
+type argReducePrim struct {
 	Op   cpu.ArgOp
 	Axis int
 }
 
-func (p *ArgReducePrim) Name() string {
+func (p *argReducePrim) Name() string {
 	if p.Op == cpu.ArgMin {
 		return "ArgMin"
 	}
 	return "ArgMax"
 }
-func (p *ArgReducePrim) Eval(s array.Stream, in, out []*array.Array) error {
+func (p *argReducePrim) Eval(s array.Stream, in, out []*array.Array) error {
 	return dispatch(p, s, in, out)
 }
-func (p *ArgReducePrim) evalCPU(in, out []*array.Array) error {
+func (p *argReducePrim) evalCPU(in, out []*array.Array) error {
 	return cpu.ArgReduce(p.Op, alloc(out[0]), bufOf(in[0]), p.Axis)
 }
-func (p *ArgReducePrim) Equivalent(o array.Primitive) bool {
-	q, ok := o.(*ArgReducePrim)
-	return ok && *q == *p
+func (p *argReducePrim) evalGPU(s array.Stream, in, out []*array.Array) error {
+	return gpuOut(s, out[0], func(o metal.View) ([]metal.Launch, error) {
+		return metal.ArgReduce(p.Name(), o, viewOf(in[0]), p.Axis)
+	})
+}
+func (p *argReducePrim) Equivalent(o array.Primitive) bool { return sameParams(p, o) }
+
+// OutputShapes drops Axis from the input's new shape, which must have it.
+func (p *argReducePrim) OutputShapes(in []*array.Array) ([][]int, error) {
+	if err := checkAxes("ops."+p.Name(), []int{p.Axis}, in[0].Ndim()); err != nil {
+		return nil, err
+	}
+	kept, _ := reducedShape(in[0].Shape(), []int{p.Axis})
+	return [][]int{kept}, nil
 }
 
 // ArgMax returns the int32 index along axis of the largest element of
@@ -385,20 +412,20 @@ func ArgMin(a *array.Array, axis int) *array.Array {
 }
 
 // VJP is zero: indices are piecewise constant.
-func (p *ArgReducePrim) VJP(_, _, _ []*array.Array, argnums []int) []*array.Array {
+func (p *argReducePrim) VJP(_, _, _ []*array.Array, argnums []int) []*array.Array {
 	return make([]*array.Array, len(argnums))
 }
 
 // JVP is zero: indices are piecewise constant.
-func (p *ArgReducePrim) JVP(_, _, _ []*array.Array, _ []int) []*array.Array {
+func (p *argReducePrim) JVP(_, _, _ []*array.Array, _ []int) []*array.Array {
 	return []*array.Array{nil}
 }
 
 // Vmap searches the batch, moved to axis 0, along the axis after it.
-func (p *ArgReducePrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
+func (p *argReducePrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
 	x := batchFront(in[0], axes[0])
 	shape, _ := reducedShape(x.Shape(), []int{p.Axis + 1})
-	return []*array.Array{node(shape, array.Int32, &ArgReducePrim{Op: p.Op, Axis: p.Axis + 1}, x)}, []int{0}
+	return []*array.Array{node(shape, array.Int32, &argReducePrim{Op: p.Op, Axis: p.Axis + 1}, x)}, []int{0}
 }
 
 func argReduce(name string, op cpu.ArgOp, a *array.Array, axis int) *array.Array {
@@ -411,5 +438,5 @@ func argReduce(name string, op cpu.ArgOp, a *array.Array, axis int) *array.Array
 	if n == 0 && shapeSize(shape) > 0 {
 		array.Panicf(name, "axis %d of shape %v is empty", axis, a.Shape())
 	}
-	return node(shape, array.Int32, &ArgReducePrim{Op: op, Axis: ax}, a)
+	return node(shape, array.Int32, &argReducePrim{Op: op, Axis: ax}, a)
 }

@@ -3,10 +3,12 @@ package ops_test
 import (
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/arraytest"
 	"github.com/fathom-go/fathom/backend/cpu"
 	"github.com/fathom-go/fathom/ops"
 )
@@ -108,19 +110,7 @@ func TestReduceBroadcastInput(t *testing.T) {
 		"logsumexp 2": func(a *array.Array) *array.Array { return ops.LogSumExp(a, -1, 0) },
 		"var 1":       func(a *array.Array) *array.Array { return ops.Var(a, 1) },
 	} {
-		want, err := arrayValues(f(c))
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := arrayValues(f(b))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range want {
-			if !closeEnough(got[i], want[i], 1e-6, 1e-6) {
-				t.Errorf("%s: element %d = %v, want %v", name, i, got[i], want[i])
-			}
-		}
+		arraytest.AssertClose(t, f(c), f(b), arraytest.Tol{Rtol: 1e-6, Atol: 1e-6}, name)
 	}
 }
 
@@ -187,18 +177,10 @@ func TestReduceLargeMatchesFloat64(t *testing.T) {
 		{"logsumexp 1", func(a *array.Array) *array.Array { return ops.LogSumExp(a, 1) }, 1e-5},
 		{"cumsum 0", func(a *array.Array) *array.Array { return ops.CumSum(a, 0, true, false) }, 1e-4},
 	} {
-		got, err := arrayValues(f.f(a32))
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := arrayValues(f.f(a64))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range want {
-			if !closeEnough(got[i], want[i], f.tol, f.tol) {
-				t.Fatalf("%s: element %d = %v, want %v", f.name, i, got[i], want[i])
-			}
+		// float32 widens to float64 exactly
+		got := ops.AsType(f.f(a32), array.Float64)
+		if !arraytest.AssertClose(t, f.f(a64), got, arraytest.Tol{Rtol: f.tol, Atol: f.tol}, f.name) {
+			return
 		}
 	}
 }
@@ -210,7 +192,7 @@ func TestKeepDims(t *testing.T) {
 		shape []int
 	}{{nil, []int{1, 1}}, {[]int{0}, []int{1, 3}}, {[]int{-1}, []int{2, 1}}, {[]int{1, 0}, []int{1, 1}}} {
 		got := ops.KeepDims(ops.Sum, x, c.axes...)
-		if !equalShape(got.Shape(), c.shape) {
+		if !slices.Equal(got.Shape(), c.shape) {
 			t.Errorf("KeepDims(Sum, %v): shape %v, want %v", c.axes, got.Shape(), c.shape)
 		}
 	}

@@ -2,14 +2,13 @@ package ops_test
 
 import (
 	"encoding/json"
-	"fmt"
 	"math"
-	"math/cmplx"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/arraytest"
 	"github.com/fathom-go/fathom/ops"
 )
 
@@ -88,8 +87,8 @@ func refFloat(t testing.TB, m json.RawMessage) float64 {
 }
 
 // values returns the data as complex128 (real data has zero imaginary
-// parts), which holds every dtype's values exactly except int64 beyond
-// 2^53, which the reference files avoid.
+// parts), which holds every dtype's values exactly but int64s beyond 2^53
+// (ints reads those).
 func (r refArray) values(t testing.TB) []complex128 {
 	t.Helper()
 	out := make([]complex128, len(r.Data))
@@ -120,7 +119,7 @@ func (r refArray) array(t testing.TB) *array.Array {
 	case array.Int32:
 		return array.FromSlice(mapSlice(v, func(c complex128) int32 { return int32(real(c)) }), shape...)
 	case array.Int64:
-		return array.FromSlice(mapSlice(v, func(c complex128) int64 { return int64(real(c)) }), shape...)
+		return array.FromSlice(r.ints(t), shape...)
 	case array.Float16:
 		return array.FromSlice(mapSlice(v, func(c complex128) array.F16 { return array.NewF16(float32(real(c))) }), shape...)
 	case array.BFloat16:
@@ -132,6 +131,19 @@ func (r refArray) array(t testing.TB) *array.Array {
 	default:
 		return array.FromSlice(mapSlice(v, func(c complex128) complex64 { return complex64(c) }), shape...)
 	}
+}
+
+// ints returns integer data exactly, such as the identity of an int64
+// minimum, 2^63-1, which float64 rounds out of range.
+func (r refArray) ints(t testing.TB) []int64 {
+	t.Helper()
+	out := make([]int64, len(r.Data))
+	for i, m := range r.Data {
+		if err := json.Unmarshal(m, &out[i]); err != nil {
+			t.Fatalf("bad integer %s: %v", m, err)
+		}
+	}
+	return out
 }
 
 func mapSlice[S, D any](s []S, f func(S) D) []D {
@@ -155,143 +167,28 @@ func (c refCase) param(t testing.TB, name string, v any) bool {
 	return true
 }
 
-// tolerance returns the relative and absolute tolerance for dtype dt.
-func tolerance(dt array.DType) (rtol, atol float64) {
-	switch dt {
-	case array.Float16:
-		return 2e-3, 1e-3
-	case array.BFloat16:
-		return 1.6e-2, 1e-2
-	case array.Float32, array.Complex64:
-		return 2e-5, 1e-6
-	case array.Float64:
-		return 1e-12, 1e-13
-	}
-	return 0, 0
-}
-
-// arrayValues evaluates a and returns its elements as complex128.
-func arrayValues(a *array.Array) ([]complex128, error) {
-	conv := func(n int, at func(i int) complex128) []complex128 {
-		out := make([]complex128, n)
-		for i := range out {
-			out[i] = at(i)
-		}
-		return out
-	}
-	switch a.DType() {
-	case array.Bool:
-		s, err := array.ToSlice[bool](a)
-		return conv(len(s), func(i int) complex128 {
-			if s[i] {
-				return 1
-			}
-			return 0
-		}), err
-	case array.Uint8:
-		s, err := array.ToSlice[uint8](a)
-		return conv(len(s), func(i int) complex128 { return complex(float64(s[i]), 0) }), err
-	case array.Int32:
-		s, err := array.ToSlice[int32](a)
-		return conv(len(s), func(i int) complex128 { return complex(float64(s[i]), 0) }), err
-	case array.Int64:
-		s, err := array.ToSlice[int64](a)
-		return conv(len(s), func(i int) complex128 { return complex(float64(s[i]), 0) }), err
-	case array.Float16:
-		s, err := array.ToSlice[array.F16](a)
-		return conv(len(s), func(i int) complex128 { return complex(float64(s[i].Float32()), 0) }), err
-	case array.BFloat16:
-		s, err := array.ToSlice[array.BF16](a)
-		return conv(len(s), func(i int) complex128 { return complex(float64(s[i].Float32()), 0) }), err
-	case array.Float32:
-		s, err := array.ToSlice[float32](a)
-		return conv(len(s), func(i int) complex128 { return complex(float64(s[i]), 0) }), err
-	case array.Float64:
-		s, err := array.ToSlice[float64](a)
-		return conv(len(s), func(i int) complex128 { return complex(s[i], 0) }), err
-	default:
-		s, err := array.ToSlice[complex64](a)
-		return conv(len(s), func(i int) complex128 { return complex128(s[i]) }), err
-	}
-}
-
 // checkArray compares got with the reference: dtype, shape and values
-// within the dtype's tolerance. NaNs must match NaNs; infinities must
-// match exactly.
+// within arraytest.DefaultTol of the dtype, NaNs matching NaNs.
 func checkArray(t testing.TB, name string, got *array.Array, want refArray) {
 	t.Helper()
-	if err := compareArray(t, got, want, 1); err != nil {
-		t.Errorf("%s: %v", name, err)
+	w := want.array(t)
+	tol := arraytest.DefaultTol(w.DType())
+	if w.DType() == array.BFloat16 && got.DType() == array.BFloat16 {
+		// numpy has no bfloat16: the reference holds float32 results,
+		// which are compared unrounded with got's values, widened exactly.
+		w, got = refArray{DType: "float32", Shape: want.Shape, Data: want.Data}.array(t), widenBF16(t, got)
 	}
+	arraytest.AssertClose(t, w, got, tol, name)
 }
 
-// compareArray is checkArray's comparison; scale multiplies the dtype's
-// tolerances.
-func compareArray(t testing.TB, got *array.Array, want refArray, scale float64) error {
+// widenBF16 returns a bfloat16 array's values as float32, without an op.
+func widenBF16(t testing.TB, a *array.Array) *array.Array {
 	t.Helper()
-	wdt := parseDType(t, want.DType)
-	if got.DType() != wdt {
-		return fmt.Errorf("dtype %v, want %v", got.DType(), wdt)
-	}
-	wshape := want.Shape
-	if wshape == nil {
-		wshape = []int{}
-	}
-	if !equalShape(got.Shape(), wshape) {
-		return fmt.Errorf("shape %v, want %v", got.Shape(), wshape)
-	}
-	g, err := arrayValues(got)
+	s, err := array.ToSlice[array.BF16](a)
 	if err != nil {
-		return err
+		t.Fatal(err)
 	}
-	w := want.values(t)
-	rtol, atol := tolerance(wdt)
-	rtol, atol = rtol*scale, atol*scale
-	bad := 0
-	var first string
-	for i := range w {
-		if !closeEnough(g[i], w[i], rtol, atol) {
-			if bad == 0 {
-				first = fmt.Sprintf("element %d: got %v, want %v", i, g[i], w[i])
-			}
-			bad++
-		}
-	}
-	if bad > 0 {
-		return fmt.Errorf("%d of %d elements differ; first: %s", bad, len(w), first)
-	}
-	return nil
-}
-
-func closeEnough(g, w complex128, rtol, atol float64) bool {
-	if cmplx.IsNaN(w) {
-		return cmplx.IsNaN(g)
-	}
-	for _, p := range [][2]float64{{real(g), real(w)}, {imag(g), imag(w)}} {
-		gv, wv := p[0], p[1]
-		if math.IsInf(wv, 0) || math.IsNaN(wv) {
-			if gv != wv && !(math.IsNaN(gv) && math.IsNaN(wv)) {
-				return false
-			}
-			continue
-		}
-		if math.IsNaN(gv) || math.Abs(gv-wv) > atol+rtol*math.Abs(wv) {
-			return false
-		}
-	}
-	return true
-}
-
-func equalShape(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
+	return array.FromSlice(mapSlice(s, array.BF16.Float32), a.Shape()...)
 }
 
 // refLayouts give the same values in different memory layouts, so the

@@ -2,9 +2,39 @@ package ops
 
 import "github.com/fathom-go/fathom/array"
 
-// Helpers shared by the derivative (VJP, JVP) and batching (Vmap) rules.
-// A rule returns nil for a cotangent or tangent that is zero: the
-// transforms skip it instead of building arithmetic on zeros.
+// Helpers shared by the derivative (VJP, JVP), batching (Vmap) and shape
+// (OutputShapes) rules. A derivative rule returns nil for a cotangent or
+// tangent that is zero: the transforms skip it instead of building
+// arithmetic on zeros.
+//
+// Shape rules (array.ShapeRule) serve shapeless compilation: a shapeless
+// trace replayed on inputs of new shapes asks each primitive for its
+// output shapes. A primitive whose output shape is fixed by Go values
+// (Reshape, BroadcastTo, Slice) has no rule, and such a replay is an
+// error. Each rule re-checks what the operation checked at the call, and
+// returns an *array.Error when the new shapes do not fit.
+
+func sameShape(in []*array.Array) ([][]int, error) { return [][]int{in[0].Shape()}, nil }
+
+func broadcastShape(name string, in []*array.Array) ([][]int, error) {
+	shapes := make([][]int, len(in))
+	for i, x := range in {
+		shapes[i] = x.Shape()
+	}
+	var out []int
+	err := array.Try(func() { out = BroadcastShapes(name, shapes...) })
+	return [][]int{out}, err
+}
+
+// checkAxes reports an error unless every axis is within ndim.
+func checkAxes(name string, axes []int, ndim int) error {
+	for _, a := range axes {
+		if a < 0 || a >= ndim {
+			return array.Errorf(name, "axis %d out of range for %d dimensions", a, ndim)
+		}
+	}
+	return nil
+}
 
 // sumToShape reduces g, the cotangent of a broadcast result, to shape:
 // it sums the leading axes that broadcasting added and the axes where

@@ -5,11 +5,12 @@ import (
 
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/backend/cpu"
+	"github.com/fathom-go/fathom/backend/metal"
 )
 
-// ScanPrim is a running sum, product, maximum or minimum along Axis;
+// scanPrim is a running sum, product, maximum or minimum along Axis;
 // see CumSum for Reverse and Inclusive.
-type ScanPrim struct {
+type scanPrim struct {
 	Op        cpu.ScanOp
 	Axis      int
 	Reverse   bool
@@ -18,22 +19,23 @@ type ScanPrim struct {
 
 var scanOpNames = [...]string{cpu.CumSum: "CumSum", cpu.CumProd: "CumProd", cpu.CumMax: "CumMax", cpu.CumMin: "CumMin"}
 
-func (p *ScanPrim) Name() string {
+func (p *scanPrim) Name() string {
 	if int(p.Op) < len(scanOpNames) {
 		return scanOpNames[p.Op]
 	}
 	return p.Op.String()
 }
-func (p *ScanPrim) Eval(s array.Stream, in, out []*array.Array) error {
-	return dispatch(p, s, in, out)
-}
-func (p *ScanPrim) evalCPU(in, out []*array.Array) error {
+func (p *scanPrim) Eval(s array.Stream, in, out []*array.Array) error { return dispatch(p, s, in, out) }
+func (p *scanPrim) evalCPU(in, out []*array.Array) error {
 	return cpu.Scan(p.Op, alloc(out[0]), bufOf(in[0]), p.Axis, p.Reverse, p.Inclusive)
 }
-func (p *ScanPrim) Equivalent(o array.Primitive) bool {
-	q, ok := o.(*ScanPrim)
-	return ok && *q == *p
+func (p *scanPrim) evalGPU(s array.Stream, in, out []*array.Array) error {
+	return gpuOut(s, out[0], func(o metal.View) ([]metal.Launch, error) {
+		return metal.Scan(p.Name(), o, viewOf(in[0]), p.Axis, p.Reverse, p.Inclusive)
+	})
 }
+func (p *scanPrim) Equivalent(o array.Primitive) bool               { return sameParams(p, o) }
+func (p *scanPrim) OutputShapes(in []*array.Array) ([][]int, error) { return sameShape(in) }
 
 // VJP runs the cotangent back through the scan. CumSum's transpose is the
 // sum in the other direction. CumProd divides by the element only before
@@ -42,7 +44,7 @@ func (p *ScanPrim) Equivalent(o array.Primitive) bool {
 // are exact (MLX's rule). CumMax and CumMin give each output's cotangent
 // to the latest element (in scan order) that attained its extreme, as
 // PyTorch's cummax does.
-func (p *ScanPrim) VJP(in, out, cots []*array.Array, _ []int) []*array.Array {
+func (p *scanPrim) VJP(in, out, cots []*array.Array, _ []int) []*array.Array {
 	x, y, g := in[0], out[0], cots[0]
 	switch p.Op {
 	case cpu.CumSum:
@@ -66,7 +68,7 @@ func (p *ScanPrim) VJP(in, out, cots []*array.Array, _ []int) []*array.Array {
 // until the first zero, and the tangent of that zero times the product
 // without it after; for CumMax and CumMin the tangent of the element each
 // output is.
-func (p *ScanPrim) JVP(in, out, tans []*array.Array, _ []int) []*array.Array {
+func (p *scanPrim) JVP(in, out, tans []*array.Array, _ []int) []*array.Array {
 	x, y, t := in[0], out[0], tans[0]
 	switch p.Op {
 	case cpu.CumSum:
@@ -83,7 +85,7 @@ func (p *ScanPrim) JVP(in, out, tans []*array.Array, _ []int) []*array.Array {
 }
 
 // Vmap scans the batch, moved to axis 0, along the axis after it.
-func (p *ScanPrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
+func (p *scanPrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
 	x := batchFront(in[0], axes[0])
 	return []*array.Array{scan("ops."+p.Name(), p.Op, x, p.Axis+1, p.Reverse, p.Inclusive)}, []int{0}
 }
@@ -99,7 +101,7 @@ type scanZeros struct {
 
 // zeros finds the zeros of x along the running product's axis, in its
 // direction.
-func (p *ScanPrim) zeros(x *array.Array) scanZeros {
+func (p *scanPrim) zeros(x *array.Array) scanZeros {
 	dt := x.DType()
 	zero := Equal(x, scalarOf(0, dt))
 	seen := CumSum(zero, p.Axis, p.Reverse, true)
@@ -117,7 +119,7 @@ func (p *ScanPrim) zeros(x *array.Array) scanZeros {
 
 // attained reports where x equals its inclusive running extreme (or is
 // NaN, which the extreme becomes from there on); y is the scan's output.
-func (p *ScanPrim) attained(x, y *array.Array) *array.Array {
+func (p *scanPrim) attained(x, y *array.Array) *array.Array {
 	if !p.Inclusive {
 		y = scan("ops."+p.Name(), p.Op, x, p.Axis, p.Reverse, true)
 	}
@@ -129,7 +131,7 @@ func (p *ScanPrim) attained(x, y *array.Array) *array.Array {
 // in direction reverse, itself included when inclusive. Where there is
 // none it is -1 or n (the axis length): both index the zero padEnd adds,
 // as TakeAlongAxis counts negative indices from the end.
-func (p *ScanPrim) nearest(mark *array.Array, reverse, inclusive bool) *array.Array {
+func (p *scanPrim) nearest(mark *array.Array, reverse, inclusive bool) *array.Array {
 	n := mark.Dim(p.Axis)
 	it := array.Int32
 	if n >= math.MaxInt32 {
@@ -149,7 +151,7 @@ func (p *ScanPrim) nearest(mark *array.Array, reverse, inclusive bool) *array.Ar
 }
 
 // padEnd appends a zero to a along the scan's axis.
-func (p *ScanPrim) padEnd(a *array.Array) *array.Array {
+func (p *scanPrim) padEnd(a *array.Array) *array.Array {
 	w := make([][2]int, a.Ndim())
 	w[p.Axis][1] = 1
 	return Pad(a, w, 0)
@@ -162,7 +164,7 @@ func scan(name string, op cpu.ScanOp, a *array.Array, axis int, reverse, inclusi
 		array.Panicf(name, "not supported for dtype %v", a.DType())
 	}
 	ax := normAxis(name, axis, a.Ndim())
-	return node(a.Shape(), dt, &ScanPrim{Op: op, Axis: ax, Reverse: reverse, Inclusive: inclusive}, a)
+	return node(a.Shape(), dt, &scanPrim{Op: op, Axis: ax, Reverse: reverse, Inclusive: inclusive}, a)
 }
 
 // CumSum returns the running sum of a along axis, with a's shape.

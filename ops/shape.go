@@ -7,23 +7,24 @@ import (
 
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/backend/cpu"
+	"github.com/fathom-go/fathom/backend/metal"
 )
 
-// ReshapePrim gives its input a new shape, keeping the elements in
+// reshapePrim gives its input a new shape, keeping the elements in
 // row-major order. It is a view whenever the input's strides allow one
 // (always when only size-1 axes are added or removed) and a copy
 // otherwise.
-type ReshapePrim struct{ Shape []int }
+type reshapePrim struct{ Shape []int }
 
-func (p *ReshapePrim) Name() string { return "Reshape" }
-func (p *ReshapePrim) Eval(s array.Stream, in, out []*array.Array) error {
+func (p *reshapePrim) Name() string { return "Reshape" }
+func (p *reshapePrim) Eval(s array.Stream, in, out []*array.Array) error {
 	if st, ok := reshapeStrides(in[0].Shape(), in[0].Strides(), p.Shape); ok {
 		out[0].SetData(in[0].Storage(), st, in[0].Offset())
 		return nil
 	}
 	return dispatch(p, s, in, out)
 }
-func (p *ReshapePrim) evalCPU(in, out []*array.Array) error {
+func (p *reshapePrim) evalCPU(in, out []*array.Array) error {
 	// Both sides are row-major, so copying into the output's memory seen
 	// with the input's shape lays the elements out in the new shape.
 	o := alloc(out[0])
@@ -31,23 +32,30 @@ func (p *ReshapePrim) evalCPU(in, out []*array.Array) error {
 	o.Strides = array.RowMajorStrides(o.Shape)
 	return cpu.Copy(o, bufOf(in[0]))
 }
-func (p *ReshapePrim) Equivalent(o array.Primitive) bool {
-	q, ok := o.(*ReshapePrim)
+func (p *reshapePrim) evalGPU(s array.Stream, in, out []*array.Array) error {
+	return gpuOut(s, out[0], func(o metal.View) ([]metal.Launch, error) {
+		o.Shape = in[0].Shape()
+		o.Strides = array.RowMajorStrides(o.Shape)
+		return metal.Copy(o, viewOf(in[0]))
+	})
+}
+func (p *reshapePrim) Equivalent(o array.Primitive) bool {
+	q, ok := o.(*reshapePrim)
 	return ok && equalInts(q.Shape, p.Shape)
 }
 
 // VJP reshapes the cotangent back to the input's shape.
-func (p *ReshapePrim) VJP(in, _, cots []*array.Array, _ []int) []*array.Array {
+func (p *reshapePrim) VJP(in, _, cots []*array.Array, _ []int) []*array.Array {
 	return []*array.Array{Reshape(cots[0], in[0].Shape()...)}
 }
 
 // JVP reshapes the tangent like the input.
-func (p *ReshapePrim) JVP(_, _, tans []*array.Array, _ []int) []*array.Array {
+func (p *reshapePrim) JVP(_, _, tans []*array.Array, _ []int) []*array.Array {
 	return []*array.Array{Reshape(tans[0], p.Shape...)}
 }
 
 // Vmap puts the batch axis first and keeps it in front of the new shape.
-func (p *ReshapePrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
+func (p *reshapePrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
 	x := batchFront(in[0], axes[0])
 	return []*array.Array{Reshape(x, append([]int{x.Dim(0)}, p.Shape...)...)}, []int{0}
 }
@@ -226,7 +234,7 @@ func Reshape(a *array.Array, shape ...int) *array.Array {
 	if equalInts(ns, a.Shape()) {
 		return a
 	}
-	return node(ns, a.DType(), &ReshapePrim{Shape: ns}, a)
+	return node(ns, a.DType(), &reshapePrim{Shape: ns}, a)
 }
 
 // Flatten returns a as a 1-D array (a 0-d array becomes one element).
@@ -235,12 +243,12 @@ func Flatten(a *array.Array) *array.Array {
 	return Reshape(a, -1)
 }
 
-// TransposePrim permutes the axes of its input: output axis i is input
+// transposePrim permutes the axes of its input: output axis i is input
 // axis Axes[i]. Always a view.
-type TransposePrim struct{ Axes []int }
+type transposePrim struct{ Axes []int }
 
-func (p *TransposePrim) Name() string { return "Transpose" }
-func (p *TransposePrim) Eval(s array.Stream, in, out []*array.Array) error {
+func (p *transposePrim) Name() string { return "Transpose" }
+func (p *transposePrim) Eval(s array.Stream, in, out []*array.Array) error {
 	st := in[0].Strides()
 	ns := make([]int, len(p.Axes))
 	for i, ax := range p.Axes {
@@ -249,13 +257,27 @@ func (p *TransposePrim) Eval(s array.Stream, in, out []*array.Array) error {
 	out[0].SetData(in[0].Storage(), ns, in[0].Offset())
 	return nil
 }
-func (p *TransposePrim) Equivalent(o array.Primitive) bool {
-	q, ok := o.(*TransposePrim)
+func (p *transposePrim) Equivalent(o array.Primitive) bool {
+	q, ok := o.(*transposePrim)
 	return ok && equalInts(q.Axes, p.Axes)
 }
 
+// OutputShapes permutes the input's new shape, which must have as many
+// axes as the permutation.
+func (p *transposePrim) OutputShapes(in []*array.Array) ([][]int, error) {
+	s := in[0].Shape()
+	if len(s) != len(p.Axes) {
+		return nil, array.Errorf("ops.Transpose", "permutation %v for shape %v", p.Axes, s)
+	}
+	out := make([]int, len(s))
+	for i, a := range p.Axes {
+		out[i] = s[a]
+	}
+	return [][]int{out}, nil
+}
+
 // VJP applies the inverse permutation to the cotangent.
-func (p *TransposePrim) VJP(_, _, cots []*array.Array, _ []int) []*array.Array {
+func (p *transposePrim) VJP(_, _, cots []*array.Array, _ []int) []*array.Array {
 	inv := make([]int, len(p.Axes))
 	for i, ax := range p.Axes {
 		inv[ax] = i
@@ -264,13 +286,13 @@ func (p *TransposePrim) VJP(_, _, cots []*array.Array, _ []int) []*array.Array {
 }
 
 // JVP permutes the tangent like the input.
-func (p *TransposePrim) JVP(_, _, tans []*array.Array, _ []int) []*array.Array {
+func (p *transposePrim) JVP(_, _, tans []*array.Array, _ []int) []*array.Array {
 	return []*array.Array{applyPerm(tans[0], p.Axes)}
 }
 
 // Vmap puts the batch axis first and leaves it there, shifting the
 // permuted axes past it.
-func (p *TransposePrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
+func (p *transposePrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
 	perm := make([]int, len(p.Axes)+1)
 	for i, ax := range p.Axes {
 		perm[i+1] = ax + 1
@@ -323,7 +345,7 @@ func applyPerm(a *array.Array, perm []int) *array.Array {
 	for i, p := range perm {
 		ns[i] = sh[p]
 	}
-	return node(ns, a.DType(), &TransposePrim{Axes: perm}, a)
+	return node(ns, a.DType(), &transposePrim{Axes: perm}, a)
 }
 
 // SwapAxes returns a view of a with axes i and j exchanged.
@@ -357,12 +379,12 @@ func MoveAxis(a *array.Array, src, dst int) *array.Array {
 	return applyPerm(a, perm)
 }
 
-// BroadcastPrim broadcasts its input to Shape (numpy's rule). Always a
+// broadcastPrim broadcasts its input to Shape (numpy's rule). Always a
 // view: repeated axes get stride 0.
-type BroadcastPrim struct{ Shape []int }
+type broadcastPrim struct{ Shape []int }
 
-func (p *BroadcastPrim) Name() string { return "Broadcast" }
-func (p *BroadcastPrim) Eval(s array.Stream, in, out []*array.Array) error {
+func (p *broadcastPrim) Name() string { return "Broadcast" }
+func (p *broadcastPrim) Eval(s array.Stream, in, out []*array.Array) error {
 	sh, st := in[0].Shape(), in[0].Strides()
 	ns := make([]int, len(p.Shape))
 	off := len(p.Shape) - len(sh)
@@ -374,25 +396,25 @@ func (p *BroadcastPrim) Eval(s array.Stream, in, out []*array.Array) error {
 	out[0].SetData(in[0].Storage(), ns, in[0].Offset())
 	return nil
 }
-func (p *BroadcastPrim) Equivalent(o array.Primitive) bool {
-	q, ok := o.(*BroadcastPrim)
+func (p *broadcastPrim) Equivalent(o array.Primitive) bool {
+	q, ok := o.(*broadcastPrim)
 	return ok && equalInts(q.Shape, p.Shape)
 }
 
 // VJP sums the cotangent over the repeated axes.
-func (p *BroadcastPrim) VJP(in, _, cots []*array.Array, _ []int) []*array.Array {
+func (p *broadcastPrim) VJP(in, _, cots []*array.Array, _ []int) []*array.Array {
 	return []*array.Array{sumToShape(cots[0], in[0].Shape())}
 }
 
 // JVP broadcasts the tangent like the input.
-func (p *BroadcastPrim) JVP(_, _, tans []*array.Array, _ []int) []*array.Array {
+func (p *broadcastPrim) JVP(_, _, tans []*array.Array, _ []int) []*array.Array {
 	return []*array.Array{BroadcastTo(tans[0], p.Shape...)}
 }
 
 // Vmap puts the batch axis first, then gives the input the size-1 axes
 // that broadcasting would have added in front of it, so they land after
 // the batch axis rather than before it.
-func (p *BroadcastPrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
+func (p *broadcastPrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
 	x := batchFront(in[0], axes[0])
 	s := x.Shape()
 	b := s[0]
@@ -429,7 +451,7 @@ func BroadcastTo(a *array.Array, shape ...int) *array.Array {
 	if equalInts(ns, sh) {
 		return a
 	}
-	return node(ns, a.DType(), &BroadcastPrim{Shape: ns}, a)
+	return node(ns, a.DType(), &broadcastPrim{Shape: ns}, a)
 }
 
 // ExpandDims returns a view of a with a size-1 axis inserted at each of
@@ -466,7 +488,7 @@ func ExpandDims(a *array.Array, axes ...int) *array.Array {
 		ns[i] = sh[j]
 		j++
 	}
-	return node(ns, a.DType(), &ReshapePrim{Shape: ns}, a)
+	return node(ns, a.DType(), &reshapePrim{Shape: ns}, a)
 }
 
 // Squeeze returns a view of a without the given axes, which must have
@@ -497,5 +519,5 @@ func Squeeze(a *array.Array, axes ...int) *array.Array {
 	if len(ns) == len(sh) {
 		return a
 	}
-	return node(ns, a.DType(), &ReshapePrim{Shape: ns}, a)
+	return node(ns, a.DType(), &reshapePrim{Shape: ns}, a)
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/backend/cpu"
+	"github.com/fathom-go/fathom/backend/metal"
 )
 
 // None stands for an omitted start or stop in a Range, like a missing
@@ -86,13 +87,13 @@ func (r Range) bounds(n int) (start, stop, step, length int) {
 	return start, stop, step, length
 }
 
-// SlicePrim selects Start:Stop:Step along every axis, with the bounds
+// slicePrim selects Start:Stop:Step along every axis, with the bounds
 // resolved against the input's shape: Start is the first index, Stop the
 // exclusive end and Step is never 0. Always a view.
-type SlicePrim struct{ Start, Stop, Step []int }
+type slicePrim struct{ Start, Stop, Step []int }
 
-func (p *SlicePrim) Name() string { return "Slice" }
-func (p *SlicePrim) Eval(s array.Stream, in, out []*array.Array) error {
+func (p *slicePrim) Name() string { return "Slice" }
+func (p *slicePrim) Eval(s array.Stream, in, out []*array.Array) error {
 	if out[0].Size() == 0 {
 		// An empty result's start may lie past the end of the memory;
 		// nothing is ever read through it.
@@ -103,28 +104,28 @@ func (p *SlicePrim) Eval(s array.Stream, in, out []*array.Array) error {
 	out[0].SetData(in[0].Storage(), ns, in[0].Offset()+off)
 	return nil
 }
-func (p *SlicePrim) Equivalent(o array.Primitive) bool {
-	q, ok := o.(*SlicePrim)
+func (p *slicePrim) Equivalent(o array.Primitive) bool {
+	q, ok := o.(*slicePrim)
 	return ok && equalInts(q.Start, p.Start) && equalInts(q.Stop, p.Stop) && equalInts(q.Step, p.Step)
 }
 
 // VJP scatters the cotangent back to the selected positions of a zero
 // array of the input's shape.
-func (p *SlicePrim) VJP(in, _, cots []*array.Array, _ []int) []*array.Array {
-	q := &SliceScatterPrim{Shape: in[0].Shape(), Start: p.Start, Stop: p.Stop, Step: p.Step}
+func (p *slicePrim) VJP(in, _, cots []*array.Array, _ []int) []*array.Array {
+	q := &sliceScatterPrim{Shape: in[0].Shape(), Start: p.Start, Stop: p.Stop, Step: p.Step}
 	return []*array.Array{node(q.Shape, cots[0].DType(), q, cots[0])}
 }
 
 // JVP selects the same part of the tangent.
-func (p *SlicePrim) JVP(_, out, tans []*array.Array, _ []int) []*array.Array {
+func (p *slicePrim) JVP(_, out, tans []*array.Array, _ []int) []*array.Array {
 	return []*array.Array{node(out[0].Shape(), tans[0].DType(), p, tans[0])}
 }
 
 // Vmap puts the batch axis first and takes it whole.
-func (p *SlicePrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
+func (p *slicePrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
 	x := batchFront(in[0], axes[0])
 	b := x.Dim(0)
-	q := &SlicePrim{Start: slices.Insert(slices.Clone(p.Start), 0, 0), Stop: slices.Insert(slices.Clone(p.Stop), 0, b),
+	q := &slicePrim{Start: slices.Insert(slices.Clone(p.Start), 0, 0), Stop: slices.Insert(slices.Clone(p.Stop), 0, b),
 		Step: slices.Insert(slices.Clone(p.Step), 0, 1)}
 	shape := make([]int, len(q.Start))
 	for i := range shape {
@@ -144,16 +145,29 @@ func sliceLen(start, stop, step int) int {
 	return 0
 }
 
-// SliceScatterPrim is the transpose of SlicePrim: it places its input at
+// sliceView returns where a slice with these starts and steps lies in an
+// array with strides st: the offset of its first element and its
+// strides. Slice is that view of its input; the CPU and GPU slice
+// scatters copy their input into that view of the output.
+func sliceView(start, step, st []int) (off int, strides []int) {
+	strides = make([]int, len(st))
+	for i, s := range st {
+		off += start[i] * s
+		strides[i] = s * step[i]
+	}
+	return off, strides
+}
+
+// sliceScatterPrim is the transpose of slicePrim: it places its input at
 // the positions Start:Stop:Step select in an array of Shape, and zeros
 // everywhere else. Slice's derivative uses it.
-type SliceScatterPrim struct{ Shape, Start, Stop, Step []int }
+type sliceScatterPrim struct{ Shape, Start, Stop, Step []int }
 
-func (p *SliceScatterPrim) Name() string { return "SliceScatter" }
-func (p *SliceScatterPrim) Eval(s array.Stream, in, out []*array.Array) error {
+func (p *sliceScatterPrim) Name() string { return "SliceScatter" }
+func (p *sliceScatterPrim) Eval(s array.Stream, in, out []*array.Array) error {
 	return dispatch(p, s, in, out)
 }
-func (p *SliceScatterPrim) evalCPU(in, out []*array.Array) error {
+func (p *sliceScatterPrim) evalCPU(in, out []*array.Array) error {
 	o := alloc(out[0])
 	if o.Size() == 0 {
 		return nil
@@ -173,40 +187,41 @@ func (p *SliceScatterPrim) evalCPU(in, out []*array.Array) error {
 	return cpu.Copy(sub, bufOf(in[0]))
 }
 
-// sliceView returns where a slice with these starts and steps lies in an
-// array with strides st: the offset of its first element and its
-// strides. Slice is that view of its input; the CPU and GPU slice
-// scatters copy their input into that view of the output.
-func sliceView(start, step, st []int) (off int, strides []int) {
-	strides = make([]int, len(st))
-	for i, s := range st {
-		off += start[i] * s
-		strides[i] = s * step[i]
-	}
-	return off, strides
+func (p *sliceScatterPrim) evalGPU(s array.Stream, in, out []*array.Array) error {
+	return gpuOut(s, out[0], func(o metal.View) ([]metal.Launch, error) {
+		return fillThenCopy(o, 0, in[0], func(o metal.View) metal.View {
+			sub := o
+			sub.Shape = in[0].Shape()
+			off, strides := sliceView(p.Start, p.Step, o.Strides)
+			sub.Offset += off
+			sub.Strides = strides
+			return sub
+		})
+	})
 }
-func (p *SliceScatterPrim) Equivalent(o array.Primitive) bool {
-	q, ok := o.(*SliceScatterPrim)
+
+func (p *sliceScatterPrim) Equivalent(o array.Primitive) bool {
+	q, ok := o.(*sliceScatterPrim)
 	return ok && equalInts(q.Shape, p.Shape) && equalInts(q.Start, p.Start) && equalInts(q.Stop, p.Stop) &&
 		equalInts(q.Step, p.Step)
 }
 
 // VJP selects the scattered positions of the cotangent.
-func (p *SliceScatterPrim) VJP(in, _, cots []*array.Array, _ []int) []*array.Array {
-	q := &SlicePrim{Start: p.Start, Stop: p.Stop, Step: p.Step}
+func (p *sliceScatterPrim) VJP(in, _, cots []*array.Array, _ []int) []*array.Array {
+	q := &slicePrim{Start: p.Start, Stop: p.Stop, Step: p.Step}
 	return []*array.Array{node(in[0].Shape(), cots[0].DType(), q, cots[0])}
 }
 
 // JVP scatters the tangent the same way.
-func (p *SliceScatterPrim) JVP(_, _, tans []*array.Array, _ []int) []*array.Array {
+func (p *sliceScatterPrim) JVP(_, _, tans []*array.Array, _ []int) []*array.Array {
 	return []*array.Array{node(p.Shape, tans[0].DType(), p, tans[0])}
 }
 
 // Vmap puts the batch axis first and scatters along it whole.
-func (p *SliceScatterPrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
+func (p *sliceScatterPrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
 	x := batchFront(in[0], axes[0])
 	b := x.Dim(0)
-	q := &SliceScatterPrim{Shape: slices.Insert(slices.Clone(p.Shape), 0, b),
+	q := &sliceScatterPrim{Shape: slices.Insert(slices.Clone(p.Shape), 0, b),
 		Start: slices.Insert(slices.Clone(p.Start), 0, 0), Stop: slices.Insert(slices.Clone(p.Stop), 0, b),
 		Step: slices.Insert(slices.Clone(p.Step), 0, 1)}
 	return []*array.Array{node(q.Shape, x.DType(), q, x)}, []int{0}
@@ -224,7 +239,7 @@ func Slice(a *array.Array, ranges ...Range) *array.Array {
 		array.Panicf("ops.Slice", "%d ranges for shape %v", len(ranges), sh)
 	}
 	nd := len(sh)
-	p := &SlicePrim{Start: make([]int, nd), Stop: make([]int, nd), Step: make([]int, nd)}
+	p := &slicePrim{Start: make([]int, nd), Stop: make([]int, nd), Step: make([]int, nd)}
 	ns := make([]int, nd)
 	whole := true
 	for i, n := range sh {

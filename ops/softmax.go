@@ -3,70 +3,42 @@ package ops
 import (
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/backend/cpu"
+	"github.com/fathom-go/fathom/backend/metal"
 )
 
-// SoftmaxPrim is the softmax along Axis.
-type SoftmaxPrim struct{ Axis int }
+// softmaxPrim is the softmax along Axis.
+type softmaxPrim struct{ Axis int }
 
-func (p *SoftmaxPrim) Name() string { return "Softmax" }
-func (p *SoftmaxPrim) Eval(s array.Stream, in, out []*array.Array) error {
+func (p *softmaxPrim) Name() string { return "Softmax" }
+func (p *softmaxPrim) Eval(s array.Stream, in, out []*array.Array) error {
 	return dispatch(p, s, in, out)
 }
-func (p *SoftmaxPrim) evalCPU(in, out []*array.Array) error {
+func (p *softmaxPrim) evalCPU(in, out []*array.Array) error {
 	return cpu.Softmax(alloc(out[0]), bufOf(in[0]), p.Axis)
 }
-func (p *SoftmaxPrim) Equivalent(o array.Primitive) bool {
-	q, ok := o.(*SoftmaxPrim)
-	return ok && *q == *p
+func (p *softmaxPrim) evalGPU(s array.Stream, in, out []*array.Array) error {
+	return gpuOut(s, out[0], func(o metal.View) ([]metal.Launch, error) { return metal.Softmax(o, viewOf(in[0]), p.Axis) })
 }
-
-// LogSoftmaxPrim is the log of the softmax along Axis.
-type LogSoftmaxPrim struct{ Axis int }
-
-func (p *LogSoftmaxPrim) Name() string { return "LogSoftmax" }
-func (p *LogSoftmaxPrim) Eval(s array.Stream, in, out []*array.Array) error {
-	return dispatch(p, s, in, out)
-}
-func (p *LogSoftmaxPrim) evalCPU(in, out []*array.Array) error {
-	return cpu.LogSoftmax(alloc(out[0]), bufOf(in[0]), p.Axis)
-}
-func (p *LogSoftmaxPrim) Equivalent(o array.Primitive) bool {
-	q, ok := o.(*LogSoftmaxPrim)
-	return ok && *q == *p
-}
-
-// LogSumExpPrim is log(sum(exp(x))) along Axis, which it removes.
-type LogSumExpPrim struct{ Axis int }
-
-func (p *LogSumExpPrim) Name() string { return "LogSumExp" }
-func (p *LogSumExpPrim) Eval(s array.Stream, in, out []*array.Array) error {
-	return dispatch(p, s, in, out)
-}
-func (p *LogSumExpPrim) evalCPU(in, out []*array.Array) error {
-	return cpu.LogSumExp(alloc(out[0]), bufOf(in[0]), p.Axis)
-}
-func (p *LogSumExpPrim) Equivalent(o array.Primitive) bool {
-	q, ok := o.(*LogSumExpPrim)
-	return ok && *q == *p
-}
+func (p *softmaxPrim) Equivalent(o array.Primitive) bool               { return sameParams(p, o) }
+func (p *softmaxPrim) OutputShapes(in []*array.Array) ([][]int, error) { return sameShape(in) }
 
 // VJP is y * (g - sum(g * y)) over the axis, from the output y, so it
 // never exponentiates.
-func (p *SoftmaxPrim) VJP(_, out, cots []*array.Array, _ []int) []*array.Array {
+func (p *softmaxPrim) VJP(_, out, cots []*array.Array, _ []int) []*array.Array {
 	return []*array.Array{softmaxJVP(out[0], cots[0], p.Axis)}
 }
 
 // JVP is y * (t - sum(t * y)): softmax's Jacobian is symmetric, so it is
 // the VJP's formula.
-func (p *SoftmaxPrim) JVP(_, out, tans []*array.Array, _ []int) []*array.Array {
+func (p *softmaxPrim) JVP(_, out, tans []*array.Array, _ []int) []*array.Array {
 	return []*array.Array{softmaxJVP(out[0], tans[0], p.Axis)}
 }
 
 // Vmap takes the softmax of the batch, moved to axis 0, along the axis
 // after it.
-func (p *SoftmaxPrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
+func (p *softmaxPrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
 	x := batchFront(in[0], axes[0])
-	return []*array.Array{node(x.Shape(), x.DType(), &SoftmaxPrim{Axis: p.Axis + 1}, x)}, []int{0}
+	return []*array.Array{node(x.Shape(), x.DType(), &softmaxPrim{Axis: p.Axis + 1}, x)}, []int{0}
 }
 
 // softmaxJVP is y * (v - sum(v * y)) along axis: the product of softmax's
@@ -76,42 +48,86 @@ func softmaxJVP(y, v *array.Array, axis int) *array.Array {
 	return Sub(vy, Mul(y, ExpandDims(Sum(vy, axis), axis)))
 }
 
+// logSoftmaxPrim is the log of the softmax along Axis.
+type logSoftmaxPrim struct{ Axis int }
+
+func (p *logSoftmaxPrim) Name() string { return "LogSoftmax" }
+func (p *logSoftmaxPrim) Eval(s array.Stream, in, out []*array.Array) error {
+	return dispatch(p, s, in, out)
+}
+func (p *logSoftmaxPrim) evalCPU(in, out []*array.Array) error {
+	return cpu.LogSoftmax(alloc(out[0]), bufOf(in[0]), p.Axis)
+}
+func (p *logSoftmaxPrim) evalGPU(s array.Stream, in, out []*array.Array) error {
+	return gpuOut(s, out[0], func(o metal.View) ([]metal.Launch, error) {
+		return metal.LogSoftmax(o, viewOf(in[0]), p.Axis)
+	})
+}
+func (p *logSoftmaxPrim) Equivalent(o array.Primitive) bool               { return sameParams(p, o) }
+func (p *logSoftmaxPrim) OutputShapes(in []*array.Array) ([][]int, error) { return sameShape(in) }
+
 // VJP is g - softmax * sum(g), with the softmax exp(y) of the output y,
 // which is at most 1.
-func (p *LogSoftmaxPrim) VJP(_, out, cots []*array.Array, _ []int) []*array.Array {
+func (p *logSoftmaxPrim) VJP(_, out, cots []*array.Array, _ []int) []*array.Array {
 	g := cots[0]
 	return []*array.Array{Sub(g, Mul(Exp(out[0]), ExpandDims(Sum(g, p.Axis), p.Axis)))}
 }
 
 // JVP is t - sum(softmax * t), with the softmax exp(y).
-func (p *LogSoftmaxPrim) JVP(_, out, tans []*array.Array, _ []int) []*array.Array {
+func (p *logSoftmaxPrim) JVP(_, out, tans []*array.Array, _ []int) []*array.Array {
 	t := tans[0]
 	return []*array.Array{Sub(t, ExpandDims(Sum(Mul(Exp(out[0]), t), p.Axis), p.Axis))}
 }
 
 // Vmap takes the log-softmax of the batch, moved to axis 0, along the axis
 // after it.
-func (p *LogSoftmaxPrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
+func (p *logSoftmaxPrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
 	x := batchFront(in[0], axes[0])
-	return []*array.Array{node(x.Shape(), x.DType(), &LogSoftmaxPrim{Axis: p.Axis + 1}, x)}, []int{0}
+	return []*array.Array{node(x.Shape(), x.DType(), &logSoftmaxPrim{Axis: p.Axis + 1}, x)}, []int{0}
+}
+
+// logSumExpPrim is log(sum(exp(x))) along Axis, which it removes.
+type logSumExpPrim struct{ Axis int }
+
+func (p *logSumExpPrim) Name() string { return "LogSumExp" }
+func (p *logSumExpPrim) Eval(s array.Stream, in, out []*array.Array) error {
+	return dispatch(p, s, in, out)
+}
+func (p *logSumExpPrim) evalCPU(in, out []*array.Array) error {
+	return cpu.LogSumExp(alloc(out[0]), bufOf(in[0]), p.Axis)
+}
+func (p *logSumExpPrim) evalGPU(s array.Stream, in, out []*array.Array) error {
+	return gpuOut(s, out[0], func(o metal.View) ([]metal.Launch, error) {
+		return metal.LogSumExp(o, viewOf(in[0]), p.Axis)
+	})
+}
+func (p *logSumExpPrim) Equivalent(o array.Primitive) bool { return sameParams(p, o) }
+
+// OutputShapes drops Axis from the input's new shape, which must have it.
+func (p *logSumExpPrim) OutputShapes(in []*array.Array) ([][]int, error) {
+	if err := checkAxes("ops.LogSumExp", []int{p.Axis}, in[0].Ndim()); err != nil {
+		return nil, err
+	}
+	kept, _ := reducedShape(in[0].Shape(), []int{p.Axis})
+	return [][]int{kept}, nil
 }
 
 // VJP is g times the softmax exp(x - y), formed from the output y so that
 // it cannot overflow.
-func (p *LogSumExpPrim) VJP(in, out, cots []*array.Array, _ []int) []*array.Array {
+func (p *logSumExpPrim) VJP(in, out, cots []*array.Array, _ []int) []*array.Array {
 	return []*array.Array{Mul(ExpandDims(cots[0], p.Axis), lseSoftmax(in[0], out[0], p.Axis))}
 }
 
 // JVP is the sum of t weighted by the softmax exp(x - y).
-func (p *LogSumExpPrim) JVP(in, out, tans []*array.Array, _ []int) []*array.Array {
+func (p *logSumExpPrim) JVP(in, out, tans []*array.Array, _ []int) []*array.Array {
 	return []*array.Array{Sum(Mul(tans[0], lseSoftmax(in[0], out[0], p.Axis)), p.Axis)}
 }
 
 // Vmap reduces the batch, moved to axis 0, along the axis after it.
-func (p *LogSumExpPrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
+func (p *logSumExpPrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
 	x := batchFront(in[0], axes[0])
 	shape, _ := reducedShape(x.Shape(), []int{p.Axis + 1})
-	return []*array.Array{node(shape, x.DType(), &LogSumExpPrim{Axis: p.Axis + 1}, x)}, []int{0}
+	return []*array.Array{node(shape, x.DType(), &logSumExpPrim{Axis: p.Axis + 1}, x)}, []int{0}
 }
 
 // lseSoftmax is the softmax of x along axis, exp(x - y), from y, the
@@ -198,7 +214,7 @@ func softmaxLike(name string, a *array.Array, axes []int, mk func(axis int) arra
 // are moved to the end and merged into one (a copy when they are not
 // already trailing and contiguous). complex64 is not supported.
 func Softmax(a *array.Array, axes ...int) *array.Array {
-	return softmaxLike("ops.Softmax", a, axes, func(axis int) array.Primitive { return &SoftmaxPrim{Axis: axis} })
+	return softmaxLike("ops.Softmax", a, axes, func(axis int) array.Primitive { return &softmaxPrim{Axis: axis} })
 }
 
 // LogSoftmax returns log(Softmax(a, axes...)) computed without forming the
@@ -206,7 +222,7 @@ func Softmax(a *array.Array, axes ...int) *array.Array {
 // the maximum is not finite (scipy.special.log_softmax), so an all -Inf
 // slice gives NaN.
 func LogSoftmax(a *array.Array, axes ...int) *array.Array {
-	return softmaxLike("ops.LogSoftmax", a, axes, func(axis int) array.Primitive { return &LogSoftmaxPrim{Axis: axis} })
+	return softmaxLike("ops.LogSoftmax", a, axes, func(axis int) array.Primitive { return &logSoftmaxPrim{Axis: axis} })
 }
 
 // LogSumExp returns log(sum(exp(a))) over axes (none: all), without
@@ -219,5 +235,5 @@ func LogSumExp(a *array.Array, axes ...int) *array.Array {
 	x, ax := softmaxInput(name, a, axes)
 	kept, _ := reducedShape(x.Shape(), ax)
 	f, axis, _ := foldAxes(x, ax)
-	return node(kept, x.DType(), &LogSumExpPrim{Axis: axis}, f)
+	return node(kept, x.DType(), &logSumExpPrim{Axis: axis}, f)
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/backend/cpu"
+	"github.com/fathom-go/fathom/backend/metal"
 )
 
 // Tile repeats a reps[i] times along axis i (numpy's tile). If reps is
@@ -76,18 +77,16 @@ func Repeat(a *array.Array, repeats, axis int) *array.Array {
 	return Reshape(BroadcastTo(ExpandDims(a, ax+1), bcast...), shape...)
 }
 
-// PadPrim pads its input with Value: Widths[i] elements before and after
+// padPrim pads its input with Value: Widths[i] elements before and after
 // along axis i.
-type PadPrim struct {
+type padPrim struct {
 	Widths [][2]int
 	Value  float64
 }
 
-func (p *PadPrim) Name() string { return "Pad" }
-func (p *PadPrim) Eval(s array.Stream, in, out []*array.Array) error {
-	return dispatch(p, s, in, out)
-}
-func (p *PadPrim) evalCPU(in, out []*array.Array) error {
+func (p *padPrim) Name() string                                      { return "Pad" }
+func (p *padPrim) Eval(s array.Stream, in, out []*array.Array) error { return dispatch(p, s, in, out) }
+func (p *padPrim) evalCPU(in, out []*array.Array) error {
 	o := alloc(out[0])
 	inShape := in[0].Shape()
 	// The value goes through cpu.Copy's conversion, so it becomes the
@@ -121,13 +120,38 @@ func (p *PadPrim) evalCPU(in, out []*array.Array) error {
 	}
 	return copyRegion(sub, bufOf(in[0]))
 }
-func (p *PadPrim) Equivalent(o array.Primitive) bool {
-	q, ok := o.(*PadPrim)
-	return ok && slices.Equal(q.Widths, p.Widths) && math.Float64bits(q.Value) == math.Float64bits(p.Value)
+func (p *padPrim) evalGPU(s array.Stream, in, out []*array.Array) error {
+	return gpuOut(s, out[0], func(o metal.View) ([]metal.Launch, error) {
+		return fillThenCopy(o, p.Value, in[0], func(o metal.View) metal.View {
+			sub := o
+			sub.Shape = in[0].Shape()
+			for j := range sub.Shape {
+				sub.Offset += p.Widths[j][0] * o.Strides[j]
+			}
+			return sub
+		})
+	})
+}
+func (p *padPrim) Equivalent(o array.Primitive) bool {
+	q, ok := o.(*padPrim)
+	return ok && slices.Equal(q.Widths, p.Widths) && sameFloat(q.Value, p.Value)
+}
+
+// OutputShapes widens the input's new shape, which must have one pair of
+// widths per axis.
+func (p *padPrim) OutputShapes(in []*array.Array) ([][]int, error) {
+	s := in[0].Shape()
+	if len(s) != len(p.Widths) {
+		return nil, array.Errorf("ops.Pad", "%d widths for shape %v", len(p.Widths), s)
+	}
+	for d, w := range p.Widths {
+		s[d] += w[0] + w[1]
+	}
+	return [][]int{s}, nil
 }
 
 // VJP cuts the border off the cotangent: the padding value is a constant.
-func (p *PadPrim) VJP(in, _, cots []*array.Array, _ []int) []*array.Array {
+func (p *padPrim) VJP(in, _, cots []*array.Array, _ []int) []*array.Array {
 	rs := make([]Range, len(p.Widths))
 	for i, w := range p.Widths {
 		rs[i] = R(w[0], w[0]+in[0].Dim(i))
@@ -136,12 +160,12 @@ func (p *PadPrim) VJP(in, _, cots []*array.Array, _ []int) []*array.Array {
 }
 
 // JVP pads the tangent with zeros.
-func (p *PadPrim) JVP(_, _, tans []*array.Array, _ []int) []*array.Array {
+func (p *padPrim) JVP(_, _, tans []*array.Array, _ []int) []*array.Array {
 	return []*array.Array{Pad(tans[0], p.Widths, 0)}
 }
 
 // Vmap puts the batch axis first and leaves it unpadded.
-func (p *PadPrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
+func (p *padPrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
 	widths := slices.Insert(slices.Clone(p.Widths), 0, [2]int{})
 	return []*array.Array{Pad(batchFront(in[0], axes[0]), widths, p.Value)}, []int{0}
 }
@@ -183,5 +207,5 @@ func Pad(a *array.Array, widths [][2]int, value float64) *array.Array {
 	if !pad {
 		return a
 	}
-	return node(ns, a.DType(), &PadPrim{Widths: slices.Clone(widths), Value: value}, a)
+	return node(ns, a.DType(), &padPrim{Widths: slices.Clone(widths), Value: value}, a)
 }

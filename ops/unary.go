@@ -5,6 +5,7 @@ import (
 
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/backend/cpu"
+	"github.com/fathom-go/fathom/backend/metal"
 )
 
 // Unary is the primitive of the elementwise functions of one array; Op
@@ -15,19 +16,23 @@ type Unary struct{ Op cpu.UnaryOp }
 func (p *Unary) Name() string { return p.Op.String() }
 
 // Eval computes the function on the stream's device.
-func (p *Unary) Eval(s array.Stream, in, out []*array.Array) error {
-	return dispatch(p, s, in, out)
-}
+func (p *Unary) Eval(s array.Stream, in, out []*array.Array) error { return dispatch(p, s, in, out) }
 
 func (p *Unary) evalCPU(in, out []*array.Array) error {
 	return cpu.Unary(p.Op, alloc(out[0]), bufOf(in[0]))
 }
 
-// Equivalent reports whether o is the same function.
-func (p *Unary) Equivalent(o array.Primitive) bool {
-	q, ok := o.(*Unary)
-	return ok && q.Op == p.Op
+func (p *Unary) evalGPU(s array.Stream, in, out []*array.Array) error {
+	return gpuOut(s, out[0], func(o metal.View) ([]metal.Launch, error) {
+		return metal.Unary(p.Op.String(), o, viewOf(in[0]))
+	})
 }
+
+// Equivalent reports whether o is the same function.
+func (p *Unary) Equivalent(o array.Primitive) bool { return sameParams(p, o) }
+
+// OutputShapes is the input's shape.
+func (p *Unary) OutputShapes(in []*array.Array) ([][]int, error) { return sameShape(in) }
 
 // VJP multiplies the cotangent by the derivative. Rounding, Sign and the
 // predicates are piecewise constant, and functions with integer or bool

@@ -3,6 +3,7 @@ package ops
 import (
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/backend/cpu"
+	"github.com/fathom-go/fathom/backend/metal"
 )
 
 // WherePrim selects elementwise between two arrays by a Bool condition.
@@ -22,10 +23,19 @@ func (p *WherePrim) evalCPU(in, out []*array.Array) error {
 	return cpu.Where(alloc(out[0]), bcastBufOf(in[0], shape), bcastBufOf(in[1], shape), bcastBufOf(in[2], shape))
 }
 
+func (p *WherePrim) evalGPU(s array.Stream, in, out []*array.Array) error {
+	shape := out[0].Shape()
+	return gpuOut(s, out[0], func(o metal.View) ([]metal.Launch, error) {
+		return metal.Where(o, bcastViewOf(in[0], shape), bcastViewOf(in[1], shape), bcastViewOf(in[2], shape))
+	})
+}
+
 // Equivalent reports whether o is also a WherePrim.
-func (p *WherePrim) Equivalent(o array.Primitive) bool {
-	_, ok := o.(*WherePrim)
-	return ok
+func (p *WherePrim) Equivalent(o array.Primitive) bool { return sameParams(p, o) }
+
+// OutputShapes broadcasts the inputs' new shapes.
+func (p *WherePrim) OutputShapes(in []*array.Array) ([][]int, error) {
+	return broadcastShape("ops.Where", in)
 }
 
 // VJP routes the cotangent through the mask: to x where cond holds, to y

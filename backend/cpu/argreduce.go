@@ -2,49 +2,24 @@ package cpu
 
 import (
 	"math"
-	"strconv"
 
 	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/internal/opset"
 )
 
-// ArgOp selects what ArgReduce looks for.
-type ArgOp uint8
-
-// ArgMax finds the largest element, ArgMin the smallest.
-const (
-	ArgMax ArgOp = iota
-	ArgMin
-)
-
-// String returns "argmax" or "argmin".
-func (op ArgOp) String() string {
-	switch op {
-	case ArgMax:
-		return "argmax"
-	case ArgMin:
-		return "argmin"
-	}
-	return "ArgOp(" + strconv.Itoa(int(op)) + ")"
-}
-
-// ArgReduce writes to out (int32, in's shape without axis) the index along
+// ArgReduce writes to out (int32, in's shape without axis; the caller has
+// checked the shapes) the index along
 // axis of each line's largest (ArgMax) or smallest (ArgMin) element. Ties
 // go to the first; a NaN beats every number, so the first NaN's index is
 // the answer (numpy). The axis must not be empty unless out is. Complex
 // inputs are not supported.
-func ArgReduce(op ArgOp, out, in Buf, axis int) error {
+func ArgReduce(op opset.ArgOp, out, in Buf, axis int) error {
 	const name = "cpu.ArgReduce"
-	if op > ArgMin {
-		return array.Errorf(name, "invalid op %v", op)
-	}
-	if in.DType == array.Complex64 || !in.DType.Valid() {
+	if _, ok := op.Result(in.DType); !ok {
 		return array.Errorf(name, "%v of %v is not supported", op, in.DType)
 	}
 	if out.DType != array.Int32 {
 		return array.Errorf(name, "output dtype %v, want int32", out.DType)
-	}
-	if err := checkAxisBufs(name, out, in, axis, true); err != nil {
-		return err
 	}
 	l := newRedLines(in, out, axis, false)
 	if l.count == 0 {
@@ -53,21 +28,21 @@ func ArgReduce(op ArgOp, out, in Buf, axis int) error {
 	if l.n == 0 {
 		return array.Errorf(name, "%v over an empty axis %d of shape %v", op, axis, in.Shape)
 	}
-	o := Elems[int32](out)
-	isMax := op == ArgMax
+	o := elems[int32](out)
+	isMax := op == opset.ArgMax
 	switch in.DType {
 	case array.Bool, array.Uint8:
-		argRun(l, redIO[uint8]{x: Elems[uint8](in)}, o, isMax)
+		argRun(l, redIO[uint8]{x: elems[uint8](in)}, o, isMax)
 	case array.Int32:
-		argRun(l, redIO[int32]{x: Elems[int32](in)}, o, isMax)
+		argRun(l, redIO[int32]{x: elems[int32](in)}, o, isMax)
 	case array.Int64:
-		argRun(l, redIO[int64]{x: Elems[int64](in)}, o, isMax)
+		argRun(l, redIO[int64]{x: elems[int64](in)}, o, isMax)
 	case array.Float16, array.BFloat16:
 		argRun(l, redIO[float32]{load: redLoadHalf(in)}, o, isMax)
 	case array.Float32:
-		argRun(l, redIO[float32]{x: Elems[float32](in)}, o, isMax)
+		argRun(l, redIO[float32]{x: elems[float32](in)}, o, isMax)
 	default:
-		argRun(l, redIO[float64]{x: Elems[float64](in)}, o, isMax)
+		argRun(l, redIO[float64]{x: elems[float64](in)}, o, isMax)
 	}
 	return nil
 }
@@ -154,7 +129,7 @@ func argColumns[A redOrdered](l *redLines, io redIO[A], o []int32, isMax bool) {
 	if io.load != nil || kIn != 1 || l.sIn <= 0 {
 		vec = nil
 	}
-	ParallelFor(cols*parts, max(1, Grain/(rowsPer*tw)), func(lo, hi int) {
+	ParallelFor(cols*parts, max(1, grain/(rowsPer*tw)), func(lo, hi int) {
 		best, idx := make([]A, tw), make([]int32, tw)
 		var buf []A
 		if io.load != nil || kIn != 1 {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/internal/opset"
 )
 
 // argNaive is the index of x's first NaN, else of the first of its
@@ -184,7 +185,7 @@ func TestArgReducePaths(t *testing.T) {
 				viewOf(x64, array.Float64, []int{c.rows, c.cols}, nil, 0),
 			} {
 				for axis := range 2 {
-					for _, op := range []ArgOp{ArgMax, ArgMin} {
+					for _, op := range []opset.ArgOp{opset.ArgMax, opset.ArgMin} {
 						kept := []int{c.rows}
 						if axis == 0 {
 							kept = []int{c.cols}
@@ -193,7 +194,7 @@ func TestArgReducePaths(t *testing.T) {
 						if err := ArgReduce(op, out, in, axis); err != nil {
 							t.Fatal(err)
 						}
-						got := Elems[int32](out)
+						got := elems[int32](out)
 						for j := range kept[0] {
 							line := make([]float64, 0, n/kept[0])
 							for k := range n / kept[0] {
@@ -207,7 +208,7 @@ func TestArgReducePaths(t *testing.T) {
 									line = append(line, x64[at])
 								}
 							}
-							if want := argNaive(line, op == ArgMax); int(got[j]) != want {
+							if want := argNaive(line, op == opset.ArgMax); int(got[j]) != want {
 								t.Fatalf("%v %v %dx%d axis %d kind %d: line %d = %d, want %d", op, in.DType, c.rows, c.cols, axis, kind, j, got[j], want)
 							}
 						}
@@ -226,7 +227,7 @@ func benchArg(b *testing.B, shape []int, axis int) {
 	out := rdOut(array.Int32, kept)
 	b.SetBytes(int64(4 * n))
 	for b.Loop() {
-		if err := ArgReduce(ArgMax, out, in, axis); err != nil {
+		if err := ArgReduce(opset.ArgMax, out, in, axis); err != nil {
 			b.Fatal(err)
 		}
 	}

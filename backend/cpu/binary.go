@@ -3,97 +3,15 @@ package cpu
 import (
 	"math"
 	"math/cmplx"
-	"slices"
-	"strconv"
 
 	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/internal/opset"
 )
-
-// BinaryOp names an elementwise function of two operands. The names match
-// the functions of package ops.
-type BinaryOp uint8
-
-// The binary operations.
-const (
-	Add          BinaryOp = iota // a + b (integers wrap; bools: or)
-	Sub                          // a - b
-	Mul                          // a * b (bools: and)
-	Div                          // a / b (inexact dtypes only)
-	FloorDivide                  // floor(a / b); integer division by zero gives 0
-	Remainder                    // a - b*floor(a/b): the sign of b; integer remainder by zero gives 0
-	Pow                          // a^b; integers by repeated squaring
-	Maximum                      // the larger; NaN if either is NaN
-	Minimum                      // the smaller; NaN if either is NaN
-	Equal                        // a == b, as Bool
-	NotEqual                     // a != b, as Bool
-	Less                         // a < b, as Bool
-	LessEqual                    // a <= b, as Bool
-	Greater                      // a > b, as Bool
-	GreaterEqual                 // a >= b, as Bool
-	LogicalAnd                   // a && b (Bool operands)
-	LogicalOr                    // a || b (Bool operands)
-	LogAddExp                    // log(e^a + e^b), without overflow
-	ArcTan2                      // the angle of the point (b, a)
-	numBinaryOps
-)
-
-var binaryNames = [numBinaryOps]string{
-	"Add", "Sub", "Mul", "Div", "FloorDivide", "Remainder", "Pow", "Maximum", "Minimum",
-	"Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual",
-	"LogicalAnd", "LogicalOr", "LogAddExp", "ArcTan2",
-}
-
-// String returns the operation's name ("Add").
-func (op BinaryOp) String() string {
-	if op < numBinaryOps {
-		return binaryNames[op]
-	}
-	return "BinaryOp(" + strconv.Itoa(int(op)) + ")"
-}
-
-// IsComparison reports whether op is one of Equal ... GreaterEqual, which
-// give Bool.
-func (op BinaryOp) IsComparison() bool { return op >= Equal && op <= GreaterEqual }
-
-// BinaryResult returns the dtype of op applied to two operands of dtype
-// dt, and whether the kernel supports that combination. Comparisons take
-// every dtype (complex64: Equal and NotEqual only) and give Bool;
-// LogicalAnd and LogicalOr take Bool. Bool also takes Add, Mul, Maximum
-// and Minimum (or, and, or, and). Integers take the arithmetic
-// operations except Div, LogAddExp and ArcTan2; floats take all of them;
-// complex64 takes Add, Sub, Mul, Div and Pow.
-func BinaryResult(op BinaryOp, dt array.DType) (array.DType, bool) {
-	if op >= numBinaryOps || !dt.Valid() {
-		return 0, false
-	}
-	if op.IsComparison() {
-		if dt == array.Complex64 && op != Equal && op != NotEqual {
-			return 0, false
-		}
-		return array.Bool, true
-	}
-	ok := false
-	switch {
-	case op == LogicalAnd || op == LogicalOr:
-		ok = dt == array.Bool
-	case dt == array.Bool:
-		ok = op == Add || op == Mul || op == Maximum || op == Minimum
-	case dt.IsInteger():
-		ok = op != Div && op != LogAddExp && op != ArcTan2
-	case dt.IsFloat():
-		ok = true
-	case dt == array.Complex64:
-		ok = op == Add || op == Sub || op == Mul || op == Div || op == Pow
-	}
-	if !ok {
-		return 0, false
-	}
-	return dt, true
-}
 
 // Binary computes out = op(a, b) elementwise. a and b have one dtype and
 // out's shape (broadcast operands have zero strides; any may be strided);
-// out's dtype must be BinaryResult(op, a.DType).
+// out's dtype must be op.Result(a.DType). The caller has checked the
+// shapes.
 //
 // Integer semantics follow numpy: FloorDivide floors and Remainder takes
 // the sign of the divisor. Where numpy warns and gives 0 for an integer
@@ -101,14 +19,11 @@ func BinaryResult(op BinaryOp, dt array.DType) (array.DType, bool) {
 // with a negative exponent gives 0, except for bases 1 and -1, where
 // numpy raises an error. Float16 and BFloat16 compute in float32 and
 // round on store, as numpy does.
-func Binary(op BinaryOp, out, a, b Buf) error {
-	if !slices.Equal(out.Shape, a.Shape) || !slices.Equal(out.Shape, b.Shape) {
-		return array.Errorf("cpu.Binary", "%v: shapes %v, %v and %v differ", op, out.Shape, a.Shape, b.Shape)
-	}
+func Binary(op opset.BinaryOp, out, a, b Buf) error {
 	if a.DType != b.DType {
 		return array.Errorf("cpu.Binary", "%v: dtypes %v and %v differ", op, a.DType, b.DType)
 	}
-	want, ok := BinaryResult(op, a.DType)
+	want, ok := op.Result(a.DType)
 	if !ok {
 		return array.Errorf("cpu.Binary", "%v is not defined for dtype %v", op, a.DType)
 	}
@@ -196,30 +111,30 @@ func operand[T any](src []T, off, st, m int, tile []T) []T {
 // called once per parallel chunk with the chunk's length, so kernels that
 // need scratch get their own.
 func runBinary[T, D any](out, a, b Buf, mk func(n int) binKernel[T, D]) {
-	if n := out.Size(); n <= Grain && flat(out) {
+	if n := out.Size(); n <= grain && flat(out) {
 		k := mk(n)
-		o := Elems[D](out)[out.Offset : out.Offset+n]
+		o := elems[D](out)[out.Offset : out.Offset+n]
 		switch {
 		case flat(a, b):
-			k.vv(o, Elems[T](a)[a.Offset:a.Offset+n], Elems[T](b)[b.Offset:b.Offset+n])
+			k.vv(o, elems[T](a)[a.Offset:a.Offset+n], elems[T](b)[b.Offset:b.Offset+n])
 			k.done()
 			return
 		case flat(a) && repeated(b) && k.vs != nil:
-			k.vs(o, Elems[T](a)[a.Offset:a.Offset+n], Elems[T](b)[b.Offset])
+			k.vs(o, elems[T](a)[a.Offset:a.Offset+n], elems[T](b)[b.Offset])
 			k.done()
 			return
 		case repeated(a) && flat(b) && k.sv != nil:
-			k.sv(o, Elems[T](a)[a.Offset], Elems[T](b)[b.Offset:b.Offset+n])
+			k.sv(o, elems[T](a)[a.Offset], elems[T](b)[b.Offset:b.Offset+n])
 			k.done()
 			return
 		}
 	}
-	w := NewWalker(out.Shape, out.Strides, a.Strides, b.Strides)
-	o, x, y := Elems[D](out), Elems[T](a), Elems[T](b)
+	w := newWalker(out.Shape, out.Strides, a.Strides, b.Strides)
+	o, x, y := elems[D](out), elems[T](a), elems[T](b)
 	st := w.InnerStrides()
 	so, sa, sb := st[0], st[1], st[2]
 	base := []int{out.Offset, a.Offset, b.Offset}
-	ParallelFor(w.Size(), Grain, func(lo, hi int) {
+	ParallelFor(w.Size(), grain, func(lo, hi int) {
 		k := mk(hi - lo)
 		var ta, tb []T
 		var td []D
@@ -332,7 +247,7 @@ func mulKernel[T ewNum]() binKernel[T, T] {
 	}
 }
 
-// divKernel is only used for inexact types: BinaryResult rejects Div of
+// divKernel is only used for inexact types: opset rejects Div of
 // integers.
 func divKernel[T ewNum]() binKernel[T, T] {
 	return binKernel[T, T]{
@@ -444,7 +359,7 @@ func minKernel[T ewReal]() binKernel[T, T] {
 // compareKernel returns the kernel of a comparison for a real type:
 // vecCompare's or vecCompare64's loops for float32 and float64 where this
 // machine has them.
-func compareKernel[T ewReal](op BinaryOp) binKernel[T, bool] {
+func compareKernel[T ewReal](op opset.BinaryOp) binKernel[T, bool] {
 	if v, ok := any(&vecCompare[op]).(*binKernel[T, bool]); ok && v.vv != nil {
 		return *v
 	}
@@ -455,38 +370,38 @@ func compareKernel[T ewReal](op BinaryOp) binKernel[T, bool] {
 }
 
 // goCompareKernel returns the Go loop of a comparison.
-func goCompareKernel[T ewReal](op BinaryOp) binKernel[T, bool] {
+func goCompareKernel[T ewReal](op opset.BinaryOp) binKernel[T, bool] {
 	var vv func(d []bool, a, b []T)
 	switch op {
-	case Equal:
+	case opset.Equal:
 		vv = func(d []bool, a, b []T) {
 			a, b = a[:len(d)], b[:len(d)]
 			for i := range d {
 				d[i] = a[i] == b[i]
 			}
 		}
-	case NotEqual:
+	case opset.NotEqual:
 		vv = func(d []bool, a, b []T) {
 			a, b = a[:len(d)], b[:len(d)]
 			for i := range d {
 				d[i] = a[i] != b[i]
 			}
 		}
-	case Less:
+	case opset.Less:
 		vv = func(d []bool, a, b []T) {
 			a, b = a[:len(d)], b[:len(d)]
 			for i := range d {
 				d[i] = a[i] < b[i]
 			}
 		}
-	case LessEqual:
+	case opset.LessEqual:
 		vv = func(d []bool, a, b []T) {
 			a, b = a[:len(d)], b[:len(d)]
 			for i := range d {
 				d[i] = a[i] <= b[i]
 			}
 		}
-	case Greater:
+	case opset.Greater:
 		vv = func(d []bool, a, b []T) {
 			a, b = a[:len(d)], b[:len(d)]
 			for i := range d {
@@ -505,7 +420,7 @@ func goCompareKernel[T ewReal](op BinaryOp) binKernel[T, bool] {
 }
 
 // arithKernel returns the kernel of a non-comparison op for a real type.
-func arithKernel[T ewReal](op BinaryOp) binKernel[T, T] {
+func arithKernel[T ewReal](op opset.BinaryOp) binKernel[T, T] {
 	var z T
 	isFloat := false
 	switch any(z).(type) {
@@ -513,41 +428,41 @@ func arithKernel[T ewReal](op BinaryOp) binKernel[T, T] {
 		isFloat = true
 	}
 	switch op {
-	case Add:
+	case opset.Add:
 		return withVec(op, addKernel[T]())
-	case Sub:
+	case opset.Sub:
 		return withVec(op, subKernel[T]())
-	case Mul:
+	case opset.Mul:
 		return withVec(op, mulKernel[T]())
-	case Maximum:
+	case opset.Maximum:
 		return withVec(op, maxKernel[T]())
-	case Minimum:
+	case opset.Minimum:
 		return withVec(op, minKernel[T]())
-	case Div:
+	case opset.Div:
 		return withVec(op, divKernel[T]())
-	case FloorDivide:
+	case opset.FloorDivide:
 		if isFloat {
 			return elementwise(func(a, b T) T { d, _ := floatDivMod(a, b); return d })
 		}
 		return intKernel[T](op)
-	case Remainder:
+	case opset.Remainder:
 		if isFloat {
 			return elementwise(func(a, b T) T { _, m := floatDivMod(a, b); return m })
 		}
 		return intKernel[T](op)
-	case Pow:
+	case opset.Pow:
 		if isFloat {
 			return elementwise(func(a, b T) T { return T(math.Pow(float64(a), float64(b))) })
 		}
 		return intKernel[T](op)
-	case LogAddExp:
+	case opset.LogAddExp:
 		return elementwise(func(a, b T) T { return T(logAddExp(float64(a), float64(b))) })
 	default: // ArcTan2
 		return elementwise(func(a, b T) T { return T(math.Atan2(float64(a), float64(b))) })
 	}
 }
 
-func realBinary[T ewReal](op BinaryOp, out, a, b Buf) {
+func realBinary[T ewReal](op opset.BinaryOp, out, a, b Buf) {
 	if op.IsComparison() {
 		runBinary(out, a, b, fixedBin(compareKernel[T](op)))
 		return
@@ -561,7 +476,7 @@ func realBinary[T ewReal](op BinaryOp, out, a, b Buf) {
 
 // intKernel returns the FloorDivide, Remainder or Pow kernel of the
 // integer type T, whose bit operations ewReal does not allow.
-func intKernel[T ewReal](op BinaryOp) binKernel[T, T] {
+func intKernel[T ewReal](op opset.BinaryOp) binKernel[T, T] {
 	var k any
 	switch any(*new(T)).(type) {
 	case uint8:
@@ -574,11 +489,11 @@ func intKernel[T ewReal](op BinaryOp) binKernel[T, T] {
 	return k.(binKernel[T, T])
 }
 
-func intKernelOf[T ewInt](op BinaryOp) binKernel[T, T] {
+func intKernelOf[T ewInt](op opset.BinaryOp) binKernel[T, T] {
 	switch op {
-	case FloorDivide:
+	case opset.FloorDivide:
 		return elementwise(intFloorDiv[T])
-	case Remainder:
+	case opset.Remainder:
 		return elementwise(intRemainder[T])
 	}
 	return elementwise(intPow[T])
@@ -680,22 +595,22 @@ func logAddExp(x, y float64) float64 {
 	return d // NaN
 }
 
-func boolBinary(op BinaryOp) binKernel[bool, bool] {
+func boolBinary(op opset.BinaryOp) binKernel[bool, bool] {
 	var f func(a, b bool) bool
 	switch op {
-	case Add, Maximum, LogicalOr:
+	case opset.Add, opset.Maximum, opset.LogicalOr:
 		f = func(a, b bool) bool { return a || b }
-	case Mul, Minimum, LogicalAnd:
+	case opset.Mul, opset.Minimum, opset.LogicalAnd:
 		f = func(a, b bool) bool { return a && b }
-	case Equal:
+	case opset.Equal:
 		f = func(a, b bool) bool { return a == b }
-	case NotEqual:
+	case opset.NotEqual:
 		f = func(a, b bool) bool { return a != b }
-	case Less:
+	case opset.Less:
 		f = func(a, b bool) bool { return !a && b }
-	case LessEqual:
+	case opset.LessEqual:
 		f = func(a, b bool) bool { return !a || b }
-	case Greater:
+	case opset.Greater:
 		f = func(a, b bool) bool { return a && !b }
 	default: // GreaterEqual
 		f = func(a, b bool) bool { return a || !b }
@@ -705,7 +620,7 @@ func boolBinary(op BinaryOp) binKernel[bool, bool] {
 
 // halfBinary widens tiles of both operands to float32, runs the float32
 // kernel and rounds the result on store.
-func halfBinary[H halfFloat](op BinaryOp, out, a, b Buf) {
+func halfBinary[H halfFloat](op opset.BinaryOp, out, a, b Buf) {
 	if op.IsComparison() {
 		k := compareKernel[float32](op).vv
 		runBinary(out, a, b, func(n int) binKernel[H, bool] {
@@ -736,21 +651,21 @@ func halfBinary[H halfFloat](op BinaryOp, out, a, b Buf) {
 	})
 }
 
-func complexBinary(op BinaryOp, out, a, b Buf) {
+func complexBinary(op opset.BinaryOp, out, a, b Buf) {
 	switch op {
-	case Add:
+	case opset.Add:
 		runBinary(out, a, b, fixedBin(addKernel[complex64]()))
-	case Sub:
+	case opset.Sub:
 		runBinary(out, a, b, fixedBin(subKernel[complex64]()))
-	case Mul:
+	case opset.Mul:
 		runBinary(out, a, b, fixedBin(mulKernel[complex64]()))
-	case Div:
+	case opset.Div:
 		runBinary(out, a, b, fixedBin(divKernel[complex64]()))
-	case Pow:
+	case opset.Pow:
 		runBinary(out, a, b, fixedBin(elementwise(func(x, y complex64) complex64 {
 			return complex64(cmplx.Pow(complex128(x), complex128(y)))
 		})))
-	case Equal:
+	case opset.Equal:
 		runBinary(out, a, b, fixedBin(elementwise(func(x, y complex64) bool { return x == y })))
 	default: // NotEqual
 		runBinary(out, a, b, fixedBin(elementwise(func(x, y complex64) bool { return x != y })))

@@ -41,9 +41,9 @@ func (b Buf) RowMajor() bool {
 	return true
 }
 
-// Elems returns the whole of b's memory as a slice of T, indexed by
+// elems returns the whole of b's memory as a slice of T, indexed by
 // element offsets. T must be b.DType's Go type.
-func Elems[T any](b Buf) []T {
+func elems[T any](b Buf) []T {
 	var z T
 	n := len(b.Data) / int(unsafe.Sizeof(z))
 	if n == 0 {
@@ -53,7 +53,7 @@ func Elems[T any](b Buf) []T {
 }
 
 // flat reports whether every buf is a 1-D contiguous run: the fused
-// interpreter's tiles, which kernels then take without a Walker.
+// interpreter's tiles, which kernels then take without a walker.
 func flat(bufs ...Buf) bool {
 	for _, b := range bufs {
 		if len(b.Shape) != 1 || (b.Shape[0] > 1 && b.Strides[0] != 1) {
@@ -70,23 +70,23 @@ func repeated(b Buf) bool {
 }
 
 // Contiguous returns a row-major Buf over data for shape.
-func Contiguous(data []byte, dt array.DType, shape []int) Buf {
+func contiguous(data []byte, dt array.DType, shape []int) Buf {
 	return Buf{Data: data, DType: dt, Shape: shape, Strides: array.RowMajorStrides(shape)}
 }
 
-// Walker visits elements shared by several operands of one shape in
+// walker visits elements shared by several operands of one shape in
 // row-major order, one inner run at a time. Dimensions that are contiguous
 // in every operand are merged first, so a contiguous array is a single run.
-type Walker struct {
+type walker struct {
 	shape   []int   // merged shape
 	strides [][]int // per operand, merged
 	size    int
 }
 
-// NewWalker merges the dimensions of shape that every operand's strides
+// newWalker merges the dimensions of shape that every operand's strides
 // allow to merge.
-func NewWalker(shape []int, strides ...[]int) *Walker {
-	w := &Walker{size: 1}
+func newWalker(shape []int, strides ...[]int) *walker {
+	w := &walker{size: 1}
 	for _, d := range shape {
 		w.size *= d
 	}
@@ -129,11 +129,11 @@ func NewWalker(shape []int, strides ...[]int) *Walker {
 }
 
 // Size returns the number of elements.
-func (w *Walker) Size() int { return w.size }
+func (w *walker) Size() int { return w.size }
 
 // InnerStrides returns each operand's stride along the innermost merged
 // dimension: the step within every run.
-func (w *Walker) InnerStrides() []int {
+func (w *walker) InnerStrides() []int {
 	out := make([]int, len(w.strides))
 	for k := range w.strides {
 		out[k] = w.strides[k][len(w.shape)-1]
@@ -145,7 +145,7 @@ func (w *Walker) InnerStrides() []int {
 // whose flat index lies in [lo, hi). offs holds each operand's offset of
 // the run's first element (base offsets added); n is the run's length. offs
 // is reused between calls.
-func (w *Walker) Runs(lo, hi int, base []int, fn func(offs []int, n int)) {
+func (w *walker) Runs(lo, hi int, base []int, fn func(offs []int, n int)) {
 	if lo >= hi {
 		return
 	}

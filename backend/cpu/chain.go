@@ -1,53 +1,57 @@
 package cpu
 
-import "unsafe"
+import (
+	"unsafe"
 
-// A Chain is a program of float32 operations on one accumulator, over up
-// to ChainInputs inputs of one length: it starts from an input (Load), and
+	"github.com/fathom-go/fathom/internal/opset"
+)
+
+// A chain is a program of float32 operations on one accumulator, over up
+// to chainInputs inputs of one length: it starts from an input (Load), and
 // each operation is a function of the accumulator or an arithmetic
 // operation (Add, Sub, Mul, Div, Maximum, Minimum) between it and an
 // input, a scalar, an input times a scalar, or a value saved earlier in
-// one of ChainSlots slots (Save, LoadSlot). Run computes it in one pass,
+// one of chainSlots slots (Save, LoadSlot). Run computes it in one pass,
 // the accumulator of 128 elements at a time in registers and the slots in
 // L1, where the tile kernels make a pass and a store per operation. Each operation
-// rounds as its tile kernel does (UnaryTileFunc, BinaryTileFunc,
-// BinaryScalarTileFuncs, ProductTileFuncs), NaNs and signed zeros
+// rounds as its tile kernel does (unaryTileFunc, binaryTileFunc,
+// binaryScalarTileFuncs, productTileFuncs), NaNs and signed zeros
 // included, so the results are the same, bit for bit. The fused
 // interpreter runs programs of this form with it: compiled tanh-GELU over
 // 16M float32 took 36% less time on two cores (7.5 to 4.8 ms), over 1M
 // 45%. The kernel is AVX-512 only, and has the functions Neg, Square,
 // Exp, Expm1, Log, Log1p, Tanh, Sigmoid and Erf.
 //
-// A Chain is built once and may then be run by many goroutines.
-type Chain struct {
+// A chain is built once and may then be run by many goroutines.
+type chain struct {
 	code    []uint32 // ends in chainEnd
 	scalars []float32
 	slots   int // the slots it saves to, 0 up to slots-1
 	impl    *vecImpl
 }
 
-// ChainInputs is the most inputs a Chain reads, ChainSlots the most
+// chainInputs is the most inputs a chain reads, chainSlots the most
 // values it saves at once.
 const (
-	ChainInputs = 8
-	ChainSlots  = 8
+	chainInputs = 8
+	chainSlots  = 8
 )
 
-// ChainOperand is the other operand of a binary operation of a Chain.
-type ChainOperand uint8
+// chainOperand is the other operand of a binary operation of a chain.
+type chainOperand uint8
 
 const (
-	ChainX       ChainOperand = iota // an input
-	ChainScalar                      // a scalar
-	ChainXScalar                     // an input times a scalar, rounded
-	ChainSlot                        // a value saved in a slot
+	chainX       chainOperand = iota // an input
+	chainScalar                      // a scalar
+	chainXScalar                     // an input times a scalar, rounded
+	chainSlot                        // a value saved in a slot
 )
 
 // chainStep is an operation of the chain kernel, the key of its opcode.
 type chainStep struct {
 	binary    bool
 	op        uint8 // a UnaryOp, or with binary a BinaryOp
-	operand   ChainOperand
+	operand   chainOperand
 	accSecond bool // operand op accumulator, for Sub and Div
 }
 
@@ -64,19 +68,19 @@ const (
 // chainBlock is the elements the chain kernel takes at a time.
 const chainBlock = 128
 
-// NewChain returns an empty program, to Load an input into first, or nil
+// newChain returns an empty program, to Load an input into first, or nil
 // where this machine has no chain kernel (it needs AVX-512).
-func NewChain() *Chain {
+func newChain() *chain {
 	if vecBest == nil || vecBest.chainCodes == nil {
 		return nil
 	}
-	return &Chain{code: []uint32{chainEnd}, impl: vecBest}
+	return &chain{code: []uint32{chainEnd}, impl: vecBest}
 }
 
 // Load sets the accumulator to input in. It reports false, and leaves c
-// as it was, for an input beyond ChainInputs.
-func (c *Chain) Load(in int) bool {
-	if !within(in, ChainInputs) {
+// as it was, for an input beyond chainInputs.
+func (c *chain) Load(in int) bool {
+	if !within(in, chainInputs) {
 		return false
 	}
 	c.emit(chainLoad, in, 0, false)
@@ -84,9 +88,9 @@ func (c *Chain) Load(in int) bool {
 }
 
 // Save copies the accumulator to slot k. It reports false, and leaves c
-// as it was, for a slot beyond ChainSlots, as LoadSlot does.
-func (c *Chain) Save(k int) bool {
-	if !within(k, ChainSlots) {
+// as it was, for a slot beyond chainSlots, as LoadSlot does.
+func (c *chain) Save(k int) bool {
+	if !within(k, chainSlots) {
 		return false
 	}
 	c.emit(chainSave, k, 0, false)
@@ -95,8 +99,8 @@ func (c *Chain) Save(k int) bool {
 }
 
 // LoadSlot copies slot k to the accumulator; see Save.
-func (c *Chain) LoadSlot(k int) bool {
-	if !within(k, ChainSlots) {
+func (c *chain) LoadSlot(k int) bool {
+	if !within(k, chainSlots) {
 		return false
 	}
 	c.emit(chainLoadSlot, k, 0, false)
@@ -104,8 +108,8 @@ func (c *Chain) LoadSlot(k int) bool {
 }
 
 // Unary applies op to the accumulator. It reports false, and leaves c as
-// it was, for an op the kernel does not have (see Chain).
-func (c *Chain) Unary(op UnaryOp) bool {
+// it was, for an op the kernel does not have (see chain).
+func (c *chain) Unary(op opset.UnaryOp) bool {
 	code, ok := c.impl.chainCodes[chainStep{op: uint8(op)}]
 	if ok {
 		c.emit(code, 0, 0, false)
@@ -116,21 +120,21 @@ func (c *Chain) Unary(op UnaryOp) bool {
 // Binary sets the accumulator to acc op v, or with accSecond to v op acc,
 // where v is input in, s, input in times s, or slot in, as o says. It
 // reports false, and leaves c as it was, for an op other than Add, Sub,
-// Mul, Div, Maximum and Minimum, or an input or slot beyond ChainInputs
-// or ChainSlots.
-func (c *Chain) Binary(op BinaryOp, o ChainOperand, in int, s float32, accSecond bool) bool {
-	if op == Add || op == Mul {
+// Mul, Div, Maximum and Minimum, or an input or slot beyond chainInputs
+// or chainSlots.
+func (c *chain) Binary(op opset.BinaryOp, o chainOperand, in int, s float32, accSecond bool) bool {
+	if op == opset.Add || op == opset.Mul {
 		accSecond = false // they commute exactly; Maximum and Minimum do not (NaNs, zeros)
 	}
 	code, ok := c.impl.chainCodes[chainStep{binary: true, op: uint8(op), operand: o, accSecond: accSecond}]
-	limit := ChainInputs
-	if o == ChainSlot {
-		limit = ChainSlots
+	limit := chainInputs
+	if o == chainSlot {
+		limit = chainSlots
 	}
 	if !ok || !within(in, limit) {
 		return false
 	}
-	c.emit(code, in, s, o == ChainScalar || o == ChainXScalar)
+	c.emit(code, in, s, o == chainScalar || o == chainXScalar)
 	return true
 }
 
@@ -138,7 +142,7 @@ func within(i, n int) bool { return i >= 0 && i < n }
 
 // emit appends an instruction: opcode code with input or slot in and,
 // with scalar, the scalar s.
-func (c *Chain) emit(code uint32, in int, s float32, scalar bool) {
+func (c *chain) emit(code uint32, in int, s float32, scalar bool) {
 	code |= uint32(in) << 8
 	if scalar {
 		code |= uint32(len(c.scalars)) << 16
@@ -149,15 +153,15 @@ func (c *Chain) emit(code uint32, in int, s float32, scalar bool) {
 
 // Run sets dst[i] to the program's value at element i of srcs, the
 // inputs by index, each at least as long as dst.
-func (c *Chain) Run(dst []byte, srcs [][]byte) { c.run(dst, srcs, false) }
+func (c *chain) Run(dst []byte, srcs [][]byte) { c.run(dst, srcs, false) }
 
 // RunNT is Run with the stores from dst's first 64-byte boundary on going
-// around the caches, for results of 32 MiB and more; see UnaryTileFuncNT.
-func (c *Chain) RunNT(dst []byte, srcs [][]byte) { c.run(dst, srcs, true) }
+// around the caches, for results of 32 MiB and more; see unaryTileFuncNT.
+func (c *chain) RunNT(dst []byte, srcs [][]byte) { c.run(dst, srcs, true) }
 
-func (c *Chain) run(db []byte, srcs [][]byte, nt bool) {
+func (c *chain) run(db []byte, srcs [][]byte, nt bool) {
 	dst := asSlice[float32](db)
-	var xs [ChainInputs][]float32
+	var xs [chainInputs][]float32
 	for i, b := range srcs {
 		xs[i] = asSlice[float32](b)[:len(dst)]
 	}
@@ -166,7 +170,7 @@ func (c *Chain) run(db []byte, srcs [][]byte, nt bool) {
 	c.partial(dst[:n], in, 0)
 	whole := n + (len(dst)-n)/chainBlock*chainBlock
 	if whole > n {
-		var ptrs [ChainInputs]*float32
+		var ptrs [chainInputs]*float32
 		for i, x := range in {
 			ptrs[i] = unsafe.SliceData(x[n:])
 		}
@@ -175,7 +179,7 @@ func (c *Chain) run(db []byte, srcs [][]byte, nt bool) {
 		} else {
 			// Go clears it, 4 KiB, on every call: only for a chain
 			// that saves
-			var scratch [ChainSlots * chainBlock]float32
+			var scratch [chainSlots * chainBlock]float32
 			chainKernel(nt, dst[n:whole], ptrs[:len(in)], c.code, c.scalars, scratch[:])
 		}
 	}
@@ -186,14 +190,14 @@ func (c *Chain) run(db []byte, srcs [][]byte, nt bool) {
 // (or not where the streaming kernel may store), inputs from element off
 // on, a block at a time through blocks on the stack: the kernel takes
 // whole blocks only.
-func (c *Chain) partial(dst []float32, in [][]float32, off int) {
+func (c *chain) partial(dst []float32, in [][]float32, off int) {
 	if len(dst) == 0 {
 		return // before the blocks, which Go would clear
 	}
-	var blocks [ChainInputs][chainBlock]float32
+	var blocks [chainInputs][chainBlock]float32
 	var out [chainBlock]float32
-	var scratch [ChainSlots * chainBlock]float32
-	var ptrs [ChainInputs]*float32
+	var scratch [chainSlots * chainBlock]float32
+	var ptrs [chainInputs]*float32
 	for i := range in {
 		ptrs[i] = &blocks[i][0]
 	}

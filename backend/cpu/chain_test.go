@@ -7,14 +7,15 @@ import (
 	"unsafe"
 
 	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/internal/opset"
 )
 
-// chainTestStep is an operation of a Chain under test.
+// chainTestStep is an operation of a chain under test.
 type chainTestStep struct {
-	unary     UnaryOp
-	binary    BinaryOp
+	unary     opset.UnaryOp
+	binary    opset.BinaryOp
 	isBinary  bool
-	operand   ChainOperand
+	operand   chainOperand
 	in        int // the operand's input
 	s         float32
 	accSecond bool
@@ -28,28 +29,28 @@ func (st chainTestStep) String() string {
 }
 
 // chainWant computes steps from input 0 of xs one tile kernel at a time,
-// as the fused interpreter does without a Chain.
+// as the fused interpreter does without a chain.
 func chainWant(xs [][]float32, steps []chainTestStep) []float32 {
 	acc := append([]float32(nil), xs[0]...)
 	v := make([]float32, len(acc))
 	for _, st := range steps {
 		if !st.isBinary {
-			UnaryTileFunc(st.unary, array.Float32)(asBytes(acc), asBytes(acc))
+			unaryTileFunc(st.unary, array.Float32)(asBytes(acc), asBytes(acc))
 			continue
 		}
 		x := xs[st.in]
 		switch st.operand {
-		case ChainX:
+		case chainX:
 			copy(v, x)
-		case ChainScalar:
+		case chainScalar:
 			for i := range v {
 				v[i] = st.s
 			}
-		case ChainXScalar:
-			mul, _ := BinaryScalarTileFuncs(Mul, array.Float32)
+		case chainXScalar:
+			mul, _ := binaryScalarTileFuncs(opset.Mul, array.Float32)
 			mul(asBytes(v), asBytes(x), asBytes([]float32{st.s}))
 		}
-		k := BinaryTileFunc(st.binary, array.Float32)
+		k := binaryTileFunc(st.binary, array.Float32)
 		if st.accSecond {
 			k(asBytes(acc), asBytes(v), asBytes(acc))
 		} else {
@@ -64,7 +65,7 @@ func chainWant(xs [][]float32, steps []chainTestStep) []float32 {
 // for bit: over the special values, at lengths around whole blocks, and
 // with the stores around the caches from every start within a cache line.
 func TestChain(t *testing.T) {
-	if NewChain() == nil {
+	if newChain() == nil {
 		t.Skip("no chain kernel (AVX-512)")
 	}
 	x := append(append(vecSpecial(), tileSpecials...), benchInput(700)...)
@@ -73,11 +74,11 @@ func TestChain(t *testing.T) {
 	slices.Reverse(y)
 	xs := [][]float32{x, y}
 	var progs [][]chainTestStep
-	for _, op := range []UnaryOp{Neg, Square, Exp, Expm1, Log, Log1p, Tanh, Sigmoid, Erf} {
+	for _, op := range []opset.UnaryOp{opset.Neg, opset.Square, opset.Exp, opset.Expm1, opset.Log, opset.Log1p, opset.Tanh, opset.Sigmoid, opset.Erf} {
 		progs = append(progs, []chainTestStep{{unary: op}})
 	}
-	for _, op := range []BinaryOp{Add, Sub, Mul, Div, Maximum, Minimum} {
-		for o := ChainX; o <= ChainXScalar; o++ {
+	for _, op := range []opset.BinaryOp{opset.Add, opset.Sub, opset.Mul, opset.Div, opset.Maximum, opset.Minimum} {
+		for o := chainX; o <= chainXScalar; o++ {
 			for _, second := range []bool{false, true} {
 				progs = append(progs, []chainTestStep{{binary: op, isBinary: true, operand: o, s: -0.75, accSecond: second}})
 			}
@@ -85,24 +86,24 @@ func TestChain(t *testing.T) {
 	}
 	// ReLU both ways round, against the zeros of either sign in x
 	for _, second := range []bool{false, true} {
-		progs = append(progs, []chainTestStep{{binary: Maximum, isBinary: true, operand: ChainScalar, accSecond: second}})
+		progs = append(progs, []chainTestStep{{binary: opset.Maximum, isBinary: true, operand: chainScalar, accSecond: second}})
 	}
 	// tanh-GELU: 0.5x (1 + tanh(sqrt(2/pi) (x + 0.044715 x³)))
 	progs = append(progs, []chainTestStep{
-		{unary: Square}, {binary: Mul, isBinary: true}, {binary: Mul, isBinary: true, operand: ChainScalar, s: 0.044715},
-		{binary: Add, isBinary: true}, {binary: Mul, isBinary: true, operand: ChainScalar, s: 0.7978846},
-		{unary: Tanh}, {binary: Add, isBinary: true, operand: ChainScalar, s: 1},
-		{binary: Mul, isBinary: true, operand: ChainXScalar, s: 0.5},
+		{unary: opset.Square}, {binary: opset.Mul, isBinary: true}, {binary: opset.Mul, isBinary: true, operand: chainScalar, s: 0.044715},
+		{binary: opset.Add, isBinary: true}, {binary: opset.Mul, isBinary: true, operand: chainScalar, s: 0.7978846},
+		{unary: opset.Tanh}, {binary: opset.Add, isBinary: true, operand: chainScalar, s: 1},
+		{binary: opset.Mul, isBinary: true, operand: chainXScalar, s: 0.5},
 	})
 	// the second input in every operand form
 	progs = append(progs, []chainTestStep{
-		{binary: Sub, isBinary: true, operand: ChainX, in: 1, accSecond: true}, {unary: Tanh},
-		{binary: Mul, isBinary: true, operand: ChainXScalar, in: 1, s: 1.5}, {binary: Add, isBinary: true, operand: ChainX},
-		{binary: Maximum, isBinary: true, operand: ChainX, in: 1},
+		{binary: opset.Sub, isBinary: true, operand: chainX, in: 1, accSecond: true}, {unary: opset.Tanh},
+		{binary: opset.Mul, isBinary: true, operand: chainXScalar, in: 1, s: 1.5}, {binary: opset.Add, isBinary: true, operand: chainX},
+		{binary: opset.Maximum, isBinary: true, operand: chainX, in: 1},
 	})
 	buf := make([]float32, len(x)+32)
 	for _, steps := range progs {
-		c := NewChain()
+		c := newChain()
 		c.Load(0)
 		for _, st := range steps {
 			ok := false
@@ -125,7 +126,7 @@ func TestChain(t *testing.T) {
 					srcs := [][]byte{asBytes(x[:n]), asBytes(y[:n])}
 					if nt {
 						c.RunNT(asBytes(got), srcs)
-						StoreFence()
+						storeFence()
 					} else {
 						c.Run(asBytes(got), srcs)
 					}
@@ -139,22 +140,22 @@ func TestChain(t *testing.T) {
 		}
 	}
 	// a destination that is not 4-byte aligned takes no streaming stores
-	c := NewChain()
+	c := newChain()
 	c.Load(0)
-	c.Unary(Tanh)
+	c.Unary(opset.Tanh)
 	b := make([]byte, 4*len(x)+1)
 	c.RunNT(b[1:], [][]byte{asBytes(x)})
 	got := make([]float32, len(x))
 	copy(asBytes(got), b[1:])
-	want := chainWant(xs, []chainTestStep{{unary: Tanh}})
+	want := chainWant(xs, []chainTestStep{{unary: opset.Tanh}})
 	for i := range got {
 		if !sameF32(got[i], want[i]) {
 			t.Fatalf("tanh into an odd address: f(%g) = %g, want %g", x[i], got[i], want[i])
 		}
 	}
-	c = NewChain()
-	if c.Unary(Sin) || c.Unary(Sqrt) || c.Binary(Remainder, ChainX, 0, 0, false) || c.Binary(Pow, ChainScalar, 0, 2, false) ||
-		c.Binary(Add, ChainXScalar, ChainInputs, 2, false) || c.Load(-1) {
+	c = newChain()
+	if c.Unary(opset.Sin) || c.Unary(opset.Sqrt) || c.Binary(opset.Remainder, chainX, 0, 0, false) || c.Binary(opset.Pow, chainScalar, 0, 2, false) ||
+		c.Binary(opset.Add, chainXScalar, chainInputs, 2, false) || c.Load(-1) {
 		t.Error("the chain kernel takes an operation or input it does not have")
 	}
 	if len(c.code) != 1 || len(c.scalars) != 0 {
@@ -171,7 +172,7 @@ func asBytes(v []float32) []byte {
 // back as operands either side and reloads one, against the tile kernels
 // bit for bit.
 func TestChainSlots(t *testing.T) {
-	c := NewChain()
+	c := newChain()
 	if c == nil {
 		t.Skip("no chain kernel (AVX-512)")
 	}
@@ -179,29 +180,29 @@ func TestChainSlots(t *testing.T) {
 	y := slices.Clone(x)
 	slices.Reverse(y)
 	n := len(x)
-	un := func(op UnaryOp, v []float32) []float32 {
+	un := func(op opset.UnaryOp, v []float32) []float32 {
 		d := make([]float32, n)
-		UnaryTileFunc(op, array.Float32)(asBytes(d), asBytes(v))
+		unaryTileFunc(op, array.Float32)(asBytes(d), asBytes(v))
 		return d
 	}
-	bin := func(op BinaryOp, a, b []float32) []float32 {
+	bin := func(op opset.BinaryOp, a, b []float32) []float32 {
 		d := make([]float32, n)
-		BinaryTileFunc(op, array.Float32)(asBytes(d), asBytes(a), asBytes(b))
+		binaryTileFunc(op, array.Float32)(asBytes(d), asBytes(a), asBytes(b))
 		return d
 	}
-	s2 := un(Tanh, x)
-	s7 := bin(Sub, s2, un(Exp, s2))
-	acc := bin(Mul, bin(Div, s2, bin(Maximum, y, s7)), s7)
-	want := bin(Add, un(Sigmoid, s2), acc)
-	ok := c.Load(0) && c.Unary(Tanh) && c.Save(2) && c.Unary(Exp) &&
-		c.Binary(Sub, ChainSlot, 2, 0, true) && c.Save(7) && c.Load(1) &&
-		c.Binary(Maximum, ChainSlot, 7, 0, false) && c.Binary(Div, ChainSlot, 2, 0, true) &&
-		c.Binary(Mul, ChainSlot, 7, 0, false) && c.Save(0) && c.LoadSlot(2) && c.Unary(Sigmoid) &&
-		c.Binary(Add, ChainSlot, 0, 0, false)
+	s2 := un(opset.Tanh, x)
+	s7 := bin(opset.Sub, s2, un(opset.Exp, s2))
+	acc := bin(opset.Mul, bin(opset.Div, s2, bin(opset.Maximum, y, s7)), s7)
+	want := bin(opset.Add, un(opset.Sigmoid, s2), acc)
+	ok := c.Load(0) && c.Unary(opset.Tanh) && c.Save(2) && c.Unary(opset.Exp) &&
+		c.Binary(opset.Sub, chainSlot, 2, 0, true) && c.Save(7) && c.Load(1) &&
+		c.Binary(opset.Maximum, chainSlot, 7, 0, false) && c.Binary(opset.Div, chainSlot, 2, 0, true) &&
+		c.Binary(opset.Mul, chainSlot, 7, 0, false) && c.Save(0) && c.LoadSlot(2) && c.Unary(opset.Sigmoid) &&
+		c.Binary(opset.Add, chainSlot, 0, 0, false)
 	if !ok {
 		t.Fatal("the chain kernel refused an operation")
 	}
-	if c.Save(ChainSlots) || c.LoadSlot(-1) || c.Binary(Add, ChainSlot, ChainSlots, 0, false) {
+	if c.Save(chainSlots) || c.LoadSlot(-1) || c.Binary(opset.Add, chainSlot, chainSlots, 0, false) {
 		t.Error("the chain kernel takes a slot beyond ChainSlots")
 	}
 	got := make([]float32, n)

@@ -1,21 +1,16 @@
 package cpu
 
 import (
-	"slices"
-
 	"github.com/fathom-go/fathom/array"
 )
 
 // Copy writes in's elements into out, converting the dtype if they
 // differ. Both may be strided; in may broadcast (zero strides). The shapes
-// must be equal. Conversions follow numpy's astype: floats to integers
+// are equal (the caller has checked them). Conversions follow numpy's astype: floats to integers
 // truncate toward zero, anything to bool is "not zero", complex to real
 // keeps the real part.
 func Copy(out, in Buf) error {
-	if !slices.Equal(out.Shape, in.Shape) {
-		return array.Errorf("cpu.Copy", "shapes %v and %v differ", out.Shape, in.Shape)
-	}
-	w := NewWalker(out.Shape, out.Strides, in.Strides)
+	w := newWalker(out.Shape, out.Strides, in.Strides)
 	if out.DType == in.DType {
 		switch out.DType.Size() {
 		case 1:
@@ -33,11 +28,11 @@ func Copy(out, in Buf) error {
 	return nil
 }
 
-func copyRuns[T any](w *Walker, out, in Buf) {
-	o, s := Elems[T](out), Elems[T](in)
+func copyRuns[T any](w *walker, out, in Buf) {
+	o, s := elems[T](out), elems[T](in)
 	st := w.InnerStrides()
 	so, si := st[0], st[1]
-	ParallelFor(w.Size(), Grain, func(lo, hi int) {
+	ParallelFor(w.Size(), grain, func(lo, hi int) {
 		w.Runs(lo, hi, []int{out.Offset, in.Offset}, func(offs []int, n int) {
 			a, b := offs[0], offs[1]
 			switch {
@@ -59,11 +54,11 @@ func copyRuns[T any](w *Walker, out, in Buf) {
 }
 
 // convertRuns copies with a per-element conversion f.
-func convertRuns[S, D any](w *Walker, out, in Buf, f func(S) D) {
-	o, s := Elems[D](out), Elems[S](in)
+func convertRuns[S, D any](w *walker, out, in Buf, f func(S) D) {
+	o, s := elems[D](out), elems[S](in)
 	st := w.InnerStrides()
 	so, si := st[0], st[1]
-	ParallelFor(w.Size(), Grain, func(lo, hi int) {
+	ParallelFor(w.Size(), grain, func(lo, hi int) {
 		w.Runs(lo, hi, []int{out.Offset, in.Offset}, func(offs []int, n int) {
 			a, b := offs[0], offs[1]
 			if so == 1 && si == 1 {
@@ -86,13 +81,13 @@ type numeric interface {
 	uint8 | int32 | int64 | float32 | float64
 }
 
-func convertCopy(w *Walker, out, in Buf) {
-	if f := ConvertTileFunc(in.DType, out.DType); f != nil {
+func convertCopy(w *walker, out, in Buf) {
+	if f := convertTileFunc(in.DType, out.DType); f != nil {
 		o, s := out.Data, in.Data
 		osz, isz := out.DType.Size(), in.DType.Size()
 		st := w.InnerStrides()
 		if st[0] == 1 && st[1] == 1 {
-			ParallelFor(w.Size(), Grain, func(lo, hi int) {
+			ParallelFor(w.Size(), grain, func(lo, hi int) {
 				w.Runs(lo, hi, []int{out.Offset, in.Offset}, func(offs []int, n int) {
 					f(o[offs[0]*osz:(offs[0]+n)*osz], s[offs[1]*isz:(offs[1]+n)*isz])
 				})
@@ -141,7 +136,7 @@ func convertCopy(w *Walker, out, in Buf) {
 
 // convertNumeric converts from a plain numeric type, with direct Go
 // conversions for numeric targets.
-func convertNumeric[S numeric](w *Walker, out, in Buf) {
+func convertNumeric[S numeric](w *walker, out, in Buf) {
 	switch out.DType {
 	case array.Uint8:
 		convertRuns(w, out, in, func(v S) uint8 { return uint8(toInt64(v)) })
@@ -173,7 +168,7 @@ func toInt64[S numeric](v S) int64 {
 }
 
 // convertFrom converts through float64, for the less common pairs.
-func convertFrom[S any](w *Walker, out, in Buf, get func(S) float64) {
+func convertFrom[S any](w *walker, out, in Buf, get func(S) float64) {
 	switch out.DType {
 	case array.Bool:
 		convertRuns(w, out, in, func(v S) bool { return get(v) != 0 })

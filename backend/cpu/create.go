@@ -32,10 +32,10 @@ func Arange(out Buf, start, step float64) error {
 }
 
 func arangeRuns[T any](out Buf, start, step float64, conv func(float64) T) {
-	w := NewWalker(out.Shape, out.Strides)
-	o := Elems[T](out)
+	w := newWalker(out.Shape, out.Strides)
+	o := elems[T](out)
 	so := w.InnerStrides()[0]
-	ParallelFor(w.Size(), Grain, func(lo, hi int) {
+	ParallelFor(w.Size(), grain, func(lo, hi int) {
 		i := lo
 		w.Runs(lo, hi, []int{out.Offset}, func(offs []int, n int) {
 			p := offs[0]
@@ -50,9 +50,6 @@ func arangeRuns[T any](out Buf, start, step float64, conv func(float64) T) {
 // Eye fills the 2-D out with ones on diagonal k (k > 0 above the main
 // diagonal, k < 0 below) and zeros elsewhere.
 func Eye(out Buf, k int) error {
-	if len(out.Shape) != 2 {
-		return array.Errorf("cpu.Eye", "output shape %v is not 2-D", out.Shape)
-	}
 	switch out.DType {
 	case array.Bool:
 		eyeFill(out, k, true)
@@ -83,10 +80,10 @@ func eyeFill[T any](out Buf, k int, one T) {
 	if n == 0 || m == 0 {
 		return
 	}
-	o := Elems[T](out)
+	o := elems[T](out)
 	s0, s1 := out.Strides[0], out.Strides[1]
 	var zero T
-	ParallelFor(n, max(1, Grain/m), func(lo, hi int) {
+	ParallelFor(n, max(1, grain/m), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			row := out.Offset + i*s0
 			for j := range m {

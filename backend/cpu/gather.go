@@ -1,7 +1,6 @@
 package cpu
 
 import (
-	"slices"
 	"sync/atomic"
 
 	"github.com/fathom-go/fathom/array"
@@ -83,14 +82,14 @@ func gatherWord[T word](g *gatherPlan) error {
 }
 
 func gatherRuns[T word, I indexElem](g *gatherPlan) error {
-	o, ix, s := Elems[T](g.out), Elems[I](g.idx), Elems[T](g.src)
-	w := NewWalker(g.out.Shape, g.out.Strides, g.idx.Strides, g.src.Strides)
+	o, ix, s := elems[T](g.out), elems[I](g.idx), elems[T](g.src)
+	w := newWalker(g.out.Shape, g.out.Strides, g.idx.Strides, g.src.Strides)
 	st := w.InnerStrides()
 	so, si, ss := st[0], st[1], st[2]
 	step, n := g.step, g.n
 	var fe firstError
 	bad := func(v I) { fe.set(indexError(g.op, int64(v), g.axis, n)) }
-	ParallelFor(w.Size(), Grain, func(lo, hi int) {
+	ParallelFor(w.Size(), grain, func(lo, hi int) {
 		if fe.failed() {
 			return
 		}
@@ -145,14 +144,11 @@ func Take(out, a, idx Buf, axis int) error {
 	if err := checkIndexDType(op, idx); err != nil {
 		return err
 	}
-	if axis < 0 || axis >= len(a.Shape) {
-		return array.Errorf(op, "axis %d out of range for shape %v", axis, a.Shape)
+	if out.DType != a.DType {
+		return array.Errorf(op, "out dtype %v differs from a's %v", out.DType, a.DType)
 	}
 	ni := len(idx.Shape)
-	want := append(append(append([]int{}, a.Shape[:axis]...), idx.Shape...), a.Shape[axis+1:]...)
-	if !slices.Equal(out.Shape, want) || out.DType != a.DType {
-		return array.Errorf(op, "out %v %v does not match a %v %v with indices %v along axis %d", out.Shape, out.DType, a.Shape, a.DType, idx.Shape, axis)
-	}
+	want := out.Shape
 	nd := len(want)
 	is := make([]int, nd)
 	ss := make([]int, nd)
@@ -169,30 +165,13 @@ func Take(out, a, idx Buf, axis int) error {
 	return g.run()
 }
 
-// alongAxisShapes checks the shapes shared by TakeAlongAxis and
-// PutAlongAxis: idx has shape, and a matches it on every axis but axis.
-func alongAxisShapes(op string, a, idx Buf, shape []int, axis int) error {
-	if err := checkIndexDType(op, idx); err != nil {
-		return err
-	}
-	if axis < 0 || axis >= len(a.Shape) || len(a.Shape) != len(shape) || !slices.Equal(idx.Shape, shape) {
-		return array.Errorf(op, "shapes %v (array) and %v (indices) do not fit axis %d", a.Shape, idx.Shape, axis)
-	}
-	for d := range shape {
-		if d != axis && a.Shape[d] != shape[d] {
-			return array.Errorf(op, "shapes %v (array) and %v (indices) differ outside axis %d", a.Shape, idx.Shape, axis)
-		}
-	}
-	return nil
-}
-
 // TakeAlongAxis sets out[..., i, ...] = a[..., idx[..., i, ...], ...]
 // along axis (numpy's take_along_axis). idx has out's shape (broadcast
 // already); a has out's shape on every other axis. Negative indices count
 // from the end; one out of range is an *array.Error.
 func TakeAlongAxis(out, a, idx Buf, axis int) error {
 	const op = "cpu.TakeAlongAxis"
-	if err := alongAxisShapes(op, a, idx, out.Shape, axis); err != nil {
+	if err := checkIndexDType(op, idx); err != nil {
 		return err
 	}
 	if out.DType != a.DType {
@@ -218,12 +197,11 @@ func TakeAlongAxis(out, a, idx Buf, axis int) error {
 // *array.Error. out must not alias a or values.
 func PutAlongAxis(out, a, idx, values Buf, axis int) error {
 	const op = "cpu.PutAlongAxis"
-	if err := alongAxisShapes(op, a, idx, idx.Shape, axis); err != nil {
+	if err := checkIndexDType(op, idx); err != nil {
 		return err
 	}
-	if !slices.Equal(values.Shape, idx.Shape) || values.DType != a.DType || out.DType != a.DType || !slices.Equal(out.Shape, a.Shape) {
-		return array.Errorf(op, "out %v %v, a %v %v and values %v %v do not match indices %v",
-			out.Shape, out.DType, a.Shape, a.DType, values.Shape, values.DType, idx.Shape)
+	if values.DType != a.DType || out.DType != a.DType {
+		return array.Errorf(op, "out dtype %v and values dtype %v differ from a's %v", out.DType, values.DType, a.DType)
 	}
 	if err := Copy(out, a); err != nil {
 		return err
@@ -255,7 +233,7 @@ func scatterWord[T word](out, idx, values Buf, axis int) error {
 // write distinct parts of out, and inside a line the writes go in order,
 // so the later of two writes to one place wins.
 func scatterLines[T word, I indexElem](out, idx, values Buf, axis int) error {
-	o, ix, v := Elems[T](out), Elems[I](idx), Elems[T](values)
+	o, ix, v := elems[T](out), elems[I](idx), elems[T](values)
 	n, m := out.Shape[axis], idx.Shape[axis]
 	so, si, sv := out.Strides[axis], idx.Strides[axis], values.Strides[axis]
 	var fe firstError
@@ -294,9 +272,9 @@ func forLines(shape []int, axis, lineWork int, bufs []Buf, perChunk func() func(
 		strides[k] = append(append(st, b.Strides[:axis]...), b.Strides[axis+1:]...)
 		base[k] = b.Offset
 	}
-	w := NewWalker(rest, strides...)
+	w := newWalker(rest, strides...)
 	inner := w.InnerStrides()
-	ParallelFor(w.Size(), max(1, Grain/max(1, lineWork)), func(lo, hi int) {
+	ParallelFor(w.Size(), max(1, grain/max(1, lineWork)), func(lo, hi int) {
 		line := perChunk()
 		offs := make([]int, len(bufs))
 		w.Runs(lo, hi, base, func(start []int, n int) {
@@ -319,11 +297,11 @@ func forLines(shape []int, axis, lineWork int, bufs []Buf, perChunk func() func(
 // must not alias idx or updates.
 func ScatterAddAlongAxis(out, idx, updates Buf, axis int) error {
 	const op = "cpu.ScatterAddAlongAxis"
-	if err := alongAxisShapes(op, out, idx, idx.Shape, axis); err != nil {
+	if err := checkIndexDType(op, idx); err != nil {
 		return err
 	}
-	if !slices.Equal(updates.Shape, idx.Shape) || updates.DType != out.DType {
-		return array.Errorf(op, "updates %v %v do not match indices %v and out dtype %v", updates.Shape, updates.DType, idx.Shape, out.DType)
+	if updates.DType != out.DType {
+		return array.Errorf(op, "updates dtype %v differs from out's %v", updates.DType, out.DType)
 	}
 	switch idx.DType {
 	case array.Uint8:
@@ -361,7 +339,7 @@ func scatterAddIndex[I indexElem](out, idx, upd Buf, axis int) error {
 // scatterAddLines accumulates each line along axis straight into out:
 // distinct lines own distinct parts of out, so they run in parallel.
 func scatterAddLines[T uint8 | int32 | int64 | float32 | float64 | complex64, I indexElem](out, idx, upd Buf, axis int) error {
-	o, ix, v := Elems[T](out), Elems[I](idx), Elems[T](upd)
+	o, ix, v := elems[T](out), elems[I](idx), elems[T](upd)
 	n, m := out.Shape[axis], idx.Shape[axis]
 	so, si, sv := out.Strides[axis], idx.Strides[axis], upd.Strides[axis]
 	var fe firstError
@@ -387,7 +365,7 @@ func scatterAddLines[T uint8 | int32 | int64 | float32 | float64 | complex64, I 
 
 // scatterAddHalf sums a line in float32 scratch and rounds once on store.
 func scatterAddHalf[H array.F16 | array.BF16, I indexElem](out, idx, upd Buf, axis int, load func(H) float32, store func(float32) H) error {
-	o, ix, v := Elems[H](out), Elems[I](idx), Elems[H](upd)
+	o, ix, v := elems[H](out), elems[I](idx), elems[H](upd)
 	n, m := out.Shape[axis], idx.Shape[axis]
 	so, si, sv := out.Strides[axis], idx.Strides[axis], upd.Strides[axis]
 	var fe firstError

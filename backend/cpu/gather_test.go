@@ -87,8 +87,8 @@ func TestTakeElementSizes(t *testing.T) {
 }
 
 func TestTakeBig(t *testing.T) {
-	// Above Grain, so the gather runs in parallel under the race detector.
-	n := 3 * Grain
+	// Above grain, so the gather runs in parallel under the race detector.
+	n := 3 * grain
 	ad := iota32(n)
 	id := make([]int64, n)
 	for i := range id {
@@ -121,8 +121,6 @@ func TestTakeBad(t *testing.T) {
 		{"too negative", viewOf([]int64{-4, 0}, array.Int64, []int{2}, nil, 0), 1, []string{"index -4", "size 3"}},
 		{"uint8 too big", viewOf([]uint8{200, 0}, array.Uint8, []int{2}, nil, 0), 1, []string{"index 200"}},
 		{"float indices", viewOf([]float32{0, 1}, array.Float32, []int{2}, nil, 0), 1, []string{"float32"}},
-		{"axis", viewOf([]int32{0, 1}, array.Int32, []int{2}, nil, 0), 2, []string{"axis 2"}},
-		{"out shape", viewOf([]int32{0}, array.Int32, []int{1}, nil, 0), 1, []string{"does not match"}},
 	} {
 		wantKernelError(t, c.name, Take(out, a, c.idx, c.axis), "cpu.Take", c.parts...)
 	}
@@ -150,9 +148,6 @@ func TestTakeAlongAxis(t *testing.T) {
 	bad := viewOf([]int64{0, 3, 0, 0}, array.Int64, []int{2, 2}, nil, 0)
 	_, out = newOut(array.Int32, int32(-1), 2, 2)
 	wantKernelError(t, "out of range", TakeAlongAxis(out, a, bad, 1), "cpu.TakeAlongAxis", "index 3", "size 3")
-	wrong := viewOf([]int64{0, 0, 0}, array.Int64, []int{3, 1}, nil, 0)
-	_, out = newOut(array.Int32, int32(-1), 3, 1)
-	wantKernelError(t, "shapes", TakeAlongAxis(out, a, wrong, 1), "cpu.TakeAlongAxis", "[2 3]", "[3 1]")
 }
 
 func TestPutAlongAxis(t *testing.T) {
@@ -327,9 +322,9 @@ func TestTopKMatchesSort(t *testing.T) {
 			d[i] = float64(r.IntN(100)) // many ties
 		}
 	}
-	old := Grain
-	Grain = 1000
-	defer func() { Grain = old }()
+	old := grain
+	grain = 1000
+	defer func() { grain = old }()
 	in := viewOf(d, array.Float64, []int{rows, n}, nil, 0)
 	sorted, so := newOut(array.Float64, 0.0, rows, n)
 	if err := Sort(so, in, 1); err != nil {
@@ -370,7 +365,4 @@ func TestSortBad(t *testing.T) {
 	f := viewOf([]float32{1, 2}, array.Float32, []int{2}, nil, 0)
 	_, of := newOut(array.Float32, float32(0), 2)
 	wantKernelError(t, "argsort out dtype", ArgSort(of, f, 0), "cpu.ArgSort", "int32")
-	wantKernelError(t, "axis", Sort(of, f, 1), "cpu.Sort", "axis 1")
-	_, ok := newOut(array.Float32, float32(0), 3)
-	wantKernelError(t, "k", TopK(ok, f, 0, 3), "cpu.TopK", "k=3")
 }

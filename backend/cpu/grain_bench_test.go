@@ -5,16 +5,17 @@ import (
 	"testing"
 
 	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/internal/opset"
 )
 
 // BenchmarkGrain measures where splitting an elementwise kernel over cores
-// starts to pay: float32 Add at sizes around Grain, run on one goroutine
-// (Grain above the size) and split (Grain below it).
+// starts to pay: float32 Add at sizes around grain, run on one goroutine
+// (grain above the size) and split (grain below it).
 func BenchmarkGrain(b *testing.B) {
 	for _, n := range []int{8 << 10, 16 << 10, 32 << 10, 64 << 10, 128 << 10, 256 << 10} {
-		x := Contiguous(make([]byte, 4*n), array.Float32, []int{n})
-		y := Contiguous(make([]byte, 4*n), array.Float32, []int{n})
-		out := Contiguous(make([]byte, 4*n), array.Float32, []int{n})
+		x := contiguous(make([]byte, 4*n), array.Float32, []int{n})
+		y := contiguous(make([]byte, 4*n), array.Float32, []int{n})
+		out := contiguous(make([]byte, 4*n), array.Float32, []int{n})
 		for _, split := range []bool{false, true} {
 			name := fmt.Sprintf("%dK/serial", n>>10)
 			g := n + 1
@@ -23,12 +24,12 @@ func BenchmarkGrain(b *testing.B) {
 				g = 1024
 			}
 			b.Run(name, func(b *testing.B) {
-				old := Grain
-				Grain = g
-				defer func() { Grain = old }()
+				old := grain
+				grain = g
+				defer func() { grain = old }()
 				b.SetBytes(int64(12 * n))
 				for b.Loop() {
-					if err := Binary(Add, out, x, y); err != nil {
+					if err := Binary(opset.Add, out, x, y); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -1,8 +1,6 @@
 package cpu
 
 import (
-	"slices"
-
 	"github.com/fathom-go/fathom/array"
 )
 
@@ -15,15 +13,7 @@ import (
 // accumulate in float32 and round once; integers, bool (or of ands, as
 // numpy) and complex64 use plain loops. K = 0 gives zeros.
 func MatMul(out, a, b Buf) error {
-	nd := len(out.Shape)
-	if nd < 2 || len(a.Shape) != nd || len(b.Shape) != nd {
-		return array.Errorf("cpu.MatMul", "shapes %v @ %v -> %v need equal ranks of at least 2", a.Shape, b.Shape, out.Shape)
-	}
-	m, n, k := out.Shape[nd-2], out.Shape[nd-1], a.Shape[nd-1]
-	if a.Shape[nd-2] != m || b.Shape[nd-2] != k || b.Shape[nd-1] != n ||
-		!slices.Equal(a.Shape[:nd-2], out.Shape[:nd-2]) || !slices.Equal(b.Shape[:nd-2], out.Shape[:nd-2]) {
-		return array.Errorf("cpu.MatMul", "shapes %v @ %v do not give %v", a.Shape, b.Shape, out.Shape)
-	}
+	k := a.Shape[len(a.Shape)-1]
 	if a.DType != out.DType || b.DType != out.DType {
 		return array.Errorf("cpu.MatMul", "dtypes %v @ %v -> %v differ", a.DType, b.DType, out.DType)
 	}
@@ -117,7 +107,7 @@ func (p *matmulPlan) eachBatch(f func(i int, parallel bool)) {
 }
 
 func matmulFloat[T float32 | float64](p *matmulPlan) {
-	A, B, C := Elems[T](p.a), Elems[T](p.b), Elems[T](p.out)
+	A, B, C := elems[T](p.a), elems[T](p.b), elems[T](p.out)
 	ars, acs := p.aStrides()
 	brs, bcs := p.bStrides()
 	mn := p.m * p.n
@@ -129,7 +119,7 @@ func matmulFloat[T float32 | float64](p *matmulPlan) {
 
 // matmulHalf sums each batch matrix in float32 and rounds it into out.
 func matmulHalf[S half](p *matmulPlan, round func(float32) S) {
-	A, B, O := Elems[S](p.a), Elems[S](p.b), Elems[S](p.out)
+	A, B, O := elems[S](p.a), elems[S](p.b), elems[S](p.out)
 	ars, acs := p.aStrides()
 	brs, bcs := p.bStrides()
 	mn := p.m * p.n
@@ -144,7 +134,7 @@ func matmulHalf[S half](p *matmulPlan, round func(float32) S) {
 			}
 		}
 		if parallel {
-			ParallelFor(mn, Grain, store)
+			ParallelFor(mn, grain, store)
 		} else {
 			store(0, mn)
 		}
@@ -155,11 +145,11 @@ func matmulHalf[S half](p *matmulPlan, round func(float32) S) {
 // matmulLoop is the plain i-k-j product for types without BLAS. Rows of
 // out are independent and split over cores.
 func matmulLoop[T uint8 | int32 | int64 | complex64](p *matmulPlan) {
-	O, A, B := Elems[T](p.out), Elems[T](p.a), Elems[T](p.b)
+	O, A, B := elems[T](p.out), elems[T](p.a), elems[T](p.b)
 	ars, acs := p.aStrides()
 	brs, bcs := p.bStrides()
 	m, n, k := p.m, p.n, p.k
-	ParallelFor(p.batches*m, max(1, Grain/(n*k)), func(lo, hi int) {
+	ParallelFor(p.batches*m, max(1, grain/(n*k)), func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			bi, i := r/m, r%m
 			row := O[p.out.Offset+r*n : p.out.Offset+(r+1)*n]
@@ -185,11 +175,11 @@ func matmulLoop[T uint8 | int32 | int64 | complex64](p *matmulPlan) {
 // matmulBool is numpy's bool matmul: out[i, j] is true when a[i, k] and
 // b[k, j] are both true for some k.
 func matmulBool(p *matmulPlan) {
-	O, A, B := Elems[bool](p.out), Elems[bool](p.a), Elems[bool](p.b)
+	O, A, B := elems[bool](p.out), elems[bool](p.a), elems[bool](p.b)
 	ars, acs := p.aStrides()
 	brs, bcs := p.bStrides()
 	m, n, k := p.m, p.n, p.k
-	ParallelFor(p.batches*m, max(1, Grain/(n*k)), func(lo, hi int) {
+	ParallelFor(p.batches*m, max(1, grain/(n*k)), func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			bi, i := r/m, r%m
 			row := O[p.out.Offset+r*n : p.out.Offset+(r+1)*n]

@@ -10,13 +10,13 @@ import (
 	"github.com/fathom-go/fathom/array"
 )
 
-// Grain is the number of elements below which an elementwise kernel runs
+// grain is the number of elements below which an elementwise kernel runs
 // on the calling goroutine: splitting smaller jobs costs more in goroutine
 // wake-ups than it saves. BenchmarkGrain measures the crossover (serial
 // against split float32 Add from 8K to 256K elements); on the project's
 // 2-core machines it lies at or above 64K, and the 16M-element benchmarks
 // gain from splitting.
-var Grain = 1 << 16
+var grain = 1 << 16
 
 // ParallelFor runs body over [0, n) in chunks of at least grain items. The
 // chunks are taken from a shared counter rather than split in fixed parts,

@@ -5,57 +5,14 @@ import (
 	"math"
 	"runtime"
 	"slices"
-	"strconv"
 
 	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/internal/opset"
 )
-
-// ReduceOp is the operation Reduce folds elements with.
-type ReduceOp uint8
-
-// The reductions. Max and Min propagate NaN (numpy's max, not nanmax). All
-// and Any test elements against zero: NaN counts as true and -0 as false,
-// as in numpy.
-const (
-	ReduceSum ReduceOp = iota
-	ReduceProd
-	ReduceMax
-	ReduceMin
-	ReduceAll
-	ReduceAny
-)
-
-var reduceNames = [...]string{"sum", "prod", "max", "min", "all", "any"}
-
-// String returns the reduction's name ("sum").
-func (op ReduceOp) String() string {
-	if int(op) < len(reduceNames) {
-		return reduceNames[op]
-	}
-	return "ReduceOp(" + strconv.Itoa(int(op)) + ")"
-}
-
-// ReduceDType returns the dtype of op's result on elements of dtype dt,
-// and false if op does not apply to dt. Sum and Prod of bool give int32
-// (as MLX); All and Any give bool; Max and Min of complex64 have no
-// meaning here.
-func ReduceDType(op ReduceOp, dt array.DType) (array.DType, bool) {
-	switch {
-	case !dt.Valid() || op > ReduceAny:
-		return 0, false
-	case op == ReduceAll || op == ReduceAny:
-		return array.Bool, true
-	case dt == array.Complex64 && (op == ReduceMax || op == ReduceMin):
-		return 0, false
-	case dt == array.Bool && (op == ReduceSum || op == ReduceProd):
-		return array.Int32, true
-	}
-	return dt, true
-}
 
 // Reduce folds in over axes (sorted, distinct) with op and writes the
-// result to out, whose shape is in's with those axes removed and whose
-// dtype is ReduceDType(op, in.DType). Both may be strided, and in may
+// result to out, whose shape is in's with those axes removed (the caller
+// has checked both) and whose dtype is op.Result(in.DType). Both may be strided, and in may
 // broadcast. No axes copies in (converting the dtype if needed).
 //
 // Empty folds give the identity: 0 for Sum, 1 for Prod, true for All,
@@ -65,61 +22,44 @@ func ReduceDType(op ReduceOp, dt array.DType) (array.DType, bool) {
 // pairwise over contiguous runs (numpy's algorithm) and blocked over rows,
 // and work is split over cores in parts of fixed size, so a result does not
 // depend on the number of cores.
-func Reduce(op ReduceOp, out, in Buf, axes []int) error {
+func Reduce(op opset.ReduceOp, out, in Buf, axes []int) error {
 	const name = "cpu.Reduce"
-	want, ok := ReduceDType(op, in.DType)
+	want, ok := op.Result(in.DType)
 	if !ok {
 		return array.Errorf(name, "%v of %v is not supported", op, in.DType)
 	}
 	if out.DType != want {
 		return array.Errorf(name, "%v of %v gives %v, not %v", op, in.DType, want, out.DType)
 	}
-	if err := checkBufs(name, out, in); err != nil {
-		return err
-	}
-	for i, ax := range axes {
-		if ax < 0 || ax >= len(in.Shape) || (i > 0 && ax <= axes[i-1]) {
-			return array.Errorf(name, "axes %v are not sorted, distinct axes of shape %v", axes, in.Shape)
-		}
-	}
-	var kept []int
-	for i, d := range in.Shape {
-		if !slices.Contains(axes, i) {
-			kept = append(kept, d)
-		}
-	}
-	if !slices.Equal(kept, out.Shape) {
-		return array.Errorf(name, "output shape %v for input %v reduced over %v, want %v", out.Shape, in.Shape, axes, kept)
-	}
 	p := newRedPlan(in, out, axes)
 	if p.outs == 0 {
 		return nil
 	}
-	if p.n == 0 && (op == ReduceMax || op == ReduceMin) {
+	if p.n == 0 && (op == opset.Max || op == opset.Min) {
 		return array.Errorf(name, "%v over an empty axis of shape %v has no identity", op, in.Shape)
 	}
 	switch {
-	case op == ReduceAll || op == ReduceAny:
-		k := ordKernel[uint8](ReduceMax)
-		if op == ReduceAll {
-			k = ordKernel[uint8](ReduceMin)
+	case op == opset.All || op == opset.Any:
+		k := ordKernel[uint8](opset.Max)
+		if op == opset.All {
+			k = ordKernel[uint8](opset.Min)
 			k.ident = 1
 		}
-		k.io.o = Elems[uint8](out)
+		k.io.o = elems[uint8](out)
 		if in.DType == array.Bool {
-			k.io.x = Elems[uint8](in)
+			k.io.x = elems[uint8](in)
 		} else {
 			k.io.load = redLoadNonzero(in)
 		}
 		redRun(p, &k)
-	case in.DType == array.Bool && (op == ReduceSum || op == ReduceProd):
+	case in.DType == array.Bool && (op == opset.Sum || op == opset.Prod):
 		k := numKernel[int32](op)
-		k.io = redIO[int32]{load: redLoadBoolInt(in), o: Elems[int32](out)}
+		k.io = redIO[int32]{load: redLoadBoolInt(in), o: elems[int32](out)}
 		redRun(p, &k)
 	case in.DType == array.Bool:
 		// bool is one byte holding 0 or 1, so max is "any" and min "all".
 		k := ordKernel[uint8](op)
-		if op == ReduceMin {
+		if op == opset.Min {
 			k.ident = 1
 		}
 		redDirect(p, &k, out, in)
@@ -149,18 +89,8 @@ func Reduce(op ReduceOp, out, in Buf, axes []int) error {
 	return nil
 }
 
-// checkBufs rejects views whose strides do not match their shapes.
-func checkBufs(name string, bufs ...Buf) error {
-	for _, b := range bufs {
-		if len(b.Strides) != len(b.Shape) {
-			return array.Errorf(name, "%d strides for shape %v", len(b.Strides), b.Shape)
-		}
-	}
-	return nil
-}
-
 func redDirect[A any](p *redPlan, k *redKernel[A], out, in Buf) {
-	k.io.x, k.io.o = Elems[A](in), Elems[A](out)
+	k.io.x, k.io.o = elems[A](in), elems[A](out)
 	redRun(p, k)
 }
 
@@ -352,7 +282,7 @@ func redRun[A any](p *redPlan, k *redKernel[A]) {
 }
 
 func redRows[A any](p *redPlan, k *redKernel[A]) {
-	rw := NewWalker(p.rs, p.rin)
+	rw := newWalker(p.rs, p.rin)
 	rst := rw.InnerStrides()[0]
 	single := len(rw.shape) == 1
 	fold := func(base, lo, hi int, buf []A) A {
@@ -372,9 +302,9 @@ func redRows[A any](p *redPlan, k *redKernel[A]) {
 		return make([]A, min(redTile, max(p.n, 1)))
 	}
 	if p.outs >= redFewTasks || p.n < 2*redPart {
-		kw := NewWalker(p.ks, p.kin, p.kout)
+		kw := newWalker(p.ks, p.kin, p.kout)
 		kst := kw.InnerStrides()
-		ParallelFor(p.outs, max(1, Grain/max(p.n, 1)), func(lo, hi int) {
+		ParallelFor(p.outs, max(1, grain/max(p.n, 1)), func(lo, hi int) {
 			buf := newBuf()
 			res := make([]A, min(hi-lo, redTile))
 			kw.Runs(lo, hi, []int{p.inOff, p.outOff}, func(offs []int, m int) {
@@ -418,7 +348,7 @@ func redColumns[A any](p *redPlan, k *redKernel[A]) {
 	tw := min(w, redTile)
 	tiles := (w + tw - 1) / tw
 	cols := p.outs / w * tiles
-	rw := NewWalker(p.rs, p.rin)
+	rw := newWalker(p.rs, p.rin)
 	rst := rw.InnerStrides()[0]
 	rowsPer := p.n
 	if cols < redFewTasks && p.n*tw >= 2*redPart {
@@ -430,7 +360,7 @@ func redColumns[A any](p *redPlan, k *redKernel[A]) {
 		partial = make([]A, cols*parts*tw)
 	}
 	direct := k.io.load == nil && kIn == 1
-	ParallelFor(cols*parts, max(1, Grain/(rowsPer*tw)), func(lo, hi int) {
+	ParallelFor(cols*parts, max(1, grain/(rowsPer*tw)), func(lo, hi int) {
 		acc, blk := make([]A, tw), make([]A, tw)
 		var buf []A
 		if !direct {
@@ -491,8 +421,8 @@ type redOrdered interface {
 	uint8 | int32 | int64 | float32 | float64
 }
 
-func numKernel[A redNumber](op ReduceOp) redKernel[A] {
-	if op == ReduceProd {
+func numKernel[A redNumber](op opset.ReduceOp) redKernel[A] {
+	if op == opset.Prod {
 		return redKernel[A]{ident: 1, run: prodRun[A], vec: prodVec[A]}
 	}
 	k := redKernel[A]{run: sumRun[A], vec: sumVec[A]}
@@ -500,7 +430,7 @@ func numKernel[A redNumber](op ReduceOp) redKernel[A] {
 	if sum, ok := any(vecSum).(func([]A) A); ok && sum != nil {
 		k.run = func(acc A, x []A) A { return acc + sum(x) }
 	}
-	if add, ok := any(vecArith[Add].vv).(func(d, a, b []A)); ok && add != nil {
+	if add, ok := any(vecArith[opset.Add].vv).(func(d, a, b []A)); ok && add != nil {
 		k.vec = func(acc, x []A, off, rows, rowStride int) {
 			w := len(acc)
 			if w < 64 {
@@ -517,12 +447,12 @@ func numKernel[A redNumber](op ReduceOp) redKernel[A] {
 	return k
 }
 
-func ordKernel[A redOrdered](op ReduceOp) redKernel[A] {
+func ordKernel[A redOrdered](op opset.ReduceOp) redKernel[A] {
 	var k redKernel[A]
 	switch op {
-	case ReduceMax:
+	case opset.Max:
 		k = redKernel[A]{ident: redLowest[A](), run: maxRun[A], vec: maxVec[A]}
-	case ReduceMin:
+	case opset.Min:
 		k = redKernel[A]{ident: redHighest[A](), run: minRun[A], vec: minVec[A]}
 	default:
 		return numKernel[A](op)
@@ -740,14 +670,14 @@ func minVec[A redOrdered](acc, x []A, off, rows, rowStride int) {
 
 func redLoadHalf(in Buf) func(dst []float32, off, stride int) {
 	if in.DType == array.Float16 {
-		src := Elems[array.F16](in)
+		src := elems[array.F16](in)
 		return func(dst []float32, off, stride int) {
 			for i := range dst {
 				dst[i] = src[off+i*stride].Float32()
 			}
 		}
 	}
-	src := Elems[array.BF16](in)
+	src := elems[array.BF16](in)
 	return func(dst []float32, off, stride int) {
 		for i := range dst {
 			dst[i] = src[off+i*stride].Float32()
@@ -757,14 +687,14 @@ func redLoadHalf(in Buf) func(dst []float32, off, stride int) {
 
 func redStoreHalf(out Buf) func(off, stride int, src []float32) {
 	if out.DType == array.Float16 {
-		dst := Elems[array.F16](out)
+		dst := elems[array.F16](out)
 		return func(off, stride int, src []float32) {
 			for i, v := range src {
 				dst[off+i*stride] = array.NewF16(v)
 			}
 		}
 	}
-	dst := Elems[array.BF16](out)
+	dst := elems[array.BF16](out)
 	return func(off, stride int, src []float32) {
 		for i, v := range src {
 			dst[off+i*stride] = array.NewBF16(v)
@@ -774,7 +704,7 @@ func redStoreHalf(out Buf) func(off, stride int, src []float32) {
 
 // redLoadBoolInt reads bools as int32 0 and 1.
 func redLoadBoolInt(in Buf) func(dst []int32, off, stride int) {
-	src := Elems[uint8](in)
+	src := elems[uint8](in)
 	return func(dst []int32, off, stride int) {
 		for i := range dst {
 			dst[i] = int32(src[off+i*stride])
@@ -788,19 +718,19 @@ func redLoadNonzero(in Buf) func(dst []uint8, off, stride int) {
 	switch in.DType {
 	case array.Float16, array.BFloat16:
 		// -0 is zero: ignore the sign bit.
-		return redNonzero(Elems[uint16](in), 0x7fff)
+		return redNonzero(elems[uint16](in), 0x7fff)
 	case array.Bool, array.Uint8:
-		return redNonzero(Elems[uint8](in), 0xff)
+		return redNonzero(elems[uint8](in), 0xff)
 	case array.Int32:
-		return redNonzero(Elems[int32](in), -1)
+		return redNonzero(elems[int32](in), -1)
 	case array.Int64:
-		return redNonzero(Elems[int64](in), -1)
+		return redNonzero(elems[int64](in), -1)
 	case array.Float32:
-		return redNonzeroFloat(Elems[float32](in))
+		return redNonzeroFloat(elems[float32](in))
 	case array.Float64:
-		return redNonzeroFloat(Elems[float64](in))
+		return redNonzeroFloat(elems[float64](in))
 	}
-	return redNonzeroFloat(Elems[complex64](in))
+	return redNonzeroFloat(elems[complex64](in))
 }
 
 func redNonzero[T uint8 | uint16 | int32 | int64](src []T, mask T) func(dst []uint8, off, stride int) {
@@ -917,9 +847,9 @@ func (l *redLines) panel(c colPlan, t int) panel {
 // each calls a body for every line, in parallel. newBody is called once per
 // chunk of lines, so bodies can own scratch space.
 func (l *redLines) each(newBody func() func(inOff, outOff int)) {
-	kw := NewWalker(l.shape, l.kin, l.kout)
+	kw := newWalker(l.shape, l.kin, l.kout)
 	st := kw.InnerStrides()
-	ParallelFor(l.count, max(1, Grain/max(l.n, 1)), func(lo, hi int) {
+	ParallelFor(l.count, max(1, grain/max(l.n, 1)), func(lo, hi int) {
 		body := newBody()
 		kw.Runs(lo, hi, []int{l.inOff, l.outOff}, func(offs []int, m int) {
 			for j := range m {
@@ -969,24 +899,4 @@ func (s *redScratch[T]) put(b T) {
 	case s.free <- b:
 	default:
 	}
-}
-
-// checkAxisBufs validates the common arguments of the kernels that work
-// along one axis: out has in's shape, or in's shape without the axis when
-// dropAxis.
-func checkAxisBufs(name string, out, in Buf, axis int, dropAxis bool) error {
-	if err := checkBufs(name, out, in); err != nil {
-		return err
-	}
-	if axis < 0 || axis >= len(in.Shape) {
-		return array.Errorf(name, "axis %d out of range for shape %v", axis, in.Shape)
-	}
-	want := in.Shape
-	if dropAxis {
-		want = slices.Delete(slices.Clone(in.Shape), axis, axis+1)
-	}
-	if !slices.Equal(want, out.Shape) {
-		return array.Errorf(name, "output shape %v for input %v along axis %d, want %v", out.Shape, in.Shape, axis, want)
-	}
-	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/fathom-go/fathom/internal/opset"
 )
 
 // redVecInput returns n float32s drawn, at random, from a few values (so
@@ -40,10 +42,10 @@ func TestVecReduce(t *testing.T) {
 	for n := range 301 {
 		lengths = append(lengths, n)
 	}
-	for _, op := range []ReduceOp{ReduceMax, ReduceMin} {
+	for _, op := range []opset.ReduceOp{opset.Max, opset.Min} {
 		want := maxRun[float32]
 		ident := float32(math.Inf(-1))
-		if op == ReduceMin {
+		if op == opset.Min {
 			want, ident = minRun[float32], float32(math.Inf(1))
 		}
 		runs := map[string]func(float32, []float32) float32{"ordKernel": ordKernel[float32](op).run}
@@ -86,7 +88,7 @@ func BenchmarkVecReduce(b *testing.B) {
 	for i, impl := range impls {
 		run := maxRun[float32]
 		if impl != nil {
-			run = vecReduceRuns(impl)[ReduceMax]
+			run = vecReduceRuns(impl)[opset.Max]
 		}
 		b.Run("max/"+names[i], func(b *testing.B) {
 			b.SetBytes(4 << 24)
@@ -147,7 +149,7 @@ func TestVecSum(t *testing.T) {
 			}
 		}
 	}
-	k := numKernel[float32](ReduceSum)
+	k := numKernel[float32](opset.Sum)
 	for _, w := range []int{3, 64, 100} {
 		const rows = 7
 		x := make([]float32, rows*(w+5))

@@ -1,66 +1,24 @@
 package cpu
 
 import (
-	"strconv"
-
 	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/internal/opset"
 )
 
-// ScanOp is the operation Scan accumulates with.
-type ScanOp uint8
-
-// The scans: running sum, product, maximum and minimum. CumMax and CumMin
-// propagate NaN from where it first appears (numpy's
-// maximum.accumulate).
-const (
-	CumSum ScanOp = iota
-	CumProd
-	CumMax
-	CumMin
-)
-
-var scanNames = [...]string{"cumsum", "cumprod", "cummax", "cummin"}
-
-// String returns the scan's name ("cumsum").
-func (op ScanOp) String() string {
-	if int(op) < len(scanNames) {
-		return scanNames[op]
-	}
-	return "ScanOp(" + strconv.Itoa(int(op)) + ")"
-}
-
-// ScanDType returns the dtype of op's result on elements of dtype dt, and
-// false if op does not apply to dt: CumSum and CumProd of bool give int32;
-// CumMax and CumMin of complex64 are not defined.
-func ScanDType(op ScanOp, dt array.DType) (array.DType, bool) {
-	switch {
-	case !dt.Valid() || op > CumMin:
-		return 0, false
-	case dt == array.Complex64 && (op == CumMax || op == CumMin):
-		return 0, false
-	case dt == array.Bool && (op == CumSum || op == CumProd):
-		return array.Int32, true
-	}
-	return dt, true
-}
-
-// Scan writes the running op of in along axis to out (same shape, dtype
-// ScanDType(op, in.DType)). Inclusive scans include each element in its
+// Scan writes the running op of in along axis to out (same shape, which
+// the caller has checked; dtype op.Result(in.DType)). Inclusive scans include each element in its
 // own result (numpy's cumsum); exclusive ones start from the identity (0,
 // 1, the lowest value, the highest value) and leave the element out.
 // reverse runs from the end of the axis to its start. float16 and bfloat16
 // accumulate in float32 and round each result; integers wrap.
-func Scan(op ScanOp, out, in Buf, axis int, reverse, inclusive bool) error {
+func Scan(op opset.ScanOp, out, in Buf, axis int, reverse, inclusive bool) error {
 	const name = "cpu.Scan"
-	want, ok := ScanDType(op, in.DType)
+	want, ok := op.Result(in.DType)
 	if !ok {
 		return array.Errorf(name, "%v of %v is not supported", op, in.DType)
 	}
 	if out.DType != want {
 		return array.Errorf(name, "%v of %v gives %v, not %v", op, in.DType, want, out.DType)
-	}
-	if err := checkAxisBufs(name, out, in, axis, false); err != nil {
-		return err
 	}
 	l := newRedLines(in, out, axis, true)
 	if l.count == 0 || l.n == 0 {
@@ -68,14 +26,14 @@ func Scan(op ScanOp, out, in Buf, axis int, reverse, inclusive bool) error {
 	}
 	switch in.DType {
 	case array.Bool:
-		if op == CumSum || op == CumProd {
+		if op == opset.CumSum || op == opset.CumProd {
 			k := scanNum[int32](op)
-			k.io = redIO[int32]{load: redLoadBoolInt(in), o: Elems[int32](out)}
+			k.io = redIO[int32]{load: redLoadBoolInt(in), o: elems[int32](out)}
 			scanRun(l, &k, reverse, inclusive)
 			return nil
 		}
 		k := scanOrd[uint8](op)
-		if op == CumMin {
+		if op == opset.CumMin {
 			k.ident = 1
 		}
 		scanDirect(l, &k, out, in, reverse, inclusive)
@@ -116,14 +74,14 @@ type scanKernel[A any] struct {
 }
 
 func scanDirect[A any](l *redLines, k *scanKernel[A], out, in Buf, reverse, inclusive bool) {
-	k.io.x, k.io.o = Elems[A](in), Elems[A](out)
+	k.io.x, k.io.o = elems[A](in), elems[A](out)
 	scanRun(l, k, reverse, inclusive)
 }
 
 func scanRun[A any](l *redLines, k *scanKernel[A], reverse, inclusive bool) {
 	if l.columnar(8) {
 		cp := l.colPlan(false)
-		ParallelFor(cp.cols, max(1, Grain/(l.n*cp.tw)), func(lo, hi int) {
+		ParallelFor(cp.cols, max(1, grain/(l.n*cp.tw)), func(lo, hi int) {
 			acc, xb, ob := make([]A, cp.tw), make([]A, cp.tw), make([]A, cp.tw)
 			for t := lo; t < hi; t++ {
 				p := l.panel(cp, t)
@@ -170,18 +128,18 @@ func scanRun[A any](l *redLines, k *scanKernel[A], reverse, inclusive bool) {
 	})
 }
 
-func scanNum[A redNumber](op ScanOp) scanKernel[A] {
-	if op == CumProd {
+func scanNum[A redNumber](op opset.ScanOp) scanKernel[A] {
+	if op == opset.CumProd {
 		return scanKernel[A]{ident: 1, line: cumProdLine[A], step: cumProdStep[A]}
 	}
 	return scanKernel[A]{line: cumSumLine[A], step: cumSumStep[A]}
 }
 
-func scanOrd[A redOrdered](op ScanOp) scanKernel[A] {
+func scanOrd[A redOrdered](op opset.ScanOp) scanKernel[A] {
 	switch op {
-	case CumMax:
+	case opset.CumMax:
 		return scanKernel[A]{ident: redLowest[A](), line: cumMaxLine[A], step: cumMaxStep[A]}
-	case CumMin:
+	case opset.CumMin:
 		return scanKernel[A]{ident: redHighest[A](), line: cumMinLine[A], step: cumMinStep[A]}
 	}
 	return scanNum[A](op)

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/internal/opset"
 )
 
 // The softmax family follows scipy.special's formulas exactly, which makes
@@ -57,18 +58,15 @@ func softmaxFamily(name string, kind smKind, out, in Buf, axis int) error {
 	if out.DType != in.DType {
 		return array.Errorf(name, "output dtype %v, want %v", out.DType, in.DType)
 	}
-	if err := checkAxisBufs(name, out, in, axis, kind == smLogSumExp); err != nil {
-		return err
-	}
 	l := newRedLines(in, out, axis, kind != smLogSumExp)
 	if l.count == 0 || (l.n == 0 && kind != smLogSumExp) {
 		return nil
 	}
 	switch in.DType {
 	case array.Float32:
-		smRun(kind, l, redIO[float32]{x: Elems[float32](in), o: Elems[float32](out)}, smFloat32)
+		smRun(kind, l, redIO[float32]{x: elems[float32](in), o: elems[float32](out)}, smFloat32)
 	case array.Float64:
-		smRun(kind, l, redIO[float64]{x: Elems[float64](in), o: Elems[float64](out)}, smFloat64)
+		smRun(kind, l, redIO[float64]{x: elems[float64](in), o: elems[float64](out)}, smFloat64)
 	default:
 		smRun(kind, l, redIO[float32]{load: redLoadHalf(in), store: redStoreHalf(out)}, smFloat32)
 	}
@@ -209,7 +207,7 @@ func smColumns[C smFloat](kind smKind, l *redLines, io redIO[C], ops *smOps[C]) 
 	pm, ps, f := make([]C, tasks*tw), make([]float64, tasks*tw), make([]C, cols*tw)
 	scratch := newRedScratch(func() []C { return make([]C, 3*tw) })
 	pass := func(body func(t int, p panel, xb, e, blk []C)) {
-		ParallelFor(tasks, max(1, Grain/(rowsPer*tw)), func(lo, hi int) {
+		ParallelFor(tasks, max(1, grain/(rowsPer*tw)), func(lo, hi int) {
 			b := scratch.get()
 			defer scratch.put(b)
 			for t := lo; t < hi; t++ {
@@ -344,8 +342,8 @@ func smOps32(impl *vecImpl) *smOps[float32] {
 		return ops
 	}
 	bin := vecArithLoops(impl, false)
-	vmax := vecReduceRuns(impl)[ReduceMax]
-	maximum, sub := bin[Maximum].vv, bin[Sub].vv
+	vmax := vecReduceRuns(impl)[opset.Max]
+	maximum, sub := bin[opset.Maximum].vv, bin[opset.Sub].vv
 	ops.max = func(x []float32) float32 { return vmax(float32(math.Inf(-1)), x) }
 	ops.expScale = func(o, x []float32, m, c float32) float64 {
 		if o == nil {
@@ -359,7 +357,7 @@ func smOps32(impl *vecImpl) *smOps[float32] {
 		sub(o, x, m)
 		vecApply(impl, vecExp, o, o)
 	}
-	ops.add, ops.mul, ops.sub = bin[Add].vv, bin[Mul].vv, sub
+	ops.add, ops.mul, ops.sub = bin[opset.Add].vv, bin[opset.Mul].vv, sub
 	return ops
 }
 

@@ -202,7 +202,7 @@ func benchSoftmax(b *testing.B, kind smKind, shape []int, axis int) {
 		f = LogSumExp
 		oshape = slices.Delete(slices.Clone(shape), axis, axis+1)
 	}
-	out := Contiguous(make([]byte, 4*rdSize(oshape)), array.Float32, oshape)
+	out := contiguous(make([]byte, 4*rdSize(oshape)), array.Float32, oshape)
 	b.SetBytes(int64(4*n + 4*rdSize(oshape)))
 	for b.Loop() {
 		if err := f(out, in, axis); err != nil {

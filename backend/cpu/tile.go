@@ -4,28 +4,29 @@ import (
 	"unsafe"
 
 	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/internal/opset"
 )
 
-// GatherRange copies the elements of src whose row-major flat index lies
+// gatherRange copies the elements of src whose row-major flat index lies
 // in [lo, hi) into dst, contiguously, in that order. w must be
-// NewWalker(src.Shape, src.Strides); callers reuse one walker for the
+// newWalker(src.Shape, src.Strides); callers reuse one walker for the
 // many ranges of one array (the fused interpreter's tiles).
-func GatherRange(w *Walker, dst []byte, src Buf, lo, hi int) {
+func gatherRange(w *walker, dst []byte, src Buf, lo, hi int) {
 	switch src.DType.Size() {
 	case 1:
-		gatherRange[uint8](w, dst, src, lo, hi)
+		gatherRangeOf[uint8](w, dst, src, lo, hi)
 	case 2:
-		gatherRange[uint16](w, dst, src, lo, hi)
+		gatherRangeOf[uint16](w, dst, src, lo, hi)
 	case 4:
-		gatherRange[uint32](w, dst, src, lo, hi)
+		gatherRangeOf[uint32](w, dst, src, lo, hi)
 	default:
-		gatherRange[uint64](w, dst, src, lo, hi)
+		gatherRangeOf[uint64](w, dst, src, lo, hi)
 	}
 }
 
-func gatherRange[T any](w *Walker, dst []byte, src Buf, lo, hi int) {
-	d := Elems[T](Buf{Data: dst})
-	s := Elems[T](src)
+func gatherRangeOf[T any](w *walker, dst []byte, src Buf, lo, hi int) {
+	d := elems[T](Buf{Data: dst})
+	s := elems[T](src)
 	st := w.InnerStrides()[0]
 	i := 0
 	w.Runs(lo, hi, []int{src.Offset}, func(offs []int, n int) {
@@ -47,13 +48,13 @@ func gatherRange[T any](w *Walker, dst []byte, src Buf, lo, hi int) {
 	})
 }
 
-// UnaryTileFunc returns op's kernel over contiguous runs of dtype dt,
+// unaryTileFunc returns op's kernel over contiguous runs of dtype dt,
 // for float32 and float64 functions whose result keeps the dtype, or nil.
 // The fused interpreter calls it on each tile directly, without the shape
 // checks and dispatch of Unary, which cost more than a small tile's
 // arithmetic.
-func UnaryTileFunc(op UnaryOp, dt array.DType) func(dst, src []byte) {
-	if out, ok := UnaryResult(op, dt); !ok || out != dt {
+func unaryTileFunc(op opset.UnaryOp, dt array.DType) func(dst, src []byte) {
+	if out, ok := op.Result(dt); !ok || out != dt {
 		return nil
 	}
 	switch dt {
@@ -67,10 +68,10 @@ func UnaryTileFunc(op UnaryOp, dt array.DType) func(dst, src []byte) {
 	return nil
 }
 
-// BinaryTileFunc returns the kernel of an arithmetic op (Add, Sub, Mul,
+// binaryTileFunc returns the kernel of an arithmetic op (Add, Sub, Mul,
 // Div, Maximum, Minimum) over contiguous float32 or float64 runs, or nil;
-// see UnaryTileFunc.
-func BinaryTileFunc(op BinaryOp, dt array.DType) func(dst, a, b []byte) {
+// see unaryTileFunc.
+func binaryTileFunc(op opset.BinaryOp, dt array.DType) func(dst, a, b []byte) {
 	if !isArith(op) {
 		return nil
 	}
@@ -87,9 +88,9 @@ func BinaryTileFunc(op BinaryOp, dt array.DType) func(dst, a, b []byte) {
 
 // isArith reports whether op is one of the arithmetic ops of the tile
 // functions.
-func isArith(op BinaryOp) bool {
+func isArith(op opset.BinaryOp) bool {
 	switch op {
-	case Add, Sub, Mul, Div, Maximum, Minimum:
+	case opset.Add, opset.Sub, opset.Mul, opset.Div, opset.Maximum, opset.Minimum:
 		return true
 	}
 	return false
@@ -97,15 +98,15 @@ func isArith(op BinaryOp) bool {
 
 // asSlice views b as a slice of T.
 func asSlice[T any](b []byte) []T {
-	return Elems[T](Buf{Data: b})
+	return elems[T](Buf{Data: b})
 }
 
-// BinaryScalarTileFuncs returns the kernels of an arithmetic op (see
-// BinaryTileFunc) with one scalar operand, or nils: vs computes
+// binaryScalarTileFuncs returns the kernels of an arithmetic op (see
+// binaryTileFunc) with one scalar operand, or nils: vs computes
 // dst[i] = a[i] op s and sv computes dst[i] = s op a[i], where s holds
 // the scalar's bytes. The fused interpreter uses them for constants, which
 // would otherwise take a whole tile of L1 each and a load per element.
-func BinaryScalarTileFuncs(op BinaryOp, dt array.DType) (vs, sv func(dst, a, s []byte)) {
+func binaryScalarTileFuncs(op opset.BinaryOp, dt array.DType) (vs, sv func(dst, a, s []byte)) {
 	if !isArith(op) {
 		return nil, nil
 	}
@@ -124,39 +125,39 @@ func scalarTileFuncs[T float32 | float64](k binKernel[T, T]) (vs, sv func(dst, a
 	return vs, sv
 }
 
-// ProductTileFuncs returns kernels of dst[i] = (a[i]*b[i]) op c[i] over
+// productTileFuncs returns kernels of dst[i] = (a[i]*b[i]) op c[i] over
 // contiguous float32 or float64 runs, for op Add or Mul, or nils: vvv with
 // b a run, vsv with b a scalar's bytes. The product is rounded first, as
 // Mul then op round it, so fusing the two in the interpreter (one pass
 // over the tile instead of two) does not change a result.
-func ProductTileFuncs(op BinaryOp, dt array.DType) (vvv, vsv func(dst, a, b, c []byte)) {
+func productTileFuncs(op opset.BinaryOp, dt array.DType) (vvv, vsv func(dst, a, b, c []byte)) {
 	switch {
-	case op == Add && dt == array.Float32:
-		return productTileFuncs[float32](vecMulAdd, vecMulAddS)
-	case op == Add && dt == array.Float64:
-		return productTileFuncs[float64](mulAdd[float64], mulAddScalar[float64])
-	case op == Mul && dt == array.Float32:
-		return productTileFuncs[float32](vecMulMul, vecMulMulS)
-	case op == Mul && dt == array.Float64:
-		return productTileFuncs[float64](mulMul[float64], mulMulScalar[float64])
+	case op == opset.Add && dt == array.Float32:
+		return productTileFuncsOf[float32](vecMulAdd, vecMulAddS)
+	case op == opset.Add && dt == array.Float64:
+		return productTileFuncsOf[float64](mulAdd[float64], mulAddScalar[float64])
+	case op == opset.Mul && dt == array.Float32:
+		return productTileFuncsOf[float32](vecMulMul, vecMulMulS)
+	case op == opset.Mul && dt == array.Float64:
+		return productTileFuncsOf[float64](mulMul[float64], mulMulScalar[float64])
 	}
 	return nil, nil
 }
 
-func productTileFuncs[T float32 | float64](vvv func(d, a, b, c []T), vsv func(d, a []T, b T, c []T)) (func(dst, a, b, c []byte), func(dst, a, b, c []byte)) {
+func productTileFuncsOf[T float32 | float64](vvv func(d, a, b, c []T), vsv func(d, a []T, b T, c []T)) (func(dst, a, b, c []byte), func(dst, a, b, c []byte)) {
 	return func(d, a, b, c []byte) { vvv(asSlice[T](d), asSlice[T](a), asSlice[T](b), asSlice[T](c)) },
 		func(d, a, b, c []byte) { vsv(asSlice[T](d), asSlice[T](a), asSlice[T](b)[0], asSlice[T](c)) }
 }
 
-// UnaryTileFuncNT, BinaryTileFuncNT, BinaryScalarTileFuncsNT and
-// ProductTileFuncsNT are the twins of the tile functions that store the
+// unaryTileFuncNT, binaryTileFuncNT, binaryScalarTileFuncsNT and
+// productTileFuncsNT are the twins of the tile functions that store the
 // whole vectors from dst's first 64-byte boundary on around the caches,
 // for the fused interpreter's results of 32 MiB and more: it computes such
 // a result straight into the output instead of into a tile it then copies
-// there with StoreStream (compiled GELU over 16M took 11% less time). They
+// there with storeStream (compiled GELU over 16M took 11% less time). They
 // are float32 only, and nil where this machine has no such kernel. As
-// with StoreStream, call StoreFence before another goroutine reads dst.
-func UnaryTileFuncNT(op UnaryOp, dt array.DType) func(dst, src []byte) {
+// with storeStream, call storeFence before another goroutine reads dst.
+func unaryTileFuncNT(op opset.UnaryOp, dt array.DType) func(dst, src []byte) {
 	v, ok := vecUnary[op]
 	if dt != array.Float32 || !ok || vecBest == nil || vecBest.kernelsNT[v] == nil {
 		return nil
@@ -164,8 +165,8 @@ func UnaryTileFuncNT(op UnaryOp, dt array.DType) func(dst, src []byte) {
 	return func(d, s []byte) { vecApplyStream(vecBest, v, asSlice[float32](d), asSlice[float32](s)) }
 }
 
-// BinaryTileFuncNT is BinaryTileFunc's twin; see UnaryTileFuncNT.
-func BinaryTileFuncNT(op BinaryOp, dt array.DType) func(dst, a, b []byte) {
+// binaryTileFuncNT is binaryTileFunc's twin; see unaryTileFuncNT.
+func binaryTileFuncNT(op opset.BinaryOp, dt array.DType) func(dst, a, b []byte) {
 	if dt != array.Float32 || !isArith(op) || vecArithNT[op].vv == nil {
 		return nil
 	}
@@ -173,24 +174,24 @@ func BinaryTileFuncNT(op BinaryOp, dt array.DType) func(dst, a, b []byte) {
 	return func(d, a, b []byte) { k(asSlice[float32](d), asSlice[float32](a), asSlice[float32](b)) }
 }
 
-// BinaryScalarTileFuncsNT is BinaryScalarTileFuncs' twin; see
-// UnaryTileFuncNT.
-func BinaryScalarTileFuncsNT(op BinaryOp, dt array.DType) (vs, sv func(dst, a, s []byte)) {
+// binaryScalarTileFuncsNT is binaryScalarTileFuncs' twin; see
+// unaryTileFuncNT.
+func binaryScalarTileFuncsNT(op opset.BinaryOp, dt array.DType) (vs, sv func(dst, a, s []byte)) {
 	if dt != array.Float32 || !isArith(op) || vecArithNT[op].vv == nil {
 		return nil, nil
 	}
 	return scalarTileFuncs(vecArithNT[op])
 }
 
-// ProductTileFuncsNT is ProductTileFuncs' twin; see UnaryTileFuncNT.
-func ProductTileFuncsNT(op BinaryOp, dt array.DType) (vvv, vsv func(dst, a, b, c []byte)) {
+// productTileFuncsNT is productTileFuncs' twin; see unaryTileFuncNT.
+func productTileFuncsNT(op opset.BinaryOp, dt array.DType) (vvv, vsv func(dst, a, b, c []byte)) {
 	switch {
 	case dt != array.Float32 || vecBest == nil:
 		return nil, nil
-	case op == Add:
-		return productTileFuncs[float32](tripleLoops(vecBest, Add, true))
-	case op == Mul:
-		return productTileFuncs[float32](tripleLoops(vecBest, Mul, true))
+	case op == opset.Add:
+		return productTileFuncsOf[float32](tripleLoops(vecBest, opset.Add, true))
+	case op == opset.Mul:
+		return productTileFuncsOf[float32](tripleLoops(vecBest, opset.Mul, true))
 	}
 	return nil, nil
 }
@@ -227,26 +228,26 @@ func mulAddScalar[T float32 | float64](d, a []T, b T, c []T) {
 	}
 }
 
-// Prefetch asks for the cache lines of b to be brought into L2 without
+// prefetch asks for the cache lines of b to be brought into L2 without
 // waiting for them. The fused interpreter names the inputs of a tile a few
 // tiles ahead: it reads them in bursts with long gaps, which the hardware
 // prefetchers do not follow far enough. Without vector kernels it does
 // nothing.
-func Prefetch(b []byte) {
+func prefetch(b []byte) {
 	if vecBest != nil && len(b) > 0 {
 		vecBest.prefetch(b)
 	}
 }
 
-// StoreStream copies src to dst (float32 elements, the same length) with
+// storeStream copies src to dst (float32 elements, the same length) with
 // stores that bypass the caches when dst is 64-byte aligned and this
 // machine has the kernel, else as copy does. For a result larger than the
 // last-level cache it saves the read of every line that an ordinary store
 // fetches before overwriting it; a result that is read again soon should
 // be stored the ordinary way. The stores are weakly ordered: call
-// StoreFence after the last of a batch, before anything that lets another
+// storeFence after the last of a batch, before anything that lets another
 // goroutine read dst.
-func StoreStream(dst, src []byte) {
+func storeStream(dst, src []byte) {
 	if vecBest == nil || uintptr(unsafe.Pointer(unsafe.SliceData(dst)))%64 != 0 {
 		copy(dst, src)
 		return
@@ -256,22 +257,22 @@ func StoreStream(dst, src []byte) {
 	copy(dst[4*n:], src[4*n:])
 }
 
-// StoreFence orders the StoreStream stores before it before every store
+// storeFence orders the storeStream stores before it before every store
 // after it. It is one fence for a batch: each waits for the stores before
 // it to reach memory.
-func StoreFence() {
+func storeFence() {
 	if vecBest != nil {
 		vecBest.storeFence()
 	}
 }
 
-// ConvertTileFunc returns the conversion of contiguous runs from dtype
+// convertTileFunc returns the conversion of contiguous runs from dtype
 // from to dtype to when it is a plain Go conversion to a float dtype (from
 // bool, uint8, int32, int64, float32 or float64), or nil. These are the
 // common conversions (a comparison's mask to float, float32 to float64
 // and back), which would otherwise go through float64 one element at a
 // time.
-func ConvertTileFunc(from, to array.DType) func(dst, src []byte) {
+func convertTileFunc(from, to array.DType) func(dst, src []byte) {
 	switch to {
 	case array.Float32:
 		return directTo[float32](from)
@@ -321,4 +322,15 @@ func convertSlice[S numeric, D float32 | float64](dst, src []byte) {
 	for i := range d {
 		d[i] = D(s[i])
 	}
+}
+
+// Triad sets a[i] = b[i] + s·c[i], STREAM's triad, split across cores in
+// chunks of 1<<16 with the multiply-add kernel of the fused interpreter
+// (a scalar Go loop is bound by its instructions, not by memory). It is
+// the bandwidth probe that package bench reads memory-bound results
+// against. The slices have one length and a does not overlap b or c.
+func Triad(a, b, c []float32, s float32) {
+	ParallelFor(len(a), 1<<16, func(lo, hi int) {
+		vecMulAddS(a[lo:hi], c[lo:hi], s, b[lo:hi])
+	})
 }

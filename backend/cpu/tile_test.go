@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/internal/opset"
 )
 
 // tileSpecials are the operands of the tile kernels' tests: NaN either
@@ -39,7 +40,7 @@ func TestVecScalar(t *testing.T) {
 			if l.vv == nil {
 				continue
 			}
-			op := BinaryOp(i % len(plain))
+			op := opset.BinaryOp(i % len(plain))
 			how := "stores the ordinary way"
 			if i >= len(plain) {
 				how = "stores around the caches"
@@ -51,7 +52,7 @@ func TestVecScalar(t *testing.T) {
 						x := a[lo : lo+n]
 						got, want := make([]float32, n), make([]float32, n)
 						l.vs(got, x, s)
-						StoreFence()
+						storeFence()
 						g.vs(want, x, s)
 						for i := range n {
 							if !sameF32(got[i], want[i]) {
@@ -59,7 +60,7 @@ func TestVecScalar(t *testing.T) {
 							}
 						}
 						l.sv(got, s, x)
-						StoreFence()
+						storeFence()
 						g.sv(want, s, x)
 						for i := range n {
 							if !sameF32(got[i], want[i]) {
@@ -91,16 +92,16 @@ func TestTripleKernels(t *testing.T) {
 	for range 40 {
 		a, b, c = append(a, e), append(b, e), append(c, -1-1.0/2048)
 	}
-	mul := goBinaryKernel(Mul)
+	mul := goBinaryKernel(opset.Mul)
 	for _, tc := range []struct {
 		name   string
-		second BinaryOp
-	}{{"mulAdd", Add}, {"mulMul", Mul}} {
+		second opset.BinaryOp
+	}{{"mulAdd", opset.Add}, {"mulMul", opset.Mul}} {
 		second := goBinaryKernel(tc.second)
 		want := make([]float32, len(a))
 		mul.vv(want, a, b)
 		second.vv(want, want, c)
-		if tc.second == Add && want[len(want)-1] != 0 {
+		if tc.second == opset.Add && want[len(want)-1] != 0 {
 			t.Fatalf("the twice-rounded reference is %g, want 0", want[len(want)-1])
 		}
 		names, impls := vecImplsUnderTest()
@@ -118,14 +119,14 @@ func TestTripleKernels(t *testing.T) {
 
 // testTripleLoops checks tripleLoops(impl, second, nt) against want, the
 // product of a and b then second with c, rounded twice.
-func testTripleLoops(t *testing.T, impl, name string, vi *vecImpl, secondOp BinaryOp, nt bool, a, b, c, want []float32, e float32) {
-	mul, second := goBinaryKernel(Mul), goBinaryKernel(secondOp)
+func testTripleLoops(t *testing.T, impl, name string, vi *vecImpl, secondOp opset.BinaryOp, nt bool, a, b, c, want []float32, e float32) {
+	mul, second := goBinaryKernel(opset.Mul), goBinaryKernel(secondOp)
 	vvv, vsv := tripleLoops(vi, secondOp, nt)
 	for n := range 70 {
 		for _, lo := range []int{0, 1, 3, 7, 150, len(a) - 70} {
 			got := make([]float32, n)
 			vvv(got, a[lo:lo+n], b[lo:lo+n], c[lo:lo+n])
-			StoreFence()
+			storeFence()
 			for i := range n {
 				if !sameF32(got[i], want[lo+i]) {
 					t.Fatalf("%s %s(%g, %g, %g) = %g, want %g", impl, name, a[lo+i], b[lo+i], c[lo+i], got[i], want[lo+i])
@@ -139,7 +140,7 @@ func testTripleLoops(t *testing.T, impl, name string, vi *vecImpl, secondOp Bina
 		second.vv(w, w, c)
 		got := make([]float32, len(a))
 		vsv(got, a, s, c)
-		StoreFence()
+		storeFence()
 		for i := range got {
 			if !sameF32(got[i], w[i]) {
 				t.Fatalf("%s %sS(%g, scalar %g, %g) = %g, want %g", impl, name, a[i], s, c[i], got[i], w[i])
@@ -159,20 +160,20 @@ func TestTileFuncs(t *testing.T) {
 		for i := range n {
 			x[i], y[i], z[i] = float64(i)-17.5, 0.25*float64(i*i)-3, float64(2*i)+0.5
 		}
-		buf := func(v []float64) Buf { return Contiguous(toBytes(v, dt), dt, []int{len(v)}) }
+		buf := func(v []float64) Buf { return contiguous(toBytes(v, dt), dt, []int{len(v)}) }
 		s := toBytes([]float64{-1.5}, dt)
 		filled := make([]float64, n)
 		for i := range filled {
 			filled[i] = -1.5
 		}
-		for _, op := range []BinaryOp{Add, Sub, Mul, Div, Maximum, Minimum} {
-			vs, sv := BinaryScalarTileFuncs(op, dt)
+		for _, op := range []opset.BinaryOp{opset.Add, opset.Sub, opset.Mul, opset.Div, opset.Maximum, opset.Minimum} {
+			vs, sv := binaryScalarTileFuncs(op, dt)
 			if vs == nil || sv == nil {
 				t.Fatalf("%v %v has no scalar tile functions", dt, op)
 			}
 			for _, right := range []bool{true, false} {
 				got := make([]byte, n*dt.Size())
-				want := Contiguous(make([]byte, n*dt.Size()), dt, []int{n})
+				want := contiguous(make([]byte, n*dt.Size()), dt, []int{n})
 				var err error
 				if right {
 					vs(got, buf(x).Data, s)
@@ -191,12 +192,12 @@ func TestTileFuncs(t *testing.T) {
 		}
 		for _, tr := range []struct {
 			name   string
-			second BinaryOp
-		}{{"mulAdd", Add}, {"mulMul", Mul}} {
-			vvv, vsv := ProductTileFuncs(tr.second, dt)
-			prod := Contiguous(make([]byte, n*dt.Size()), dt, []int{n})
-			want := Contiguous(make([]byte, n*dt.Size()), dt, []int{n})
-			if err := Binary(Mul, prod, buf(x), buf(y)); err != nil {
+			second opset.BinaryOp
+		}{{"mulAdd", opset.Add}, {"mulMul", opset.Mul}} {
+			vvv, vsv := productTileFuncs(tr.second, dt)
+			prod := contiguous(make([]byte, n*dt.Size()), dt, []int{n})
+			want := contiguous(make([]byte, n*dt.Size()), dt, []int{n})
+			if err := Binary(opset.Mul, prod, buf(x), buf(y)); err != nil {
 				t.Fatal(err)
 			}
 			if err := Binary(tr.second, want, prod, buf(z)); err != nil {
@@ -207,7 +208,7 @@ func TestTileFuncs(t *testing.T) {
 			if string(got) != string(want.Data) {
 				t.Errorf("%v %s: %v, want %v", dt, tr.name, fromBytes(got, dt), fromBytes(want.Data, dt))
 			}
-			if err := Binary(Mul, prod, buf(x), buf(filled)); err != nil {
+			if err := Binary(opset.Mul, prod, buf(x), buf(filled)); err != nil {
 				t.Fatal(err)
 			}
 			if err := Binary(tr.second, want, prod, buf(z)); err != nil {
@@ -258,7 +259,7 @@ func TestStoreStream(t *testing.T) {
 		for _, n := range []int{0, 3, 4, 60, 64, 68, 128, 1000, 1 << 12} {
 			dst := back[base+off:][:n]
 			clear(back)
-			StoreStream(dst, src[:n])
+			storeStream(dst, src[:n])
 			if string(dst) != string(src[:n]) {
 				t.Fatalf("offset %d, %d bytes: copied %v, want %v", off, n, dst, src[:n])
 			}
@@ -274,12 +275,12 @@ func TestStoreStream(t *testing.T) {
 func TestConvertTileFunc(t *testing.T) {
 	vals := []float64{0, 1, -1, 2.5, -3.75, 127, 255, 1e6 + 1, -2147483648, 16777217, math.Inf(1), math.NaN()}
 	for _, from := range []array.DType{array.Bool, array.Uint8, array.Int32, array.Int64, array.Float32, array.Float64} {
-		src := Contiguous(make([]byte, len(vals)*from.Size()), from, []int{len(vals)})
-		if err := Copy(src, Contiguous(toBytes(vals, array.Float64), array.Float64, []int{len(vals)})); err != nil {
+		src := contiguous(make([]byte, len(vals)*from.Size()), from, []int{len(vals)})
+		if err := Copy(src, contiguous(toBytes(vals, array.Float64), array.Float64, []int{len(vals)})); err != nil {
 			t.Fatal(err)
 		}
 		for _, to := range []array.DType{array.Float32, array.Float64} {
-			f := ConvertTileFunc(from, to)
+			f := convertTileFunc(from, to)
 			if f == nil {
 				t.Fatalf("no conversion from %v to %v", from, to)
 			}
@@ -292,19 +293,19 @@ func TestConvertTileFunc(t *testing.T) {
 				var v float64
 				switch from {
 				case array.Bool:
-					if Elems[bool](src)[i] {
+					if elems[bool](src)[i] {
 						v = 1
 					}
 				case array.Uint8:
-					v = float64(Elems[uint8](src)[i])
+					v = float64(elems[uint8](src)[i])
 				case array.Int32:
-					v = float64(Elems[int32](src)[i])
+					v = float64(elems[int32](src)[i])
 				case array.Int64:
-					v = float64(Elems[int64](src)[i])
+					v = float64(elems[int64](src)[i])
 				case array.Float32:
-					v = float64(Elems[float32](src)[i])
+					v = float64(elems[float32](src)[i])
 				default:
-					v = Elems[float64](src)[i]
+					v = elems[float64](src)[i]
 				}
 				if to == array.Float32 {
 					v = float64(float32(v))
@@ -319,24 +320,24 @@ func TestConvertTileFunc(t *testing.T) {
 			}
 		}
 	}
-	if ConvertTileFunc(array.Float32, array.Int32) != nil || ConvertTileFunc(array.Complex64, array.Float32) != nil {
+	if convertTileFunc(array.Float32, array.Int32) != nil || convertTileFunc(array.Complex64, array.Float32) != nil {
 		t.Error("a conversion that is not a plain Go one has a tile function")
 	}
 }
 
 // goCompare is Go's comparison operator of op, written out apart from
 // binary.go's loops.
-func goCompare[T float32 | float64](op BinaryOp, a, b T) bool {
+func goCompare[T float32 | float64](op opset.BinaryOp, a, b T) bool {
 	switch op {
-	case Equal:
+	case opset.Equal:
 		return a == b
-	case NotEqual:
+	case opset.NotEqual:
 		return a != b
-	case Less:
+	case opset.Less:
 		return a < b
-	case LessEqual:
+	case opset.LessEqual:
 		return a <= b
-	case Greater:
+	case opset.Greater:
 		return a > b
 	}
 	return a >= b
@@ -362,7 +363,7 @@ func TestVecCompare(t *testing.T) {
 	}
 }
 
-func testVecCompare[T float32 | float64](t *testing.T, loops [numBinaryOps]binKernel[T, bool], specials []T) {
+func testVecCompare[T float32 | float64](t *testing.T, loops [opset.NumBinaryOps]binKernel[T, bool], specials []T) {
 	a := make([]T, 0, 300)
 	for len(a) < cap(a) {
 		a = append(a, specials...)
@@ -373,7 +374,7 @@ func testVecCompare[T float32 | float64](t *testing.T, loops [numBinaryOps]binKe
 	for i := range b {
 		b[i] = specials[(i/len(specials)+i)%len(specials)]
 	}
-	for _, op := range []BinaryOp{Equal, NotEqual, Less, LessEqual, Greater, GreaterEqual} {
+	for _, op := range []opset.BinaryOp{opset.Equal, opset.NotEqual, opset.Less, opset.LessEqual, opset.Greater, opset.GreaterEqual} {
 		l := loops[op]
 		if l.vv == nil || l.vs == nil || l.sv == nil {
 			t.Fatalf("%v has no vector loops", op)
@@ -426,7 +427,7 @@ func TestVecU8ToFloat(t *testing.T) {
 	}
 	for _, to := range []array.DType{array.Float32, array.Float64} {
 		got := make([]byte, 256*to.Size())
-		ConvertTileFunc(array.Uint8, to)(got, all)
+		convertTileFunc(array.Uint8, to)(got, all)
 		for i, v := range fromBytes(got, to) {
 			if v != float64(i) {
 				t.Fatalf("uint8 %d became %v %g", i, to, v)

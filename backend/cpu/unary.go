@@ -3,119 +3,19 @@ package cpu
 import (
 	"math"
 	"math/cmplx"
-	"slices"
-	"strconv"
 
 	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/internal/opset"
 )
 
-// UnaryOp names an elementwise function of one operand. The names match
-// the functions of package ops.
-type UnaryOp uint8
-
-// The unary operations.
-const (
-	Neg        UnaryOp = iota // -x (integers wrap)
-	Abs                       // |x|; the modulus (float32) of a complex64
-	Sign                      // -1, 0 or 1; NaN for NaN
-	Exp                       // e^x
-	Expm1                     // e^x - 1, accurate near 0
-	Log                       // natural logarithm
-	Log1p                     // log(1 + x), accurate near 0
-	Log2                      // base-2 logarithm
-	Sqrt                      // square root
-	Rsqrt                     // 1 / sqrt(x)
-	Square                    // x * x
-	Reciprocal                // 1 / x
-	Sin                       // sine
-	Cos                       // cosine
-	Tan                       // tangent
-	ArcSin                    // inverse sine
-	ArcCos                    // inverse cosine
-	ArcTan                    // inverse tangent
-	Sinh                      // hyperbolic sine
-	Cosh                      // hyperbolic cosine
-	Tanh                      // hyperbolic tangent
-	Sigmoid                   // 1 / (1 + e^-x)
-	Erf                       // error function
-	ErfInv                    // inverse error function
-	Floor                     // largest integer <= x
-	Ceil                      // smallest integer >= x
-	Round                     // nearest integer, halves to even (numpy)
-	LogicalNot                // x == 0, as Bool
-	IsNaN                     // x is NaN (either part of a complex), as Bool
-	IsInf                     // x is ±Inf (either part of a complex), as Bool
-	numUnaryOps
-)
-
-var unaryNames = [numUnaryOps]string{
-	"Neg", "Abs", "Sign", "Exp", "Expm1", "Log", "Log1p", "Log2", "Sqrt", "Rsqrt", "Square", "Reciprocal",
-	"Sin", "Cos", "Tan", "ArcSin", "ArcCos", "ArcTan", "Sinh", "Cosh", "Tanh", "Sigmoid", "Erf", "ErfInv",
-	"Floor", "Ceil", "Round", "LogicalNot", "IsNaN", "IsInf",
-}
-
-// String returns the operation's name ("Exp").
-func (op UnaryOp) String() string {
-	if op < numUnaryOps {
-		return unaryNames[op]
-	}
-	return "UnaryOp(" + strconv.Itoa(int(op)) + ")"
-}
-
-// IsFloatFunc reports whether op is a function defined only on inexact
-// values (Exp, Sin, Reciprocal, ...): callers convert integer and bool
-// operands to a float type first.
-func (op UnaryOp) IsFloatFunc() bool {
-	return op >= Exp && op <= ErfInv && op != Square
-}
-
-// UnaryResult returns the dtype of op applied to an operand of dtype dt,
-// and whether the kernel supports that combination. Integers and bools
-// take Neg (integers only), Abs, Sign, Square, Floor, Ceil and Round,
-// which keep the dtype, and the predicates, which give Bool. Complex64
-// takes Neg, Square, Reciprocal, Sqrt, Rsqrt, Exp, Log, Log2, the
-// trigonometric and hyperbolic functions (not their inverses), Abs (giving
-// Float32) and the predicates.
-func UnaryResult(op UnaryOp, dt array.DType) (array.DType, bool) {
-	if op >= numUnaryOps || !dt.Valid() {
-		return 0, false
-	}
-	switch op {
-	case LogicalNot, IsNaN, IsInf:
-		return array.Bool, true
-	}
-	switch {
-	case dt.IsFloat():
-		return dt, true
-	case dt == array.Complex64:
-		switch op {
-		case Abs:
-			return array.Float32, true
-		case Neg, Square, Reciprocal, Sqrt, Rsqrt, Exp, Log, Log2, Sin, Cos, Tan, Sinh, Cosh, Tanh:
-			return dt, true
-		}
-		return 0, false
-	case op == Neg && dt == array.Bool:
-		return 0, false
-	}
-	switch op {
-	case Neg, Abs, Sign, Square, Floor, Ceil, Round:
-		return dt, true
-	}
-	return 0, false
-}
-
-// Unary computes out = op(x) elementwise. x has out's shape and may be
-// strided or broadcast (zero strides); out's dtype must be
-// UnaryResult(op, x.DType). Float16 and BFloat16 compute in float32 and
+// Unary computes out = op(x) elementwise. x has out's shape (the caller
+// has checked it) and may be strided or broadcast (zero strides); out's
+// dtype must be op.Result(x.DType). Float16 and BFloat16 compute in float32 and
 // round on store. Float32 Exp, Expm1, Log, Log1p, Tanh, Sigmoid, Erf, Sin
 // and Cos run the vector kernels of vecmath.go (a few ulps); the other
 // float32 transcendental functions compute in float64.
-func Unary(op UnaryOp, out, x Buf) error {
-	if !slices.Equal(out.Shape, x.Shape) {
-		return array.Errorf("cpu.Unary", "%v: shapes %v and %v differ", op, out.Shape, x.Shape)
-	}
-	want, ok := UnaryResult(op, x.DType)
+func Unary(op opset.UnaryOp, out, x Buf) error {
+	want, ok := op.Result(x.DType)
 	if !ok {
 		return array.Errorf("cpu.Unary", "%v is not defined for dtype %v", op, x.DType)
 	}
@@ -125,7 +25,7 @@ func Unary(op UnaryOp, out, x Buf) error {
 	switch x.DType {
 	case array.Bool:
 		switch op {
-		case LogicalNot, IsNaN, IsInf:
+		case opset.LogicalNot, opset.IsNaN, opset.IsInf:
 			runUnary(out, x, fixed(boolPredicate(op)))
 		default: // Abs, Sign, Square, Floor, Ceil, Round: 0 and 1 are fixed points
 			runUnary(out, x, fixed(copyKernel[bool]))
@@ -169,16 +69,16 @@ func tileFor(n int) int { return min(tileLen, n) }
 // runs go to the kernel directly; a broadcast operand is computed once per
 // run; other runs are gathered into a tile.
 func runUnary[S, D any](out, x Buf, mk func(n int) func(d []D, s []S)) {
-	if n := out.Size(); n <= Grain && flat(out, x) {
-		mk(n)(Elems[D](out)[out.Offset:out.Offset+n], Elems[S](x)[x.Offset:x.Offset+n])
+	if n := out.Size(); n <= grain && flat(out, x) {
+		mk(n)(elems[D](out)[out.Offset:out.Offset+n], elems[S](x)[x.Offset:x.Offset+n])
 		return
 	}
-	w := NewWalker(out.Shape, out.Strides, x.Strides)
-	o, src := Elems[D](out), Elems[S](x)
+	w := newWalker(out.Shape, out.Strides, x.Strides)
+	o, src := elems[D](out), elems[S](x)
 	st := w.InnerStrides()
 	so, sx := st[0], st[1]
 	base := []int{out.Offset, x.Offset}
-	ParallelFor(w.Size(), Grain, func(lo, hi int) {
+	ParallelFor(w.Size(), grain, func(lo, hi int) {
 		k := mk(hi - lo)
 		var ts []S
 		var td []D
@@ -228,9 +128,9 @@ type ewInt interface{ uint8 | int32 | int64 }
 // ewReal is the set of real element types with Go arithmetic.
 type ewReal interface{ ewInt | ewFloat }
 
-func floatUnary[T ewFloat](op UnaryOp, out, x Buf) {
+func floatUnary[T ewFloat](op opset.UnaryOp, out, x Buf) {
 	switch op {
-	case LogicalNot, IsNaN, IsInf:
+	case opset.LogicalNot, opset.IsNaN, opset.IsInf:
 		runUnary(out, x, fixed(floatPredicate[T](op)))
 	default:
 		if v, ok := vecUnary[op]; ok && out.DType == array.Float32 && streamUnary(v, out, x) {
@@ -259,10 +159,10 @@ func streamUnary(op vecOp, out, x Buf) bool {
 		return false
 	}
 	n := out.Size()
-	o, s := Elems[float32](out)[out.Offset:out.Offset+n], Elems[float32](x)[x.Offset:x.Offset+n]
-	ParallelFor(n, Grain, func(lo, hi int) {
+	o, s := elems[float32](out)[out.Offset:out.Offset+n], elems[float32](x)[x.Offset:x.Offset+n]
+	ParallelFor(n, grain, func(lo, hi int) {
 		vecApplyStream(vecBest, op, o[lo:hi], s[lo:hi])
-		StoreFence()
+		storeFence()
 	})
 	return true
 }
@@ -270,31 +170,31 @@ func streamUnary(op vecOp, out, x Buf) bool {
 // floatKernel returns the slice kernel of op for a float type: a vector
 // kernel for float32 where vecmath.go has one; else float32 functions
 // from package math compute in float64 and round once.
-func floatKernel[T ewFloat](op UnaryOp) func(d, s []T) {
+func floatKernel[T ewFloat](op opset.UnaryOp) func(d, s []T) {
 	if v, ok := vecUnary[op]; ok {
 		if k, ok := any(vecFuncs[v]).(func(d, s []T)); ok {
 			return k
 		}
 	}
-	if mul, ok := any(vecArith[Mul].vv).(func(d, a, b []T)); ok && mul != nil && op == Square {
+	if mul, ok := any(vecArith[opset.Mul].vv).(func(d, a, b []T)); ok && mul != nil && op == opset.Square {
 		return func(d, s []T) { mul(d, s, s) }
 	}
 	switch op {
-	case Neg:
+	case opset.Neg:
 		return func(d, s []T) {
 			s = s[:len(d)]
 			for i, v := range s {
 				d[i] = -v
 			}
 		}
-	case Abs:
+	case opset.Abs:
 		return func(d, s []T) {
 			s = s[:len(d)]
 			for i, v := range s {
 				d[i] = T(math.Abs(float64(v)))
 			}
 		}
-	case Sign:
+	case opset.Sign:
 		return func(d, s []T) {
 			s = s[:len(d)]
 			for i, v := range s {
@@ -310,35 +210,35 @@ func floatKernel[T ewFloat](op UnaryOp) func(d, s []T) {
 				}
 			}
 		}
-	case Square:
+	case opset.Square:
 		return func(d, s []T) {
 			s = s[:len(d)]
 			for i, v := range s {
 				d[i] = v * v
 			}
 		}
-	case Reciprocal:
+	case opset.Reciprocal:
 		return func(d, s []T) {
 			s = s[:len(d)]
 			for i, v := range s {
 				d[i] = 1 / v
 			}
 		}
-	case Rsqrt:
+	case opset.Rsqrt:
 		return func(d, s []T) {
 			s = s[:len(d)]
 			for i, v := range s {
 				d[i] = T(1 / math.Sqrt(float64(v)))
 			}
 		}
-	case Sigmoid:
+	case opset.Sigmoid:
 		return func(d, s []T) {
 			s = s[:len(d)]
 			for i, v := range s {
 				d[i] = T(1 / (1 + math.Exp(-float64(v))))
 			}
 		}
-	case ErfInv:
+	case opset.ErfInv:
 		return func(d, s []T) {
 			s = s[:len(d)]
 			for i, v := range s {
@@ -357,23 +257,23 @@ func floatKernel[T ewFloat](op UnaryOp) func(d, s []T) {
 
 // mathFuncs are the unary operations that are one function of package
 // math. Their cost dwarfs the indirect call.
-var mathFuncs = map[UnaryOp]func(float64) float64{
-	Exp: math.Exp, Expm1: math.Expm1, Log: math.Log, Log1p: math.Log1p, Log2: math.Log2,
-	Sqrt: math.Sqrt, Sin: math.Sin, Cos: math.Cos, Tan: math.Tan, ArcSin: math.Asin,
-	ArcCos: math.Acos, ArcTan: math.Atan, Sinh: math.Sinh, Cosh: math.Cosh, Tanh: math.Tanh,
-	Erf: math.Erf, Floor: math.Floor, Ceil: math.Ceil, Round: math.RoundToEven,
+var mathFuncs = map[opset.UnaryOp]func(float64) float64{
+	opset.Exp: math.Exp, opset.Expm1: math.Expm1, opset.Log: math.Log, opset.Log1p: math.Log1p, opset.Log2: math.Log2,
+	opset.Sqrt: math.Sqrt, opset.Sin: math.Sin, opset.Cos: math.Cos, opset.Tan: math.Tan, opset.ArcSin: math.Asin,
+	opset.ArcCos: math.Acos, opset.ArcTan: math.Atan, opset.Sinh: math.Sinh, opset.Cosh: math.Cosh, opset.Tanh: math.Tanh,
+	opset.Erf: math.Erf, opset.Floor: math.Floor, opset.Ceil: math.Ceil, opset.Round: math.RoundToEven,
 }
 
-func floatPredicate[T ewFloat](op UnaryOp) func(d []bool, s []T) {
+func floatPredicate[T ewFloat](op opset.UnaryOp) func(d []bool, s []T) {
 	switch op {
-	case IsNaN:
+	case opset.IsNaN:
 		return func(d []bool, s []T) {
 			s = s[:len(d)]
 			for i, v := range s {
 				d[i] = v != v
 			}
 		}
-	case IsInf:
+	case opset.IsInf:
 		return func(d []bool, s []T) {
 			s = s[:len(d)]
 			for i, v := range s {
@@ -444,9 +344,9 @@ func halfStore[H halfFloat](d []H, s []float32) {
 	}
 }
 
-func halfUnary[H halfFloat](op UnaryOp, out, x Buf) {
+func halfUnary[H halfFloat](op opset.UnaryOp, out, x Buf) {
 	switch op {
-	case LogicalNot, IsNaN, IsInf:
+	case opset.LogicalNot, opset.IsNaN, opset.IsInf:
 		k := floatPredicate[float32](op)
 		runUnary(out, x, func(n int) func(d []bool, s []H) {
 			t := make([]float32, tileFor(n))
@@ -474,25 +374,25 @@ func halfUnary[H halfFloat](op UnaryOp, out, x Buf) {
 	})
 }
 
-func intUnary[T ewInt](op UnaryOp, out, x Buf) {
+func intUnary[T ewInt](op opset.UnaryOp, out, x Buf) {
 	var k func(d, s []T)
 	switch op {
-	case LogicalNot, IsNaN, IsInf:
+	case opset.LogicalNot, opset.IsNaN, opset.IsInf:
 		runUnary(out, x, fixed(func(d []bool, s []T) {
 			s = s[:len(d)]
 			for i, v := range s {
-				d[i] = op == LogicalNot && v == 0
+				d[i] = op == opset.LogicalNot && v == 0
 			}
 		}))
 		return
-	case Neg:
+	case opset.Neg:
 		k = func(d, s []T) {
 			s = s[:len(d)]
 			for i, v := range s {
 				d[i] = -v
 			}
 		}
-	case Abs:
+	case opset.Abs:
 		k = func(d, s []T) {
 			s = s[:len(d)]
 			for i, v := range s {
@@ -502,7 +402,7 @@ func intUnary[T ewInt](op UnaryOp, out, x Buf) {
 				d[i] = v
 			}
 		}
-	case Sign:
+	case opset.Sign:
 		k = func(d, s []T) {
 			s = s[:len(d)]
 			one := T(1)
@@ -517,7 +417,7 @@ func intUnary[T ewInt](op UnaryOp, out, x Buf) {
 				}
 			}
 		}
-	case Square:
+	case opset.Square:
 		k = func(d, s []T) {
 			s = s[:len(d)]
 			for i, v := range s {
@@ -530,18 +430,18 @@ func intUnary[T ewInt](op UnaryOp, out, x Buf) {
 	runUnary(out, x, fixed(k))
 }
 
-func boolPredicate(op UnaryOp) func(d []bool, s []bool) {
+func boolPredicate(op opset.UnaryOp) func(d []bool, s []bool) {
 	return func(d, s []bool) {
 		s = s[:len(d)]
 		for i, v := range s {
-			d[i] = op == LogicalNot && !v
+			d[i] = op == opset.LogicalNot && !v
 		}
 	}
 }
 
-func complexUnary(op UnaryOp, out, x Buf) {
+func complexUnary(op opset.UnaryOp, out, x Buf) {
 	switch op {
-	case Abs:
+	case opset.Abs:
 		runUnary(out, x, fixed(func(d []float32, s []complex64) {
 			s = s[:len(d)]
 			for i, v := range s {
@@ -549,15 +449,15 @@ func complexUnary(op UnaryOp, out, x Buf) {
 			}
 		}))
 		return
-	case LogicalNot, IsNaN, IsInf:
+	case opset.LogicalNot, opset.IsNaN, opset.IsInf:
 		runUnary(out, x, fixed(func(d []bool, s []complex64) {
 			s = s[:len(d)]
 			for i, v := range s {
 				re, im := float64(real(v)), float64(imag(v))
 				switch op {
-				case LogicalNot:
+				case opset.LogicalNot:
 					d[i] = v == 0
-				case IsNaN:
+				case opset.IsNaN:
 					d[i] = re != re || im != im
 				default:
 					d[i] = math.IsInf(re, 0) || math.IsInf(im, 0)
@@ -565,7 +465,7 @@ func complexUnary(op UnaryOp, out, x Buf) {
 			}
 		}))
 		return
-	case Neg:
+	case opset.Neg:
 		runUnary(out, x, fixed(func(d, s []complex64) {
 			s = s[:len(d)]
 			for i, v := range s {
@@ -573,7 +473,7 @@ func complexUnary(op UnaryOp, out, x Buf) {
 			}
 		}))
 		return
-	case Square:
+	case opset.Square:
 		runUnary(out, x, fixed(func(d, s []complex64) {
 			s = s[:len(d)]
 			for i, v := range s {
@@ -592,17 +492,17 @@ func complexUnary(op UnaryOp, out, x Buf) {
 }
 
 // complexFuncs compute in complex128 and round once.
-var complexFuncs = map[UnaryOp]func(complex128) complex128{
-	Reciprocal: func(z complex128) complex128 { return 1 / z },
-	Sqrt:       cmplx.Sqrt,
-	Rsqrt:      func(z complex128) complex128 { return 1 / cmplx.Sqrt(z) },
-	Exp:        cmplx.Exp,
-	Log:        cmplx.Log,
-	Log2:       func(z complex128) complex128 { return cmplx.Log(z) / math.Ln2 },
-	Sin:        cmplx.Sin,
-	Cos:        cmplx.Cos,
-	Tan:        cmplx.Tan,
-	Sinh:       cmplx.Sinh,
-	Cosh:       cmplx.Cosh,
-	Tanh:       cmplx.Tanh,
+var complexFuncs = map[opset.UnaryOp]func(complex128) complex128{
+	opset.Reciprocal: func(z complex128) complex128 { return 1 / z },
+	opset.Sqrt:       cmplx.Sqrt,
+	opset.Rsqrt:      func(z complex128) complex128 { return 1 / cmplx.Sqrt(z) },
+	opset.Exp:        cmplx.Exp,
+	opset.Log:        cmplx.Log,
+	opset.Log2:       func(z complex128) complex128 { return cmplx.Log(z) / math.Ln2 },
+	opset.Sin:        cmplx.Sin,
+	opset.Cos:        cmplx.Cos,
+	opset.Tan:        cmplx.Tan,
+	opset.Sinh:       cmplx.Sinh,
+	opset.Cosh:       cmplx.Cosh,
+	opset.Tanh:       cmplx.Tanh,
 }

@@ -2,7 +2,11 @@ package cpu
 
 //go:generate go run ./internal/asmgen/vecmath -out vecmath_amd64.s -go vecmath_amd64.go
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/fathom-go/fathom/internal/opset"
+)
 
 // Vectorised float32 math. Each function below sets dst[i] = f(src[i])
 // for i < len(dst) (src may be dst itself) with the kernel set chosen at
@@ -60,10 +64,10 @@ type vecImpl struct {
 	// kernelsNT are kernels' twins that store around the caches, for
 	// dst aligned to a vector (see vecApplyStream).
 	kernelsNT [numVecOps]vecKernel
-	binary    map[BinaryOp]vecBinKernel
-	binaryNT  map[BinaryOp]vecBinKernel // binary's twins, as kernelsNT
-	reduce    map[ReduceOp]vecRedKernel // Max and Min, for vecReduce
-	sumRed    vecRedKernel              // for vecSum
+	binary    map[opset.BinaryOp]vecBinKernel
+	binaryNT  map[opset.BinaryOp]vecBinKernel // binary's twins, as kernelsNT
+	reduce    map[opset.ReduceOp]vecRedKernel // Max and Min, for vecReduce
+	sumRed    vecRedKernel                    // for vecSum
 
 	argMax, argMin         func(x []float32) (n int, best float32, at int)
 	argMax64, argMin64     func(x []float64) (n int, best float64, at int)
@@ -111,9 +115,9 @@ var vecBest = func() *vecImpl {
 
 // vecUnary maps the unary operations with a float32 vector function to
 // it.
-var vecUnary = map[UnaryOp]vecOp{
-	Exp: vecExp, Expm1: vecExpm1, Log: vecLog, Log1p: vecLog1p, Tanh: vecTanh,
-	Sigmoid: vecSigmoid, Erf: vecErf, Sin: vecSin, Cos: vecCos,
+var vecUnary = map[opset.UnaryOp]vecOp{
+	opset.Exp: vecExp, opset.Expm1: vecExpm1, opset.Log: vecLog, opset.Log1p: vecLog1p, opset.Tanh: vecTanh,
+	opset.Sigmoid: vecSigmoid, opset.Erf: vecErf, opset.Sin: vecSin, opset.Cos: vecCos,
 }
 
 // vecFuncs are the vector functions over slices with vecBest's kernels:
@@ -141,20 +145,20 @@ var vecArith = vecArithLoops(vecBest, false)
 // stores.
 var vecArithNT = vecArithLoops(vecBest, true)
 
-func vecArithLoops(impl *vecImpl, nt bool) (loops [numBinaryOps]binKernel[float32, float32]) {
+func vecArithLoops(impl *vecImpl, nt bool) (loops [opset.NumBinaryOps]binKernel[float32, float32]) {
 	if impl == nil {
 		return loops
 	}
 	// each op's kernels with the scalar second and first, storing the
 	// ordinary way and around the caches
 	type scalarKernel = func(dst, a []float32, b float32) int
-	scalar := map[BinaryOp][2][2]scalarKernel{
-		Add:     {{impl.addVS, impl.addVS}, {impl.addVSNT, impl.addVSNT}},
-		Sub:     {{impl.subVS, impl.subSV}, {impl.subVSNT, impl.subSVNT}},
-		Mul:     {{impl.mulVS, impl.mulVS}, {impl.mulVSNT, impl.mulVSNT}},
-		Div:     {{impl.divVS, impl.divSV}, {impl.divVSNT, impl.divSVNT}},
-		Maximum: {{impl.maxVS, impl.maxSV}, {impl.maxVSNT, impl.maxSVNT}},
-		Minimum: {{impl.minVS, impl.minSV}, {impl.minVSNT, impl.minSVNT}},
+	scalar := map[opset.BinaryOp][2][2]scalarKernel{
+		opset.Add:     {{impl.addVS, impl.addVS}, {impl.addVSNT, impl.addVSNT}},
+		opset.Sub:     {{impl.subVS, impl.subSV}, {impl.subVSNT, impl.subSVNT}},
+		opset.Mul:     {{impl.mulVS, impl.mulVS}, {impl.mulVSNT, impl.mulVSNT}},
+		opset.Div:     {{impl.divVS, impl.divSV}, {impl.divVSNT, impl.divSVNT}},
+		opset.Maximum: {{impl.maxVS, impl.maxSV}, {impl.maxVSNT, impl.maxSVNT}},
+		opset.Minimum: {{impl.minVS, impl.minSV}, {impl.minVSNT, impl.minSVNT}},
 	}
 	binary, form := impl.binary, 0
 	if nt {
@@ -192,7 +196,7 @@ func vecArithLoops(impl *vecImpl, nt bool) (loops [numBinaryOps]binKernel[float3
 			},
 		}
 		if nt {
-			loops[op].flush = StoreFence
+			loops[op].flush = storeFence
 		}
 	}
 	return loops
@@ -219,20 +223,20 @@ func alignHead(d []float32) int {
 }
 
 // goBinaryLoop returns binary.go's float32 loop of op.
-func goBinaryLoop(op BinaryOp) func(d, a, b []float32) { return goBinaryKernel(op).vv }
+func goBinaryLoop(op opset.BinaryOp) func(d, a, b []float32) { return goBinaryKernel(op).vv }
 
 // goBinaryKernel returns binary.go's float32 kernel of op.
-func goBinaryKernel(op BinaryOp) binKernel[float32, float32] {
+func goBinaryKernel(op opset.BinaryOp) binKernel[float32, float32] {
 	switch op {
-	case Add:
+	case opset.Add:
 		return addKernel[float32]()
-	case Sub:
+	case opset.Sub:
 		return subKernel[float32]()
-	case Mul:
+	case opset.Mul:
 		return mulKernel[float32]()
-	case Div:
+	case opset.Div:
 		return divKernel[float32]()
-	case Maximum:
+	case opset.Maximum:
 		return maxKernel[float32]()
 	default: // Minimum
 		return minKernel[float32]()
@@ -252,19 +256,19 @@ var (
 	vecCompare64 = vecCompareLoops(vecBest, compareKernels64)
 )
 
-func compareKernels32(m *vecImpl) map[BinaryOp]cmpKernels[float32] {
-	return map[BinaryOp]cmpKernels[float32]{
-		Equal: {m.cmpEqVV, m.cmpEqVS}, NotEqual: {m.cmpNeVV, m.cmpNeVS},
-		Less: {m.cmpLtVV, m.cmpLtVS}, LessEqual: {m.cmpLeVV, m.cmpLeVS},
-		Greater: {m.cmpGtVV, m.cmpGtVS}, GreaterEqual: {m.cmpGeVV, m.cmpGeVS},
+func compareKernels32(m *vecImpl) map[opset.BinaryOp]cmpKernels[float32] {
+	return map[opset.BinaryOp]cmpKernels[float32]{
+		opset.Equal: {m.cmpEqVV, m.cmpEqVS}, opset.NotEqual: {m.cmpNeVV, m.cmpNeVS},
+		opset.Less: {m.cmpLtVV, m.cmpLtVS}, opset.LessEqual: {m.cmpLeVV, m.cmpLeVS},
+		opset.Greater: {m.cmpGtVV, m.cmpGtVS}, opset.GreaterEqual: {m.cmpGeVV, m.cmpGeVS},
 	}
 }
 
-func compareKernels64(m *vecImpl) map[BinaryOp]cmpKernels[float64] {
-	return map[BinaryOp]cmpKernels[float64]{
-		Equal: {m.cmpEqVV64, m.cmpEqVS64}, NotEqual: {m.cmpNeVV64, m.cmpNeVS64},
-		Less: {m.cmpLtVV64, m.cmpLtVS64}, LessEqual: {m.cmpLeVV64, m.cmpLeVS64},
-		Greater: {m.cmpGtVV64, m.cmpGtVS64}, GreaterEqual: {m.cmpGeVV64, m.cmpGeVS64},
+func compareKernels64(m *vecImpl) map[opset.BinaryOp]cmpKernels[float64] {
+	return map[opset.BinaryOp]cmpKernels[float64]{
+		opset.Equal: {m.cmpEqVV64, m.cmpEqVS64}, opset.NotEqual: {m.cmpNeVV64, m.cmpNeVS64},
+		opset.Less: {m.cmpLtVV64, m.cmpLtVS64}, opset.LessEqual: {m.cmpLeVV64, m.cmpLeVS64},
+		opset.Greater: {m.cmpGtVV64, m.cmpGtVS64}, opset.GreaterEqual: {m.cmpGeVV64, m.cmpGeVS64},
 	}
 }
 
@@ -277,11 +281,11 @@ type cmpKernels[T float32 | float64] struct {
 
 // converse is the comparison that holds for (b, a) where op holds for
 // (a, b).
-var converse = map[BinaryOp]BinaryOp{
-	Equal: Equal, NotEqual: NotEqual, Less: Greater, LessEqual: GreaterEqual, Greater: Less, GreaterEqual: LessEqual,
+var converse = map[opset.BinaryOp]opset.BinaryOp{
+	opset.Equal: opset.Equal, opset.NotEqual: opset.NotEqual, opset.Less: opset.Greater, opset.LessEqual: opset.GreaterEqual, opset.Greater: opset.Less, opset.GreaterEqual: opset.LessEqual,
 }
 
-func vecCompareLoops[T float32 | float64](impl *vecImpl, kernels func(*vecImpl) map[BinaryOp]cmpKernels[T]) (loops [numBinaryOps]binKernel[T, bool]) {
+func vecCompareLoops[T float32 | float64](impl *vecImpl, kernels func(*vecImpl) map[opset.BinaryOp]cmpKernels[T]) (loops [opset.NumBinaryOps]binKernel[T, bool]) {
 	if impl == nil {
 		return loops
 	}
@@ -313,17 +317,17 @@ func vecCompareLoops[T float32 | float64](impl *vecImpl, kernels func(*vecImpl) 
 
 // compareFunc returns the comparison op of two elements, for the few a
 // kernel leaves after its whole vectors.
-func compareFunc[T float32 | float64](op BinaryOp) func(a, b T) bool {
+func compareFunc[T float32 | float64](op opset.BinaryOp) func(a, b T) bool {
 	switch op {
-	case Equal:
+	case opset.Equal:
 		return func(a, b T) bool { return a == b }
-	case NotEqual:
+	case opset.NotEqual:
 		return func(a, b T) bool { return a != b }
-	case Less:
+	case opset.Less:
 		return func(a, b T) bool { return a < b }
-	case LessEqual:
+	case opset.LessEqual:
 		return func(a, b T) bool { return a <= b }
-	case Greater:
+	case opset.Greater:
 		return func(a, b T) bool { return a > b }
 	}
 	return func(a, b T) bool { return a >= b }
@@ -333,7 +337,7 @@ func compareFunc[T float32 | float64](op BinaryOp) func(a, b T) bool {
 // float32 and this machine has them. It runs on every arithmetic Binary
 // call, hence the single index and assertion; the pointer keeps the
 // assertion from copying the struct into an interface.
-func withVec[T ewReal](op BinaryOp, k binKernel[T, T]) binKernel[T, T] {
+func withVec[T ewReal](op opset.BinaryOp, k binKernel[T, T]) binKernel[T, T] {
 	if v, ok := any(&vecArith[op]).(*binKernel[T, T]); ok && v.vv != nil {
 		return *v
 	}
@@ -341,12 +345,12 @@ func withVec[T ewReal](op BinaryOp, k binKernel[T, T]) binKernel[T, T] {
 }
 
 // vecMulAdd, vecMulAddS, vecMulMul and vecMulMulS are the float32
-// kernels of tile.go's ProductTileFuncs: the vector
+// kernels of tile.go's productTileFuncs: the vector
 // kernels over the whole vectors and the Go loops over the rest, or the Go
 // loops alone without kernels.
 var (
-	vecMulAdd, vecMulAddS = tripleLoops(vecBest, Add, false)
-	vecMulMul, vecMulMulS = tripleLoops(vecBest, Mul, false)
+	vecMulAdd, vecMulAddS = tripleLoops(vecBest, opset.Add, false)
+	vecMulMul, vecMulMulS = tripleLoops(vecBest, opset.Mul, false)
 )
 
 type (
@@ -357,9 +361,9 @@ type (
 // tripleLoops returns impl's multiply-adds (second Add) or products of
 // three (second Mul); with nt, those that store around the caches from
 // dst's first 64-byte boundary on (see vecApplyStream).
-func tripleLoops(impl *vecImpl, second BinaryOp, nt bool) (func(d, a, b, c []float32), func(d, a []float32, b float32, c []float32)) {
+func tripleLoops(impl *vecImpl, second opset.BinaryOp, nt bool) (func(d, a, b, c []float32), func(d, a []float32, b float32, c []float32)) {
 	vvv, vsv := mulAdd[float32], mulAddScalar[float32]
-	if second == Mul {
+	if second == opset.Mul {
 		vvv, vsv = mulMul[float32], mulMulScalar[float32]
 	}
 	if impl == nil {
@@ -367,9 +371,9 @@ func tripleLoops(impl *vecImpl, second BinaryOp, nt bool) (func(d, a, b, c []flo
 	}
 	kv, ks := impl.mulAdd, impl.mulAddS
 	switch {
-	case second == Mul && nt:
+	case second == opset.Mul && nt:
 		kv, ks = impl.mulMulNT, impl.mulMulSNT
-	case second == Mul:
+	case second == opset.Mul:
 		kv, ks = impl.mulMul, impl.mulMulS
 	case nt:
 		kv, ks = impl.mulAddNT, impl.mulAddSNT
@@ -433,14 +437,14 @@ func vecSumFunc(impl *vecImpl) func(x []float32) float32 {
 // the rest. It is empty without kernels.
 var vecReduce = vecReduceRuns(vecBest)
 
-func vecReduceRuns(impl *vecImpl) map[ReduceOp]func(acc float32, x []float32) float32 {
-	runs := map[ReduceOp]func(acc float32, x []float32) float32{}
+func vecReduceRuns(impl *vecImpl) map[opset.ReduceOp]func(acc float32, x []float32) float32 {
+	runs := map[opset.ReduceOp]func(acc float32, x []float32) float32{}
 	if impl == nil {
 		return runs
 	}
 	for op, k := range impl.reduce {
 		tail := maxRun[float32]
-		if op == ReduceMin {
+		if op == opset.Min {
 			tail = minRun[float32]
 		}
 		w := impl.width
@@ -480,7 +484,7 @@ func vecApply(impl *vecImpl, op vecOp, dst, src []float32) {
 // has the kernels for it. For a result larger than the last-level cache
 // that saves the read of each line an ordinary store fetches first
 // (float32 exp over 16M took 24% less time on two cores, tanh 12%). The
-// stores are weakly ordered: call StoreFence after them, before another
+// stores are weakly ordered: call storeFence after them, before another
 // goroutine may read dst.
 func vecApplyStream(impl *vecImpl, op vecOp, dst, src []float32) {
 	if impl == nil || impl.kernelsNT[op] == nil {

@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/internal/opset"
 )
 
 func benchInput(n int) []float32 {
@@ -54,8 +55,8 @@ func BenchmarkUnary16M(b *testing.B) {
 	x := benchInput(n)
 	out := make([]float32, n)
 	bytes := func(s []float32) []byte { return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), 4*len(s)) }
-	in, o := Contiguous(bytes(x), array.Float32, []int{n}), Contiguous(bytes(out), array.Float32, []int{n})
-	for _, op := range []UnaryOp{Exp, Expm1, Log, Log1p, Tanh, Sigmoid, Erf, Sin, Cos} {
+	in, o := contiguous(bytes(x), array.Float32, []int{n}), contiguous(bytes(out), array.Float32, []int{n})
+	for _, op := range []opset.UnaryOp{opset.Exp, opset.Expm1, opset.Log, opset.Log1p, opset.Tanh, opset.Sigmoid, opset.Erf, opset.Sin, opset.Cos} {
 		b.Run(op.String(), func(b *testing.B) {
 			b.SetBytes(8 * n)
 			for b.Loop() {
@@ -72,7 +73,7 @@ func BenchmarkUnary16M(b *testing.B) {
 func BenchmarkVecBinary(b *testing.B) {
 	for _, n := range []int{1 << 12, 1 << 16, 1 << 20, 1 << 24} {
 		x, y, z := benchInput(n), benchInput(n), make([]float32, n)
-		for _, op := range []BinaryOp{Add, Mul, Div, Maximum} {
+		for _, op := range []opset.BinaryOp{opset.Add, opset.Mul, opset.Div, opset.Maximum} {
 			loops := map[string]func(d, a, b []float32){"Go": goBinaryLoop(op)}
 			if vv := vecArith[op].vv; vv != nil {
 				loops["asm"] = vv
@@ -95,18 +96,18 @@ func BenchmarkVecBinary(b *testing.B) {
 func BenchmarkVecCompare(b *testing.B) {
 	for _, n := range []int{1 << 12, 1 << 16, 1 << 20, 1 << 24} {
 		x, y := benchInput(n), benchInput(n)
-		benchCompare(b, fmt.Sprintf("float32/%d", n), x, y, vecCompare[Greater])
+		benchCompare(b, fmt.Sprintf("float32/%d", n), x, y, vecCompare[opset.Greater])
 		x64, y64 := make([]float64, n), make([]float64, n)
 		for i := range x {
 			x64[i], y64[i] = float64(x[i]), float64(y[i])
 		}
-		benchCompare(b, fmt.Sprintf("float64/%d", n), x64, y64, vecCompare64[Greater])
+		benchCompare(b, fmt.Sprintf("float64/%d", n), x64, y64, vecCompare64[opset.Greater])
 	}
 }
 
 func benchCompare[T float32 | float64](b *testing.B, name string, x, y []T, vec binKernel[T, bool]) {
 	z := make([]bool, len(x))
-	loops := map[string]func(d []bool, a, b []T){"Go": goCompareKernel[T](Greater).vv}
+	loops := map[string]func(d []bool, a, b []T){"Go": goCompareKernel[T](opset.Greater).vv}
 	if vec.vv != nil {
 		loops["asm"] = vec.vv
 	}

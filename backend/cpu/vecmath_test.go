@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/internal/opset"
 )
 
 var vecStride = flag.Uint64("vecmath.stride", 0,
@@ -264,7 +265,7 @@ func TestVecMathStream(t *testing.T) {
 					got := buf[int(-a%64/4)+lo:][:n]
 					clear(got)
 					vecApplyStream(&impl, op, got, in[:n])
-					StoreFence()
+					storeFence()
 					for i := range n {
 						if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
 							t.Fatalf("%s/%s streamed %d elements, %d past alignment: element %d = %g, want %g", impl.name, vecRef[op].name, n, lo, i, got[i], want[i])
@@ -346,7 +347,7 @@ func TestBinaryStream(t *testing.T) {
 		"scalar": ewView(y, array.Float32, shape, []int{0, 0}, off),
 	}
 	defer func(v int) { streamFrom = v }(streamFrom)
-	for _, op := range []BinaryOp{Add, Sub, Mul, Div, Maximum, Minimum} {
+	for _, op := range []opset.BinaryOp{opset.Add, opset.Sub, opset.Mul, opset.Div, opset.Maximum, opset.Minimum} {
 		for name, b := range operands {
 			for _, swap := range []bool{false, true} {
 				p, q := mat(x), b
@@ -453,13 +454,13 @@ func TestUnaryUsesVecMath(t *testing.T) {
 			if bw := array.NewBF16(w[1]); gbh[i] != bw {
 				t.Errorf("bfloat16 %v(%v) = %v, want %v", op, bh[i], gbh[i], bw)
 			}
-			if dw := mathFuncs[op]; op != Sigmoid && math.Float64bits(gd[i]) != math.Float64bits(dw(d[i])) && !math.IsNaN(gd[i]) {
+			if dw := mathFuncs[op]; op != opset.Sigmoid && math.Float64bits(gd[i]) != math.Float64bits(dw(d[i])) && !math.IsNaN(gd[i]) {
 				t.Errorf("float64 %v(%g) = %g, want math's %g", op, d[i], gd[i], dw(d[i]))
 			}
 		}
 	}
 	for i, l := range vecArith {
-		op, f := BinaryOp(i), l.vv
+		op, f := opset.BinaryOp(i), l.vv
 		if f == nil {
 			continue
 		}
@@ -511,7 +512,7 @@ func TestVecBinary(t *testing.T) {
 						loops[op].vv(got, a[lo:lo+n], b[lo:lo+n])
 						in := append([]float32(nil), a[lo:lo+n]...)
 						loops[op].vv(in, in, b[lo:lo+n])
-						StoreFence()
+						storeFence()
 						for i := range n {
 							if !same(got[i], want[lo+i]) || !same(in[i], want[lo+i]) {
 								t.Fatalf("%s %v (around the caches %v)(%g, %g) = %g (in place %g), want %g",
@@ -544,7 +545,7 @@ func TestVecMathNoAlloc(t *testing.T) {
 	// the comparisons, whose lengths leave a tail after the vectors
 	m := make([]bool, len(x))
 	x64 := make([]float64, len(x))
-	k32, k64 := compareKernel[float32](Greater), compareKernel[float64](Less)
+	k32, k64 := compareKernel[float32](opset.Greater), compareKernel[float64](opset.Less)
 	if k32.vs == nil {
 		return // no vector kernels: the Go loops have no scalar forms
 	}

@@ -1,19 +1,14 @@
 package cpu
 
 import (
-	"slices"
-
 	"github.com/fathom-go/fathom/array"
 )
 
 // Where computes out = x where cond is true, y elsewhere. cond is Bool, x
-// and y have out's dtype, and all three have out's shape (broadcast
+// and y have out's dtype, and all three have out's shape, which the caller has checked (broadcast
 // operands have zero strides; any may be strided). The selection only
 // moves bits, so it runs on the element size alone.
 func Where(out, cond, x, y Buf) error {
-	if !slices.Equal(out.Shape, cond.Shape) || !slices.Equal(out.Shape, x.Shape) || !slices.Equal(out.Shape, y.Shape) {
-		return array.Errorf("cpu.Where", "shapes %v, %v, %v and %v differ", out.Shape, cond.Shape, x.Shape, y.Shape)
-	}
 	if cond.DType != array.Bool {
 		return array.Errorf("cpu.Where", "condition has dtype %v, not bool", cond.DType)
 	}
@@ -34,12 +29,12 @@ func Where(out, cond, x, y Buf) error {
 }
 
 func whereRuns[T any](out, cond, x, y Buf) {
-	w := NewWalker(out.Shape, out.Strides, cond.Strides, x.Strides, y.Strides)
-	o, c, a, b := Elems[T](out), Elems[bool](cond), Elems[T](x), Elems[T](y)
+	w := newWalker(out.Shape, out.Strides, cond.Strides, x.Strides, y.Strides)
+	o, c, a, b := elems[T](out), elems[bool](cond), elems[T](x), elems[T](y)
 	st := w.InnerStrides()
 	so, sc, sa, sb := st[0], st[1], st[2], st[3]
 	base := []int{out.Offset, cond.Offset, x.Offset, y.Offset}
-	ParallelFor(w.Size(), Grain, func(lo, hi int) {
+	ParallelFor(w.Size(), grain, func(lo, hi int) {
 		w.Runs(lo, hi, base, func(offs []int, n int) {
 			po, pc, pa, pb := offs[0], offs[1], offs[2], offs[3]
 			if so == 1 && sc == 1 && sa == 1 && sb == 1 {

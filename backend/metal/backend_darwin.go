@@ -62,5 +62,5 @@ func openHostEnv(getenv func(string) string) (*host, error) {
 	}
 	drv := &mtlDriver{dev: dev, queue: queue}
 	cache := newBufCache(cfg, int(maxLength), drv.newBuffer, releaseHandle)
-	return newHost(drv, cfg, cache, LibrarySource), nil
+	return newHost(drv, cfg, cache, librarySource), nil
 }

@@ -131,10 +131,10 @@ func (c *bufCache) take(class int) (*devBuf, error) {
 		c.mu.Unlock()
 		c.release(evicted)
 		if nlive+1 > c.maxBuffers {
-			return nil, array.Errorf("metal.Alloc", "out of device buffers: %d are live (limit %d, set by %s)", nlive, c.maxBuffers, EnvMaxBuffers)
+			return nil, array.Errorf("metal.Alloc", "out of device buffers: %d are live (limit %d, set by %s)", nlive, c.maxBuffers, envMaxBuffers)
 		}
 		return nil, array.Errorf("metal.Alloc", "out of device memory: %d bytes requested with %d bytes live (limit %d bytes, set by %s)",
-			class, live, c.memLimit, EnvMemoryLimitMB)
+			class, live, c.memLimit, envMemoryLimitMB)
 	}
 	c.addLive(class) // reserve before the slow call, so racing allocations see it
 	c.mu.Unlock()
@@ -243,8 +243,8 @@ func (c *bufCache) allocReclaiming(n int) (*array.Storage, error) {
 // covers thousands of them.
 const reclaimWait = 20 * time.Millisecond
 
-// MemStats describes the GPU allocator.
-type MemStats struct {
+// memStats describes the GPU allocator.
+type memStats struct {
 	// Active is the bytes of buffers held by live arrays (or by queued GPU
 	// work), Cached the bytes of freed buffers kept for reuse, and Peak the
 	// most Active has been.
@@ -254,8 +254,8 @@ type MemStats struct {
 	Buffers int
 }
 
-func (c *bufCache) stats() MemStats {
+func (c *bufCache) stats() memStats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return MemStats{Active: c.live, Cached: c.cached, Peak: c.peak, Buffers: c.nlive + c.ncache}
+	return memStats{Active: c.live, Cached: c.cached, Peak: c.peak, Buffers: c.nlive + c.ncache}
 }

@@ -212,7 +212,7 @@ func (q *cmdQueue) encodeLocked(l *Launch, p pipeline) error {
 
 // resolveLocked returns the device buffer of a buffer argument, staging
 // host memory into a device copy the first time it is seen.
-func (q *cmdQueue) resolveLocked(a BufArg) (*devBuf, Memory, error) {
+func (q *cmdQueue) resolveLocked(a bufArg) (*devBuf, Memory, error) {
 	if b := deviceBuf(a.Mem); b != nil {
 		return b, a.Mem, nil
 	}

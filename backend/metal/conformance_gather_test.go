@@ -109,11 +109,6 @@ func gatherCases() []Case {
 		GPU: func(out, in []metal.View) ([]metal.Launch, error) {
 			return dropGPUCheck(metal.ScatterAddAlongAxis(out[0], in[0], in[1], 1))
 		},
-	}, Case{
-		Name: "error/shapes", In: []Operand{f32, Op(array.Int32, 3, 5)}, Out: []Operand{Op(array.Float32, 3, 5)}, WantErr: "differ outside axis",
-		GPU: func(out, in []metal.View) ([]metal.Launch, error) {
-			return dropGPUCheck(metal.TakeAlongAxis(out[0], in[0], in[1], 0))
-		},
 	})
 	return cs
 }

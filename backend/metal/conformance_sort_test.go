@@ -65,9 +65,6 @@ func sortCases() []Case {
 		}
 	}
 	cs = append(cs, Case{
-		Name: "error/k", In: []Operand{Op(array.Float32, 3, 4)}, Out: []Operand{Op(array.Float32, 3, 5)}, WantErr: "k=5",
-		GPU: func(out, in []metal.View) ([]metal.Launch, error) { return metal.TopK(out[0], in[0], 1, 5) },
-	}, Case{
 		Name: "error/complex", In: []Operand{Op(array.Complex64, 3, 4)}, Out: []Operand{Op(array.Complex64, 3, 4)}, WantErr: "complex64",
 		GPU: func(out, in []metal.View) ([]metal.Launch, error) { return metal.Sort(out[0], in[0], 1) },
 	})

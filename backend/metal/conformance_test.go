@@ -19,8 +19,8 @@ package metal_test
 //				Name: "Exp/" + dt.String(),
 //				In:   []Operand{Op(dt, OddShape...).With(Transposed)},
 //				Out:  []Operand{Op(dt, OddShape...)},
-//				GPU:  func(out, in []metal.View) ([]metal.Launch, error) { return metal.Unary("Exp", out[0], in[0]) },
-//				CPU:  func(out, in []cpu.Buf) error { return cpu.Unary(cpu.Exp, out[0], in[0]) },
+//				GPU:  func(out, in []metal.View) ([]metal.Launch, error) { return metal.Unary(opset.Exp, out[0], in[0]) },
+//				CPU:  func(out, in []cpu.Buf) error { return cpu.Unary(opset.Exp, out[0], in[0]) },
 //			})
 //		}
 //		return cs
@@ -653,7 +653,22 @@ var (
 	executors = map[string]*mslcpu.Executor{}
 )
 
-func executor(schedule string) *mslcpu.Executor {
+// sourced runs launches with the harness, filling in the sources of the
+// embedded libraries, which plans name only (the host does the same).
+type sourced struct{ e *mslcpu.Executor }
+
+func (s sourced) Run(l metal.Launch) error {
+	if l.Source == "" {
+		src, err := metal.LibrarySource(l.Library)
+		if err != nil {
+			return err
+		}
+		l.Source = src
+	}
+	return s.e.Run(l)
+}
+
+func executor(schedule string) sourced {
 	execMu.Lock()
 	defer execMu.Unlock()
 	e, ok := executors[schedule]
@@ -661,7 +676,7 @@ func executor(schedule string) *mslcpu.Executor {
 		e = &mslcpu.Executor{Schedule: schedule}
 		executors[schedule] = e
 	}
-	return e
+	return sourced{e}
 }
 
 func caseSeed(name string) int64 {

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/backend/metal/internal/plan"
 )
 
 // This file is what the ops layer calls. It is the same on every
@@ -83,46 +84,46 @@ func Synchronize(s array.Stream) error {
 	return h.synchronize()
 }
 
-// NewExecutor returns an Executor that encodes launches on stream s, for
+// newExecutor returns a plan.Executor that encodes launches on stream s, for
 // running a plan directly (the conformance suite does on a Mac). Results
 // are in memory after its Synchronize; host memory that launches write is
 // copied back then.
-func NewExecutor(s array.Stream) (*StreamExecutor, error) {
+func newExecutor(s array.Stream) (*streamExecutor, error) {
 	if s.Device.Type != array.DeviceGPU {
-		return nil, array.Errorf("metal.NewExecutor", "stream %v is not on the GPU", s)
+		return nil, array.Errorf("metal.newExecutor", "stream %v is not on the GPU", s)
 	}
 	h, err := getHost()
 	if err != nil {
 		return nil, err
 	}
-	return &StreamExecutor{h: h}, nil
+	return &streamExecutor{h: h}, nil
 }
 
-// StreamExecutor runs launches on the GPU; see NewExecutor.
-type StreamExecutor struct {
+// streamExecutor runs launches on the GPU; see newExecutor.
+type streamExecutor struct {
 	h *host
 }
 
-var _ Executor = (*StreamExecutor)(nil)
+var _ plan.Executor = (*streamExecutor)(nil)
 
 // Run encodes one launch.
-func (e *StreamExecutor) Run(l Launch) error { return e.h.run([]Launch{l}) }
+func (e *streamExecutor) Run(l Launch) error { return e.h.run([]Launch{l}) }
 
 // Synchronize waits for every launch encoded so far.
-func (e *StreamExecutor) Synchronize() error { return e.h.synchronize() }
+func (e *streamExecutor) Synchronize() error { return e.h.synchronize() }
 
-// Stats reports the GPU allocator's state (zero where Metal is
+// stats reports the GPU allocator's state (zero where Metal is
 // unavailable).
-func Stats() MemStats {
+func stats() memStats {
 	h, err := getHost()
 	if err != nil {
-		return MemStats{}
+		return memStats{}
 	}
 	return h.cache.stats()
 }
 
-// ClearCache releases every cached (freed) GPU buffer to the system.
-func ClearCache() {
+// clearCache releases every cached (freed) GPU buffer to the system.
+func clearCache() {
 	if h, err := getHost(); err == nil {
 		h.cache.clear()
 	}

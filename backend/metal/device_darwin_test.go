@@ -56,7 +56,7 @@ func addConst(x, y Memory, n int, add float32) Launch {
 	p := binary.LittleEndian.AppendUint32(nil, uint32(n))
 	p = binary.LittleEndian.AppendUint32(p, math.Float32bits(add))
 	return Launch{Library: "gen:test", Source: testMSL, Kernel: "add_const",
-		Buffers: []BufArg{rd(x), wr(y)}, Params: p, Grid: [3]int{n, 1, 1}, Group: [3]int{256, 1, 1}}
+		Buffers: []bufArg{rd(x), wr(y)}, Params: p, Grid: [3]int{n, 1, 1}, Group: [3]int{256, 1, 1}}
 }
 
 func TestGPURunsGeneratedKernel(t *testing.T) {
@@ -109,7 +109,7 @@ func TestGPUHostMemoryAndLargeParams(t *testing.T) {
 	}
 	out := devZeros(t, h, len(table))
 	mustRun(t, h, Launch{Library: "gen:test", Source: testMSL, Kernel: "gather_table",
-		Buffers: []BufArg{wr(out)}, Params: hostF32(table...), Grid: [3]int{len(table), 1, 1}, Group: [3]int{64, 1, 1}})
+		Buffers: []bufArg{wr(out)}, Params: hostF32(table...), Grid: [3]int{len(table), 1, 1}, Group: [3]int{64, 1, 1}})
 	mustSync(t, h)
 	wantF32(t, "table", out, table...)
 }
@@ -130,7 +130,7 @@ func TestGPUCompileErrors(t *testing.T) {
 // pipeline.
 func TestGPUEmbeddedLibrariesCompile(t *testing.T) {
 	h := gpuHost(t)
-	for _, lib := range Libraries() {
+	for _, lib := range libraryNames() {
 		e := h.pipes.library(&Launch{Library: lib})
 		if e.err != nil {
 			t.Error(e.err)
@@ -155,7 +155,7 @@ func TestGPUEmbeddedLibrariesCompile(t *testing.T) {
 func TestGPUAllocLimits(t *testing.T) {
 	gpuHost(t)
 	h, err := openHostEnv(func(k string) string {
-		if k == EnvMemoryLimitMB {
+		if k == envMemoryLimitMB {
 			return "64"
 		}
 		return ""
@@ -168,7 +168,7 @@ func TestGPUAllocLimits(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = h.alloc(40 << 20)
-	wantErr(t, err, "out of device memory", EnvMemoryLimitMB)
+	wantErr(t, err, "out of device memory", envMemoryLimitMB)
 	z, err := h.alloc(0)
 	if err != nil || len(z.Bytes()) != 0 {
 		t.Errorf("Alloc(0) = %v bytes, %v", len(z.Bytes()), err)
@@ -184,7 +184,7 @@ func TestGPUBackendRegistered(t *testing.T) {
 	if err := array.DeviceAvailable(array.GPU); err != nil {
 		t.Fatal(err)
 	}
-	e, err := NewExecutor(array.DefaultStream(array.GPU))
+	e, err := newExecutor(array.DefaultStream(array.GPU))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,13 +15,13 @@ func TestUnavailable(t *testing.T) {
 	want := "Metal is unavailable on " + runtime.GOOS + "/" + runtime.GOARCH + ": fathom's GPU backend needs "
 	gpu := array.DefaultStream(array.GPU)
 	_, errAlloc := Alloc(16)
-	_, errExec := NewExecutor(gpu)
+	_, errExec := newExecutor(gpu)
 	for name, err := range map[string]error{
 		"Available":   Available(),
 		"Run":         Run(gpu, nil),
 		"Alloc":       errAlloc,
 		"Synchronize": Synchronize(gpu),
-		"NewExecutor": errExec,
+		"newExecutor": errExec,
 	} {
 		wantErr(t, err, want)
 		if e, ok := err.(*array.Error); ok && e.Op != "metal" {
@@ -38,9 +38,9 @@ func TestUnavailable(t *testing.T) {
 	if err := array.SetDefaultDevice(array.GPU); err == nil {
 		t.Error("SetDefaultDevice(GPU) succeeded without Metal")
 	}
-	if s := Stats(); s != (MemStats{}) {
-		t.Errorf("Stats() = %+v without a device", s)
+	if s := stats(); s != (memStats{}) {
+		t.Errorf("stats() = %+v without a device", s)
 	}
-	ClearCache()
+	clearCache()
 	wantErr(t, Run(array.DefaultStream(array.CPU), nil), "metal.Run", "not on the GPU")
 }

@@ -1,8 +1,8 @@
 package metal
 
 import (
+	"fmt"
 	"math"
-	"slices"
 
 	"github.com/fathom-go/fathom/array"
 )
@@ -13,133 +13,22 @@ import (
 // for the whole output), or general strided (64-bit offsets, any strides,
 // including 0 and negative). Empty outputs need no launch.
 
-// unaryOps and binaryOps list the operations by their ops names, in the
-// order of package ops (and of backend/cpu's enums).
-var unaryOps = []string{
-	"Neg", "Abs", "Sign", "Exp", "Expm1", "Log", "Log1p", "Log2", "Sqrt", "Rsqrt", "Square", "Reciprocal",
-	"Sin", "Cos", "Tan", "ArcSin", "ArcCos", "ArcTan", "Sinh", "Cosh", "Tanh", "Sigmoid", "Erf", "ErfInv",
-	"Floor", "Ceil", "Round", "LogicalNot", "IsNaN", "IsInf",
+// unsupported is the error of an operation that the GPU has no kernel
+// for: one that is not defined for dt at all, or one that only the CPU
+// has.
+func unsupported(name string, op fmt.Stringer, dt array.DType, defined bool) error {
+	if !defined {
+		return array.Errorf(name, "%v is not defined for dtype %v", op, dt)
+	}
+	return array.Errorf(name, "%v of %v is not supported on the GPU", op, dt)
 }
 
-var binaryOps = []string{
-	"Add", "Sub", "Mul", "Div", "FloorDivide", "Remainder", "Pow", "Maximum", "Minimum",
-	"Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual",
-	"LogicalAnd", "LogicalOr", "LogAddExp", "ArcTan2",
-}
-
-// UnaryOps returns the names of the unary operations ("Neg", "Exp", ...).
-func UnaryOps() []string { return append([]string(nil), unaryOps...) }
-
-// BinaryOps returns the names of the binary operations ("Add", ...).
-func BinaryOps() []string { return append([]string(nil), binaryOps...) }
-
-func isFloat16or32(dt array.DType) bool {
-	return dt == array.Float16 || dt == array.BFloat16 || dt == array.Float32
-}
-
-// UnaryResult returns the dtype of the unary operation op on dtype dt on
-// the GPU, or an error naming what is not supported. The rules are the
-// CPU backend's (cpu.UnaryResult) except that float64 has no kernels and
-// complex64 lacks the trigonometric and hyperbolic functions.
-func UnaryResult(op string, dt array.DType) (array.DType, error) {
-	const name = "metal.Unary"
-	if !contains(unaryOps, op) {
-		return 0, array.Errorf(name, "unknown operation %q", op)
-	}
-	if err := checkDType(name, dt); err != nil {
-		return 0, err
-	}
-	switch op {
-	case "LogicalNot", "IsNaN", "IsInf":
-		return array.Bool, nil
-	}
-	switch {
-	case isFloat16or32(dt):
-		return dt, nil
-	case dt == array.Complex64:
-		switch op {
-		case "Abs":
-			return array.Float32, nil
-		case "Neg", "Square", "Reciprocal", "Exp", "Log", "Log2", "Sqrt", "Rsqrt":
-			return dt, nil
-		}
-		return 0, array.Errorf(name, "%s of complex64 is not supported on the GPU", op)
-	case op == "Neg" && dt == array.Bool:
-		return 0, array.Errorf(name, "Neg is not defined for dtype bool")
-	}
-	switch op {
-	case "Neg", "Abs", "Sign", "Square", "Floor", "Ceil", "Round":
-		return dt, nil
-	}
-	return 0, array.Errorf(name, "%s is not defined for dtype %v (convert to a float type first)", op, dt)
-}
-
-// BinaryResult returns the dtype of the binary operation op on two
-// operands of dtype dt on the GPU, or an error naming what is not
-// supported. The rules are the CPU backend's (cpu.BinaryResult) except
-// that float64 has no kernels and complex64 has Add, Sub, Mul, Div, Equal
-// and NotEqual only.
-func BinaryResult(op string, dt array.DType) (array.DType, error) {
-	const name = "metal.Binary"
-	if !contains(binaryOps, op) {
-		return 0, array.Errorf(name, "unknown operation %q", op)
-	}
-	if err := checkDType(name, dt); err != nil {
-		return 0, err
-	}
-	switch op {
-	case "Equal", "NotEqual":
-		return array.Bool, nil
-	case "Less", "LessEqual", "Greater", "GreaterEqual":
-		if dt == array.Complex64 {
-			return 0, array.Errorf(name, "%s is not defined for dtype complex64", op)
-		}
-		return array.Bool, nil
-	}
-	ok := false
-	switch {
-	case op == "LogicalAnd" || op == "LogicalOr":
-		ok = dt == array.Bool
-	case dt == array.Bool:
-		ok = op == "Add" || op == "Mul" || op == "Maximum" || op == "Minimum"
-	case dt.IsInteger():
-		ok = op != "Div" && op != "LogAddExp" && op != "ArcTan2"
-	case isFloat16or32(dt):
-		ok = true
-	case dt == array.Complex64:
-		switch op {
-		case "Add", "Sub", "Mul", "Div":
-			ok = true
-		case "Pow":
-			return 0, array.Errorf(name, "Pow of complex64 is not supported on the GPU")
-		}
-	}
-	if !ok {
-		return 0, array.Errorf(name, "%s is not defined for dtype %v", op, dt)
-	}
-	return dt, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-// checkViews validates views and that they all have out's shape (the
-// first view is the output).
+// checkViews validates views (the first is the output); the caller has
+// checked that they have one shape.
 func checkViews(op string, names []string, views ...View) error {
 	for i, v := range views {
 		if err := v.check(op, names[i]); err != nil {
 			return err
-		}
-	}
-	for i, v := range views[1:] {
-		if !slices.Equal(v.Shape, views[0].Shape) {
-			return array.Errorf(op, "%s has shape %v, the output %v", names[i+1], v.Shape, views[0].Shape)
 		}
 	}
 	return nil
@@ -191,19 +80,24 @@ func Copy(out, in View) ([]Launch, error) {
 	return ewLaunch(op, "copy.metal", "copy_"+in.DType.String()+"_"+out.DType.String(), variant, l, []View{in, out}, 1)
 }
 
-// Unary returns the plan of out = op(x) elementwise; op is an ops name
-// ("Exp") and out's dtype must be UnaryResult(op, x.DType).
-func Unary(op string, out, x View) ([]Launch, error) {
+// Unary returns the plan of out = op(x) elementwise; out's dtype must be
+// op.Result(x.DType), and the GPU lacks the complex trigonometric and
+// hyperbolic functions (see opset.UnaryOp.Supported).
+func Unary[O unaryName](o O, out, x View) ([]Launch, error) {
 	const name = "metal.Unary"
-	if err := checkViews(name, []string{"output", "input"}, out, x); err != nil {
-		return nil, err
-	}
-	want, err := UnaryResult(op, x.DType)
+	op, err := unaryOf(name, o)
 	if err != nil {
 		return nil, err
 	}
+	if err := checkViews(name, []string{"output", "input"}, out, x); err != nil {
+		return nil, err
+	}
+	want, ok := op.Result(x.DType)
+	if !ok || !op.Supported(array.DeviceGPU, x.DType) {
+		return nil, unsupported(name, op, x.DType, ok)
+	}
 	if out.DType != want {
-		return nil, array.Errorf(name, "%s of %v gives %v, not %v", op, x.DType, want, out.DType)
+		return nil, array.Errorf(name, "%v of %v gives %v, not %v", op, x.DType, want, out.DType)
 	}
 	if out.Size() == 0 {
 		return nil, nil
@@ -213,26 +107,30 @@ func Unary(op string, out, x View) ([]Launch, error) {
 	if l.flat(1, 1) && l.flat(0, 1) {
 		variant = "contig"
 	}
-	return ewLaunch(name, "unary.metal", "unary_"+op+"_"+x.DType.String(), variant, l, []View{x, out}, 1)
+	return ewLaunch(name, "unary.metal", "unary_"+op.String()+"_"+x.DType.String(), variant, l, []View{x, out}, 1)
 }
 
-// Binary returns the plan of out = op(a, b) elementwise; op is an ops name
-// ("Add"), a and b have one dtype and out's shape (broadcast operands have
-// zero strides), and out's dtype is BinaryResult(op, a.DType).
-func Binary(op string, out, a, b View) ([]Launch, error) {
+// Binary returns the plan of out = op(a, b) elementwise: a and b have one
+// dtype and out's shape (broadcast operands have zero strides), and out's
+// dtype is op.Result(a.DType). The GPU lacks Pow of complex64.
+func Binary[O binaryName](o O, out, a, b View) ([]Launch, error) {
 	const name = "metal.Binary"
+	op, err := binaryOf(name, o)
+	if err != nil {
+		return nil, err
+	}
 	if err := checkViews(name, []string{"output", "first operand", "second operand"}, out, a, b); err != nil {
 		return nil, err
 	}
 	if a.DType != b.DType {
-		return nil, array.Errorf(name, "%s: dtypes %v and %v differ", op, a.DType, b.DType)
+		return nil, array.Errorf(name, "%v: dtypes %v and %v differ", op, a.DType, b.DType)
 	}
-	want, err := BinaryResult(op, a.DType)
-	if err != nil {
-		return nil, err
+	want, ok := op.Result(a.DType)
+	if !ok || !op.Supported(array.DeviceGPU, a.DType) {
+		return nil, unsupported(name, op, a.DType, ok)
 	}
 	if out.DType != want {
-		return nil, array.Errorf(name, "%s of %v gives %v, not %v", op, a.DType, want, out.DType)
+		return nil, array.Errorf(name, "%v of %v gives %v, not %v", op, a.DType, want, out.DType)
 	}
 	if out.Size() == 0 {
 		return nil, nil
@@ -249,7 +147,7 @@ func Binary(op string, out, a, b View) ([]Launch, error) {
 			variant = "vs"
 		}
 	}
-	return ewLaunch(name, "binary.metal", "binary_"+op+"_"+a.DType.String(), variant, l, []View{a, b, out}, 1)
+	return ewLaunch(name, "binary.metal", "binary_"+op.String()+"_"+a.DType.String(), variant, l, []View{a, b, out}, 1)
 }
 
 // bitsName names the element size of dt for the kernels that only move
@@ -379,9 +277,6 @@ func Eye(out View, k int) ([]Launch, error) {
 	const op = "metal.Eye"
 	if err := out.check(op, "output"); err != nil {
 		return nil, err
-	}
-	if len(out.Shape) != 2 {
-		return nil, array.Errorf(op, "output shape %v is not 2-D", out.Shape)
 	}
 	if out.Size() == 0 {
 		return nil, nil

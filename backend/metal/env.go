@@ -10,26 +10,26 @@ import (
 // unavailable with an error that names the variable, rather than being
 // ignored.
 const (
-	// EnvCommitOps is how many dispatches go into one command buffer
+	// envCommitOps is how many dispatches go into one command buffer
 	// before it is committed (default 40). Fewer means the GPU starts
 	// sooner; more means less per-buffer overhead.
-	EnvCommitOps = "FATHOM_METAL_COMMIT_OPS"
-	// EnvCommitMB is how many MiB of distinct buffers one command buffer
+	envCommitOps = "FATHOM_METAL_COMMIT_OPS"
+	// envCommitMB is how many MiB of distinct buffers one command buffer
 	// may reference before it is committed (default 40), which bounds the
 	// memory that uncommitted work keeps alive.
-	EnvCommitMB = "FATHOM_METAL_COMMIT_MB"
-	// EnvCacheLimitMB is how many MiB of freed buffers the allocator keeps
+	envCommitMB = "FATHOM_METAL_COMMIT_MB"
+	// envCacheLimitMB is how many MiB of freed buffers the allocator keeps
 	// for reuse (default: the device's recommended working set size). Zero
 	// disables the cache.
-	EnvCacheLimitMB = "FATHOM_METAL_CACHE_LIMIT_MB"
-	// EnvMemoryLimitMB is how many MiB of buffers, live and cached, the
+	envCacheLimitMB = "FATHOM_METAL_CACHE_LIMIT_MB"
+	// envMemoryLimitMB is how many MiB of buffers, live and cached, the
 	// allocator hands out before an allocation fails with an error (default
 	// 1.5 times the recommended working set size, as in MLX).
-	EnvMemoryLimitMB = "FATHOM_METAL_MEMORY_LIMIT_MB"
-	// EnvMaxBuffers is the most Metal buffers, live and cached, that may
+	envMemoryLimitMB = "FATHOM_METAL_MEMORY_LIMIT_MB"
+	// envMaxBuffers is the most Metal buffers, live and cached, that may
 	// exist at once (default 499000, under Metal's limit on resident
 	// allocations).
-	EnvMaxBuffers = "FATHOM_METAL_MAX_BUFFERS"
+	envMaxBuffers = "FATHOM_METAL_MAX_BUFFERS"
 )
 
 // config holds the host's tuning knobs.
@@ -58,11 +58,11 @@ func loadConfig(getenv func(string) string, workingSet int64) (config, error) {
 		scale int64
 		set   func(int64)
 	}{
-		{EnvCommitOps, 1, 1, func(v int64) { c.commitOps = int(v) }},
-		{EnvCommitMB, 1, 1 << 20, func(v int64) { c.commitBytes = v }},
-		{EnvCacheLimitMB, 0, 1 << 20, func(v int64) { c.cacheLimit = v }},
-		{EnvMemoryLimitMB, 1, 1 << 20, func(v int64) { c.memLimit = v }},
-		{EnvMaxBuffers, 1, 1, func(v int64) { c.maxBuffers = int(v) }},
+		{envCommitOps, 1, 1, func(v int64) { c.commitOps = int(v) }},
+		{envCommitMB, 1, 1 << 20, func(v int64) { c.commitBytes = v }},
+		{envCacheLimitMB, 0, 1 << 20, func(v int64) { c.cacheLimit = v }},
+		{envMemoryLimitMB, 1, 1 << 20, func(v int64) { c.memLimit = v }},
+		{envMaxBuffers, 1, 1, func(v int64) { c.maxBuffers = int(v) }},
 	}
 	for _, k := range ints {
 		s := getenv(k.name)

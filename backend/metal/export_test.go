@@ -7,3 +7,10 @@ func SetMaxGridDim(n int) (restore func()) {
 	old := maxGridDim.Swap(int64(n))
 	return func() { maxGridDim.Store(old) }
 }
+
+// Libraries and LibrarySource give the tests of package metal_test the
+// embedded libraries, which the harness runs from their sources.
+var (
+	Libraries     = libraryNames
+	LibrarySource = librarySource
+)

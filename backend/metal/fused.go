@@ -4,84 +4,18 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 
 	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/internal/fused"
+	"github.com/fathom-go/fathom/internal/opset"
 )
 
-// InstrKind says what an instruction of a fused Program computes.
-type InstrKind uint8
-
-// The instruction kinds (those of compile.Compiled).
-const (
-	// KindUnary applies the unary operation Op to Args[0].
-	KindUnary InstrKind = iota
-	// KindBinary applies the binary operation Op to Args[0] and Args[1].
-	KindBinary
-	// KindWhere picks Args[1] where Args[0] is true, else Args[2].
-	KindWhere
-	// KindAsType converts Args[0] to DType.
-	KindAsType
-)
-
-// Instr is one instruction of a Program. Registers below the program's
-// input count are its inputs; register len(InDTypes)+i is the result of
-// instruction i.
-type Instr struct {
-	Kind InstrKind
-	// Op is the operation's ops name ("Exp", "Add") for KindUnary and
-	// KindBinary.
-	Op    string
-	Args  []int
-	DType array.DType
-}
-
-// Program is a fused elementwise program, the Metal side's mirror of
-// compile.Compiled: it runs in one pass over its outputs, which all have
-// the shape its inputs broadcast to. Every intermediate result is rounded
-// to its instruction's dtype, as the CPU interpreter does.
-type Program struct {
-	InDTypes []array.DType
-	Instrs   []Instr
-	Outputs  []int // registers
-}
-
-// String returns the program's text, one register per line (the form of
-// compile.Compiled.Program), which keys the generated-source cache.
-func (p Program) String() string {
-	var b strings.Builder
-	for i, dt := range p.InDTypes {
-		fmt.Fprintf(&b, "r%d = in%d %v\n", i, i, dt)
-	}
-	for i, in := range p.Instrs {
-		name := in.Op
-		switch in.Kind {
-		case KindWhere:
-			name = "Where"
-		case KindAsType:
-			name = "AsType"
-		}
-		fmt.Fprintf(&b, "r%d = %s(", len(p.InDTypes)+i, name)
-		for j, a := range in.Args {
-			if j > 0 {
-				b.WriteString(", ")
-			}
-			fmt.Fprintf(&b, "r%d", a)
-		}
-		fmt.Fprintf(&b, ") %v\n", in.DType)
-	}
-	b.WriteString("out")
-	for _, o := range p.Outputs {
-		fmt.Fprintf(&b, " r%d", o)
-	}
-	return b.String()
-}
-
-// regDTypes validates p and returns the dtype of every register.
-func (p Program) regDTypes() ([]array.DType, error) {
-	const op = "metal.FusedLaunch"
+// regDTypes validates p and returns the dtype of every register: the GPU
+// must have every instruction's kernel.
+func regDTypes(p *fused.Program) ([]array.DType, error) {
+	const op = "metal.Fused"
 	regs := append([]array.DType(nil), p.InDTypes...)
 	for _, dt := range regs {
 		if err := checkDType(op, dt); err != nil {
@@ -90,7 +24,7 @@ func (p Program) regDTypes() ([]array.DType, error) {
 	}
 	for i, in := range p.Instrs {
 		r := len(regs)
-		nargs := map[InstrKind]int{KindUnary: 1, KindBinary: 2, KindWhere: 3, KindAsType: 1}[in.Kind]
+		nargs := map[fused.Kind]int{fused.Unary: 1, fused.Binary: 2, fused.Where: 3, fused.AsType: 1}[in.Kind]
 		if nargs == 0 {
 			return nil, array.Errorf(op, "instruction %d (r%d): unknown kind %d", i, r, in.Kind)
 		}
@@ -109,27 +43,35 @@ func (p Program) regDTypes() ([]array.DType, error) {
 		var want array.DType
 		var err error
 		switch in.Kind {
-		case KindUnary:
-			want, err = UnaryResult(in.Op, a)
-		case KindBinary:
-			if b := regs[in.Args[1]]; b != a {
-				return nil, array.Errorf(op, "instruction %d (r%d): %s of %v and %v", i, r, in.Op, a, b)
+		case fused.Unary:
+			u := opset.UnaryOp(in.Op)
+			var ok bool
+			if want, ok = u.Result(a); !ok || !u.Supported(array.DeviceGPU, a) {
+				err = unsupported(op, u, a, ok)
 			}
-			want, err = BinaryResult(in.Op, a)
-		case KindWhere:
+		case fused.Binary:
+			if b := regs[in.Args[1]]; b != a {
+				return nil, array.Errorf(op, "instruction %d (r%d): %s of %v and %v", i, r, in.Name(), a, b)
+			}
+			bo := opset.BinaryOp(in.Op)
+			var ok bool
+			if want, ok = bo.Result(a); !ok || !bo.Supported(array.DeviceGPU, a) {
+				err = unsupported(op, bo, a, ok)
+			}
+		case fused.Where:
 			if a != array.Bool || regs[in.Args[1]] != in.DType || regs[in.Args[2]] != in.DType {
 				return nil, array.Errorf(op, "instruction %d (r%d): Where(%v, %v, %v) giving %v", i, r, a,
 					regs[in.Args[1]], regs[in.Args[2]], in.DType)
 			}
 			want = in.DType
-		case KindAsType:
+		case fused.AsType:
 			want = in.DType
 		}
 		if err != nil {
 			return nil, err
 		}
 		if want != in.DType {
-			return nil, array.Errorf(op, "instruction %d (r%d): %s of %v gives %v, not %v", i, r, in.Op, a, want, in.DType)
+			return nil, array.Errorf(op, "instruction %d (r%d): %s of %v gives %v, not %v", i, r, in.Name(), a, want, in.DType)
 		}
 		regs = append(regs, in.DType)
 	}
@@ -155,7 +97,8 @@ type generated struct {
 	library, source string
 }
 
-// genCache maps Program.String to its generated library. It is cleared
+// genCache maps a program's text (fused.Program.String) to its generated
+// library. It is cleared
 // when it grows past genCacheMax entries: regenerating is cheap, and the
 // host caches compiled libraries by name.
 var (
@@ -165,7 +108,7 @@ var (
 
 const genCacheMax = 4096
 
-func generate(p Program, regs []array.DType) generated {
+func generate(p *fused.Program, regs []array.DType) generated {
 	key := p.String()
 	genMu.Lock()
 	g, ok := genCache[key]
@@ -195,10 +138,10 @@ func generate(p Program, regs []array.DType) generated {
 //	               (n, 1, 1), or (X, ceil(n/X), 1).
 //	fused_strided: the strided layout of common.h over the inputs and
 //	               then the outputs. Grid (shape[nd-1], shape[nd-2], rest).
-func genSource(p Program, regs []array.DType, text string) string {
+func genSource(p *fused.Program, regs []array.DType, text string) string {
 	nIn := len(p.InDTypes)
 	var b strings.Builder
-	b.WriteString("// Generated by metal.FusedLaunch from the program\n")
+	b.WriteString("// Generated by metal.Fused from the program\n")
 	for _, line := range strings.Split(text, "\n") {
 		b.WriteString("//   " + line + "\n")
 	}
@@ -220,13 +163,16 @@ func genSource(p Program, regs []array.DType, text string) string {
 				return fmt.Sprintf("Elem<%s>::load(r%d)", mslTypes[regs[a]], a)
 			}
 			switch in.Kind {
-			case KindUnary:
-				fmt.Fprintf(&b, "  %s r%d = Elem<%s>::store(%s()(%s));\n", t, r, t, in.Op, arg(0))
-			case KindBinary:
-				fmt.Fprintf(&b, "  %s r%d = Elem<%s>::store(%s()(%s, %s));\n", t, r, t, in.Op, arg(0), arg(1))
-			case KindWhere:
+			case fused.Unary, fused.Binary:
+				// The functors of common.h are named as the ops.
+				args := arg(0)
+				if in.Kind == fused.Binary {
+					args += ", " + arg(1)
+				}
+				fmt.Fprintf(&b, "  %s r%d = Elem<%s>::store(%s()(%s));\n", t, r, t, in.Name(), args)
+			case fused.Where:
 				fmt.Fprintf(&b, "  %s r%d = r%d ? r%d : r%d;\n", t, r, in.Args[0], in.Args[1], in.Args[2])
-			case KindAsType:
+			case fused.AsType:
 				a := in.Args[0]
 				fmt.Fprintf(&b, "  %s r%d = convert<%s, %s>(r%d);\n", t, r, mslTypes[regs[a]], t, a)
 			}
@@ -260,25 +206,16 @@ func genSource(p Program, regs []array.DType, text string) string {
 	return b.String()
 }
 
-// broadcastView returns v viewed with shape (numpy's broadcasting: v's
-// dimensions align with the trailing ones and size 1 repeats), or false.
-func broadcastView(v View, shape []int) (View, bool) {
-	st, ok := array.BroadcastStrides(v.Shape, v.Strides, shape)
-	if !ok {
-		return v, false
-	}
-	v.Shape, v.Strides = shape, st
-	return v, true
-}
-
-// FusedLaunch returns the plan of running p: one dispatch of the
-// program's generated library (one per program, named "gen:" and a hash
-// of its source, cached), contiguous or strided. ins are the program's
-// inputs, each broadcastable to the outputs' common shape; outs are its
-// outputs, of the dtypes of p's output registers, and may be strided.
-func FusedLaunch(p Program, outs []View, ins []View) ([]Launch, error) {
-	const op = "metal.FusedLaunch"
-	regs, err := p.regDTypes()
+// Fused returns the plan of running p: one dispatch of the program's
+// generated library (one per program, named "gen:" and a hash of its
+// source, cached), contiguous or strided. ins are the program's inputs,
+// each broadcastable to the outputs' common shape (the caller has checked
+// the shapes); outs are its outputs, of the dtypes of p's output
+// registers, and may be strided. The GPU must have every instruction's
+// kernel (see opset's Supported).
+func Fused(p *fused.Program, outs []View, ins []View) ([]Launch, error) {
+	const op = "metal.Fused"
+	regs, err := regDTypes(p)
 	if err != nil {
 		return nil, err
 	}
@@ -298,11 +235,9 @@ func FusedLaunch(p Program, outs []View, ins []View) ([]Launch, error) {
 		if v.DType != p.InDTypes[i] {
 			return nil, array.Errorf(op, "input %d has dtype %v, the program %v", i, v.DType, p.InDTypes[i])
 		}
-		bv, ok := broadcastView(v, shape)
-		if !ok {
-			return nil, array.Errorf(op, "input %d of shape %v does not broadcast to %v", i, v.Shape, shape)
-		}
-		views = append(views, bv)
+		v.Strides, _ = array.BroadcastStrides(v.Shape, v.Strides, shape)
+		v.Shape = shape
+		views = append(views, v)
 	}
 	for k, v := range outs {
 		if err := v.check(op, fmt.Sprintf("output %d", k)); err != nil {
@@ -310,9 +245,6 @@ func FusedLaunch(p Program, outs []View, ins []View) ([]Launch, error) {
 		}
 		if v.DType != regs[p.Outputs[k]] {
 			return nil, array.Errorf(op, "output %d has dtype %v, the program %v", k, v.DType, regs[p.Outputs[k]])
-		}
-		if !slices.Equal(v.Shape, shape) {
-			return nil, array.Errorf(op, "output %d has shape %v, output 0 %v", k, v.Shape, shape)
 		}
 		views = append(views, v)
 	}

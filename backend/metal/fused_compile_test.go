@@ -11,6 +11,7 @@ import (
 	"github.com/fathom-go/fathom/backend/metal"
 	"github.com/fathom-go/fathom/backend/metal/internal/mslcpu"
 	"github.com/fathom-go/fathom/compile"
+	"github.com/fathom-go/fathom/internal/fused"
 	"github.com/fathom-go/fathom/internal/randgraph"
 )
 
@@ -23,7 +24,7 @@ func TestFusedKernelsOfCompiledGraphs(t *testing.T) {
 	requireHarness(t)
 	type prog struct {
 		name string
-		p    metal.Program
+		p    *fused.Program
 	}
 	var progs []prog
 	for seed := uint64(0); seed < 12; seed++ {
@@ -41,7 +42,7 @@ func TestFusedKernelsOfCompiledGraphs(t *testing.T) {
 			}
 		}
 		for k, c := range compile.Fused(g, in...) {
-			progs = append(progs, prog{fmt.Sprintf("seed%d/fused%d", seed, k), c.MetalProgram()})
+			progs = append(progs, prog{fmt.Sprintf("seed%d/fused%d", seed, k), c.Program()})
 		}
 	}
 	if len(progs) < 8 {
@@ -51,7 +52,7 @@ func TestFusedKernelsOfCompiledGraphs(t *testing.T) {
 	var libs []mslcpu.Library
 	for _, pr := range progs {
 		ins, outs := fusedOperands(pr.p, shape)
-		ls, err := metal.FusedLaunch(pr.p, views(materializeOuts(outs)), views(materializeOuts(ins)))
+		ls, err := metal.Fused(pr.p, views(materializeOuts(outs)), views(materializeOuts(ins)))
 		if err != nil {
 			t.Fatalf("%s:\n%s\n%v", pr.name, pr.p, err)
 		}
@@ -68,7 +69,7 @@ func TestFusedKernelsOfCompiledGraphs(t *testing.T) {
 			Out:  outs,
 			Tol:  64,
 			GPU: func(out, in []metal.View) ([]metal.Launch, error) {
-				return metal.FusedLaunch(pr.p, out, in)
+				return metal.Fused(pr.p, out, in)
 			},
 			CPU: func(out, in []cpu.Buf) error {
 				res, err := evalProgram(pr.p, in, shape)
@@ -90,16 +91,12 @@ func TestFusedKernelsOfCompiledGraphs(t *testing.T) {
 }
 
 // fusedOperands gives a program's inputs and outputs the full shape.
-func fusedOperands(p metal.Program, shape []int) (ins, outs []Operand) {
+func fusedOperands(p *fused.Program, shape []int) (ins, outs []Operand) {
 	for _, dt := range p.InDTypes {
 		ins = append(ins, Op(dt, shape...).Values(func(r *rand.Rand, _ int) float64 { return 4*r.Float64() - 2 }))
 	}
-	regs := append([]array.DType(nil), p.InDTypes...)
-	for _, in := range p.Instrs {
-		regs = append(regs, in.DType)
-	}
 	for _, o := range p.Outputs {
-		outs = append(outs, Op(regs[o], shape...))
+		outs = append(outs, Op(p.DType(o), shape...))
 	}
 	return ins, outs
 }

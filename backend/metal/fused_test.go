@@ -11,6 +11,8 @@ import (
 	"github.com/fathom-go/fathom/backend/cpu"
 	"github.com/fathom-go/fathom/backend/metal"
 	"github.com/fathom-go/fathom/backend/metal/internal/mslcpu"
+	"github.com/fathom-go/fathom/internal/fused"
+	"github.com/fathom-go/fathom/internal/opset"
 )
 
 // Operations whose float results are correctly rounded on both backends
@@ -18,24 +20,28 @@ import (
 // compared exactly, so comparisons, Floor and Where may follow any of
 // them without amplifying a rounding difference.
 var (
-	exactUnary  = []string{"Neg", "Abs", "Sign", "Square", "Sqrt", "Reciprocal", "Floor", "Ceil", "Round", "LogicalNot", "IsNaN", "IsInf"}
-	exactBinary = []string{"Add", "Sub", "Mul", "Div", "FloorDivide", "Remainder", "Maximum", "Minimum", "Equal",
-		"NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual", "LogicalAnd", "LogicalOr"}
+	exactUnary = []opset.UnaryOp{opset.Neg, opset.Abs, opset.Sign, opset.Square, opset.Sqrt, opset.Reciprocal,
+		opset.Floor, opset.Ceil, opset.Round, opset.LogicalNot, opset.IsNaN, opset.IsInf}
+	exactBinary = []opset.BinaryOp{opset.Add, opset.Sub, opset.Mul, opset.Div, opset.FloorDivide, opset.Remainder,
+		opset.Maximum, opset.Minimum, opset.Equal, opset.NotEqual, opset.Less, opset.LessEqual, opset.Greater,
+		opset.GreaterEqual, opset.LogicalAnd, opset.LogicalOr}
 	// Smooth operations: results within a few ulps, compared with a
 	// tolerance, and no discontinuous operation after them.
-	smoothUnary  = []string{"Neg", "Abs", "Exp", "Tanh", "Sigmoid", "Sin", "Cos", "ArcTan", "Erf", "Square"}
-	smoothBinary = []string{"Add", "Sub", "Mul", "Maximum", "Minimum", "LogAddExp"}
+	smoothUnary = []opset.UnaryOp{opset.Neg, opset.Abs, opset.Exp, opset.Tanh, opset.Sigmoid, opset.Sin, opset.Cos,
+		opset.ArcTan, opset.Erf, opset.Square}
+	smoothBinary = []opset.BinaryOp{opset.Add, opset.Sub, opset.Mul, opset.Maximum, opset.Minimum, opset.LogAddExp}
 )
 
 // progGen builds a random program one instruction at a time.
 type progGen struct {
-	r    *rand.Rand
-	p    metal.Program
-	regs []array.DType
+	r        *rand.Rand
+	inDTypes []array.DType
+	instrs   []fused.Instr
+	regs     []array.DType
 }
 
-func (g *progGen) emit(in metal.Instr) int {
-	g.p.Instrs = append(g.p.Instrs, in)
+func (g *progGen) emit(in fused.Instr) int {
+	g.instrs = append(g.instrs, in)
 	g.regs = append(g.regs, in.DType)
 	return len(g.regs) - 1
 }
@@ -45,70 +51,70 @@ func (g *progGen) as(a int, dt array.DType) int {
 	if g.regs[a] == dt {
 		return a
 	}
-	return g.emit(metal.Instr{Kind: metal.KindAsType, Args: []int{a}, DType: dt})
+	return g.emit(fused.Instr{Kind: fused.AsType, Args: []int{a}, DType: dt})
 }
 
 func (g *progGen) pick() int { return g.r.Intn(len(g.regs)) }
 
 // randomProgram returns a program of 2 to 10 operations over 1 to 4
 // inputs of dtypes drawn from dts, using the given operations.
-func randomProgram(r *rand.Rand, dts []array.DType, unary, binary []string, withWhere bool) metal.Program {
+func randomProgram(r *rand.Rand, dts []array.DType, unary []opset.UnaryOp, binary []opset.BinaryOp, withWhere bool) *fused.Program {
 	g := &progGen{r: r}
 	for range 1 + r.Intn(4) {
 		dt := dts[r.Intn(len(dts))]
-		g.p.InDTypes = append(g.p.InDTypes, dt)
+		g.inDTypes = append(g.inDTypes, dt)
 		g.regs = append(g.regs, dt)
 	}
 	for range 2 + r.Intn(9) {
 		switch k := r.Intn(10); {
 		case k < 4:
 			a := g.pick()
-			var ok []string
+			var ok []opset.UnaryOp
 			for _, op := range unary {
-				if _, err := metal.UnaryResult(op, g.regs[a]); err == nil {
+				if op.Supported(array.DeviceGPU, g.regs[a]) {
 					ok = append(ok, op)
 				}
 			}
 			if len(ok) == 0 {
 				a = g.as(a, dts[0])
-				ok = []string{unary[0]}
+				ok = []opset.UnaryOp{unary[0]}
 			}
 			op := ok[r.Intn(len(ok))]
-			dt, _ := metal.UnaryResult(op, g.regs[a])
-			g.emit(metal.Instr{Kind: metal.KindUnary, Op: op, Args: []int{a}, DType: dt})
+			dt, _ := op.Result(g.regs[a])
+			g.emit(fused.Instr{Kind: fused.Unary, Op: uint8(op), Args: []int{a}, DType: dt})
 		case k < 8 || !withWhere:
 			a := g.pick()
 			op := binary[r.Intn(len(binary))]
-			if _, err := metal.BinaryResult(op, g.regs[a]); err != nil {
+			if !op.Supported(array.DeviceGPU, g.regs[a]) {
 				a = g.as(a, dts[0])
-				if op == "LogicalAnd" || op == "LogicalOr" {
+				if op == opset.LogicalAnd || op == opset.LogicalOr {
 					a = g.as(a, array.Bool)
 				}
-				if _, err := metal.BinaryResult(op, g.regs[a]); err != nil {
+				if !op.Supported(array.DeviceGPU, g.regs[a]) {
 					op = binary[0]
 				}
 			}
 			b := g.as(g.pick(), g.regs[a])
-			dt, _ := metal.BinaryResult(op, g.regs[a])
-			g.emit(metal.Instr{Kind: metal.KindBinary, Op: op, Args: []int{a, b}, DType: dt})
+			dt, _ := op.Result(g.regs[a])
+			g.emit(fused.Instr{Kind: fused.Binary, Op: uint8(op), Args: []int{a, b}, DType: dt})
 		default:
 			c := g.as(g.pick(), array.Bool)
 			x := g.pick()
 			y := g.as(g.pick(), g.regs[x])
-			g.emit(metal.Instr{Kind: metal.KindWhere, Args: []int{c, x, y}, DType: g.regs[x]})
+			g.emit(fused.Instr{Kind: fused.Where, Args: []int{c, x, y}, DType: g.regs[x]})
 		}
 	}
 	last := len(g.regs) - 1
-	g.p.Outputs = []int{last}
-	if nIn := len(g.p.InDTypes); last > nIn && r.Intn(3) == 0 {
-		g.p.Outputs = append(g.p.Outputs, nIn+r.Intn(last-nIn))
+	outputs := []int{last}
+	if nIn := len(g.inDTypes); last > nIn && r.Intn(3) == 0 {
+		outputs = append(outputs, nIn+r.Intn(last-nIn))
 	}
-	return g.p
+	return fused.New(g.inDTypes, g.instrs, outputs)
 }
 
 // evalProgram runs p instruction by instruction with the CPU kernels, on
-// inputs broadcast to shape: the semantics of compile's CPU interpreter.
-func evalProgram(p metal.Program, ins []cpu.Buf, shape []int) ([]cpu.Buf, error) {
+// inputs broadcast to shape: the semantics of cpu.Fused.
+func evalProgram(p *fused.Program, ins []cpu.Buf, shape []int) ([]cpu.Buf, error) {
 	regs := make([]cpu.Buf, 0, len(ins)+len(p.Instrs))
 	for _, b := range ins {
 		regs = append(regs, broadcastBuf(b, shape))
@@ -118,16 +124,16 @@ func evalProgram(p metal.Program, ins []cpu.Buf, shape []int) ([]cpu.Buf, error)
 		n *= d
 	}
 	for _, in := range p.Instrs {
-		out := cpu.Contiguous(make([]byte, n*in.DType.Size()), in.DType, shape)
+		out := cpu.Buf{Data: make([]byte, n*in.DType.Size()), DType: in.DType, Shape: shape, Strides: array.RowMajorStrides(shape)}
 		var err error
 		switch in.Kind {
-		case metal.KindUnary:
-			err = cpu.Unary(cpuUnary[in.Op], out, regs[in.Args[0]])
-		case metal.KindBinary:
-			err = cpu.Binary(cpuBinary[in.Op], out, regs[in.Args[0]], regs[in.Args[1]])
-		case metal.KindWhere:
+		case fused.Unary:
+			err = cpu.Unary(opset.UnaryOp(in.Op), out, regs[in.Args[0]])
+		case fused.Binary:
+			err = cpu.Binary(opset.BinaryOp(in.Op), out, regs[in.Args[0]], regs[in.Args[1]])
+		case fused.Where:
 			err = cpu.Where(out, regs[in.Args[0]], regs[in.Args[1]], regs[in.Args[2]])
-		case metal.KindAsType:
+		case fused.AsType:
 			err = cpu.Copy(out, regs[in.Args[0]])
 		}
 		if err != nil {
@@ -151,7 +157,7 @@ func broadcastBuf(b cpu.Buf, shape []int) cpu.Buf {
 // fusedCase is a program with its operand layouts.
 type fusedCase struct {
 	name  string
-	p     metal.Program
+	p     *fused.Program
 	ins   []Operand
 	outs  []Operand
 	shape []int
@@ -185,7 +191,7 @@ func fusedCases() []fusedCase {
 		array.Int64, array.Bool}
 	for i := range 40 {
 		exact := i%3 != 2
-		var p metal.Program
+		var p *fused.Program
 		tol := 0.0
 		if exact {
 			p = randomProgram(r, exactDTypes, exactUnary, exactBinary, true)
@@ -199,12 +205,8 @@ func fusedCases() []fusedCase {
 		for _, dt := range p.InDTypes {
 			c.ins = append(c.ins, fusedInput(r, dt, shape, strided))
 		}
-		regs := append([]array.DType(nil), p.InDTypes...)
-		for _, in := range p.Instrs {
-			regs = append(regs, in.DType)
-		}
 		for _, o := range p.Outputs {
-			out := Op(regs[o], shape...)
+			out := Op(p.DType(o), shape...)
 			if strided && r.Intn(2) == 0 {
 				out = out.With(Sliced)
 			}
@@ -222,7 +224,7 @@ func TestFusedRandomProgramsMatchTheCPU(t *testing.T) {
 	// one per program.
 	var libs []mslcpu.Library
 	for _, c := range cs {
-		ls, err := metal.FusedLaunch(c.p, views(materializeOuts(c.outs)), views(materializeOuts(c.ins)))
+		ls, err := metal.Fused(c.p, views(materializeOuts(c.outs)), views(materializeOuts(c.ins)))
 		if err != nil {
 			t.Fatalf("%s:\n%s\n%v", c.name, c.p, err)
 		}
@@ -240,7 +242,7 @@ func TestFusedRandomProgramsMatchTheCPU(t *testing.T) {
 			Out:  c.outs,
 			Tol:  c.tol,
 			GPU: func(out, in []metal.View) ([]metal.Launch, error) {
-				ls, err := metal.FusedLaunch(c.p, out, in)
+				ls, err := metal.Fused(c.p, out, in)
 				if err == nil {
 					kernel = ls[0].Kernel
 				}
@@ -277,21 +279,16 @@ func materializeOuts(ops []Operand) []operandData {
 }
 
 func TestFusedSourceIsCachedByProgram(t *testing.T) {
-	p := metal.Program{
-		InDTypes: []array.DType{array.Float32, array.Float32},
-		Instrs: []metal.Instr{
-			{Kind: metal.KindBinary, Op: "Mul", Args: []int{0, 1}, DType: array.Float32},
-			{Kind: metal.KindUnary, Op: "Tanh", Args: []int{2}, DType: array.Float32},
-		},
-		Outputs: []int{3},
-	}
-	plan := func(p metal.Program) metal.Launch {
+	f32 := []array.DType{array.Float32, array.Float32}
+	mul := fused.Instr{Kind: fused.Binary, Op: uint8(opset.Mul), Args: []int{0, 1}, DType: array.Float32}
+	p := fused.New(f32, []fused.Instr{mul, {Kind: fused.Unary, Op: uint8(opset.Tanh), Args: []int{2}, DType: array.Float32}}, []int{3})
+	plan := func(p *fused.Program) metal.Launch {
 		t.Helper()
 		in := views(materializeOuts([]Operand{Op(array.Float32, 4), Op(array.Float32, 4)}))
 		out := views(materializeOuts([]Operand{Op(array.Float32, 4)}))
-		ls, err := metal.FusedLaunch(p, out, in)
+		ls, err := metal.Fused(p, out, in)
 		if err != nil || len(ls) != 1 {
-			t.Fatalf("FusedLaunch: %v, %d launches", err, len(ls))
+			t.Fatalf("Fused: %v, %d launches", err, len(ls))
 		}
 		return ls[0]
 	}
@@ -302,20 +299,15 @@ func TestFusedSourceIsCachedByProgram(t *testing.T) {
 	if !strings.Contains(a.Source, "r3 = Tanh(r2)") {
 		t.Errorf("the source does not quote the program:\n%s", a.Source)
 	}
-	q := p
-	q.Instrs = append([]metal.Instr(nil), p.Instrs...)
-	q.Instrs[1].Op = "Sigmoid"
+	q := fused.New(f32, []fused.Instr{mul, {Kind: fused.Unary, Op: uint8(opset.Sigmoid), Args: []int{2}, DType: array.Float32}}, []int{3})
 	if c := plan(q); c.Library == a.Library {
 		t.Errorf("different programs share library %q", c.Library)
 	}
 }
 
-func TestFusedLaunchVariants(t *testing.T) {
-	p := metal.Program{
-		InDTypes: []array.DType{array.Float32, array.Float32},
-		Instrs:   []metal.Instr{{Kind: metal.KindBinary, Op: "Add", Args: []int{0, 1}, DType: array.Float32}},
-		Outputs:  []int{2},
-	}
+func TestFusedVariants(t *testing.T) {
+	p := fused.New([]array.DType{array.Float32, array.Float32},
+		[]fused.Instr{{Kind: fused.Binary, Op: uint8(opset.Add), Args: []int{0, 1}, DType: array.Float32}}, []int{2})
 	for _, tc := range []struct {
 		name   string
 		a, b   Operand
@@ -329,7 +321,7 @@ func TestFusedLaunchVariants(t *testing.T) {
 		{"transposed", Op(array.Float32, 3, 4).With(Transposed), Op(array.Float32, 3, 4), Op(array.Float32, 3, 4), "fused_strided"},
 		{"strided output", Op(array.Float32, 3, 4), Op(array.Float32, 3, 4), Op(array.Float32, 3, 4).With(Sliced), "fused_strided"},
 	} {
-		ls, err := metal.FusedLaunch(p, views(materializeOuts([]Operand{tc.out})), views(materializeOuts([]Operand{tc.a, tc.b})))
+		ls, err := metal.Fused(p, views(materializeOuts([]Operand{tc.out})), views(materializeOuts([]Operand{tc.a, tc.b})))
 		if err != nil {
 			t.Errorf("%s: %v", tc.name, err)
 			continue
@@ -340,40 +332,41 @@ func TestFusedLaunchVariants(t *testing.T) {
 	}
 }
 
-func TestFusedLaunchRejectsBadPrograms(t *testing.T) {
+func TestFusedRejectsBadPrograms(t *testing.T) {
 	f32 := array.Float32
-	add := metal.Instr{Kind: metal.KindBinary, Op: "Add", Args: []int{0, 1}, DType: f32}
+	add := fused.Instr{Kind: fused.Binary, Op: uint8(opset.Add), Args: []int{0, 1}, DType: f32}
+	two := []array.DType{f32, f32}
 	for _, tc := range []struct {
 		name string
-		p    metal.Program
+		p    *fused.Program
 		ins  []Operand
 		want string
 	}{
-		{"argument not earlier", metal.Program{InDTypes: []array.DType{f32, f32},
-			Instrs: []metal.Instr{{Kind: metal.KindUnary, Op: "Exp", Args: []int{2}, DType: f32}}, Outputs: []int{2}},
+		{"argument not earlier", fused.New(two,
+			[]fused.Instr{{Kind: fused.Unary, Op: uint8(opset.Exp), Args: []int{2}, DType: f32}}, []int{2}),
 			nil, "not an earlier register"},
-		{"wrong result dtype", metal.Program{InDTypes: []array.DType{f32, f32},
-			Instrs: []metal.Instr{{Kind: metal.KindBinary, Op: "Less", Args: []int{0, 1}, DType: f32}}, Outputs: []int{2}},
+		{"wrong result dtype", fused.New(two,
+			[]fused.Instr{{Kind: fused.Binary, Op: uint8(opset.Less), Args: []int{0, 1}, DType: f32}}, []int{2}),
 			nil, "gives bool"},
-		{"mixed operand dtypes", metal.Program{InDTypes: []array.DType{f32, array.Int32},
-			Instrs: []metal.Instr{add}, Outputs: []int{2}},
+		{"mixed operand dtypes", fused.New([]array.DType{f32, array.Int32}, []fused.Instr{add}, []int{2}),
 			[]Operand{Op(f32, 3), Op(array.Int32, 3)}, "Add of float32 and int32"},
-		{"float64", metal.Program{InDTypes: []array.DType{array.Float64, array.Float64},
-			Instrs: []metal.Instr{{Kind: metal.KindBinary, Op: "Add", Args: []int{0, 1}, DType: array.Float64}}, Outputs: []int{2}},
+		{"float64", fused.New([]array.DType{array.Float64, array.Float64},
+			[]fused.Instr{{Kind: fused.Binary, Op: uint8(opset.Add), Args: []int{0, 1}, DType: array.Float64}}, []int{2}),
 			[]Operand{Op(array.Float64, 3), Op(array.Float64, 3)}, "float64 is not supported on the GPU"},
-		{"unknown op", metal.Program{InDTypes: []array.DType{f32, f32},
-			Instrs: []metal.Instr{{Kind: metal.KindUnary, Op: "Frobnicate", Args: []int{0}, DType: f32}}, Outputs: []int{2}},
-			nil, "unknown operation"},
-		{"no outputs", metal.Program{InDTypes: []array.DType{f32, f32}, Instrs: []metal.Instr{add}},
+		{"complex Sin", fused.New([]array.DType{array.Complex64},
+			[]fused.Instr{{Kind: fused.Unary, Op: uint8(opset.Sin), Args: []int{0}, DType: array.Complex64}}, []int{1}),
+			[]Operand{Op(array.Complex64, 3)}, "Sin of complex64 is not supported on the GPU"},
+		{"unknown op", fused.New(two,
+			[]fused.Instr{{Kind: fused.Unary, Op: 200, Args: []int{0}, DType: f32}}, []int{2}),
+			nil, "UnaryOp(200) is not defined"},
+		{"no outputs", fused.New(two, []fused.Instr{add}, nil),
 			nil, "no outputs"},
-		{"not broadcastable", metal.Program{InDTypes: []array.DType{f32, f32}, Instrs: []metal.Instr{add}, Outputs: []int{2}},
-			[]Operand{Op(f32, 3), Op(f32, 2)}, "does not broadcast"},
 	} {
 		ins := tc.ins
 		if ins == nil {
 			ins = []Operand{Op(f32, 3), Op(f32, 3)}
 		}
-		_, err := metal.FusedLaunch(tc.p, views(materializeOuts([]Operand{Op(f32, 3)})), views(materializeOuts(ins)))
+		_, err := metal.Fused(tc.p, views(materializeOuts([]Operand{Op(f32, 3)})), views(materializeOuts(ins)))
 		var ae *array.Error
 		if !errors.As(err, &ae) || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "metal.") {
 			t.Errorf("%s: error %v, want an *array.Error containing %q", tc.name, err, tc.want)

@@ -2,7 +2,6 @@ package metal
 
 import (
 	"encoding/binary"
-	"slices"
 
 	"github.com/fathom-go/fathom/array"
 )
@@ -26,7 +25,7 @@ func newIndexCheck(op string, axis, size int) *IndexCheck {
 }
 
 // arg binds the error buffer (kernels write it atomically).
-func (c *IndexCheck) arg() BufArg { return BufArg{Mem: c.mem, Write: true} }
+func (c *IndexCheck) arg() bufArg { return bufArg{Mem: c.mem, Write: true} }
 
 // Err returns nil if every index was in range, or an *array.Error naming
 // a bad index, the axis and its size. It is valid once the launches have
@@ -60,14 +59,11 @@ func Take(out, a, idx View, axis int) ([]Launch, *IndexCheck, error) {
 	if err := checkGatherViews(op, out, a, idx); err != nil {
 		return nil, nil, err
 	}
-	if axis < 0 || axis >= len(a.Shape) {
-		return nil, nil, array.Errorf(op, "axis %d out of range for shape %v", axis, a.Shape)
+	if out.DType != a.DType {
+		return nil, nil, array.Errorf(op, "out dtype %v differs from a's %v", out.DType, a.DType)
 	}
 	ni := len(idx.Shape)
-	want := append(append(append([]int{}, a.Shape[:axis]...), idx.Shape...), a.Shape[axis+1:]...)
-	if !slices.Equal(out.Shape, want) || out.DType != a.DType {
-		return nil, nil, array.Errorf(op, "out %v %v does not match a %v %v with indices %v along axis %d", out.Shape, out.DType, a.Shape, a.DType, idx.Shape, axis)
-	}
+	want := out.Shape
 	nd := len(want)
 	is, ss := make([]int, nd), make([]int, nd)
 	copy(is[axis:], idx.Strides)
@@ -87,9 +83,6 @@ func TakeAlongAxis(out, a, idx View, axis int) ([]Launch, *IndexCheck, error) {
 	if err := checkGatherViews(op, out, a, idx); err != nil {
 		return nil, nil, err
 	}
-	if err := alongAxisShapes(op, a, idx, out.Shape, axis); err != nil {
-		return nil, nil, err
-	}
 	if out.DType != a.DType {
 		return nil, nil, array.Errorf(op, "out dtype %v differs from a's %v", out.DType, a.DType)
 	}
@@ -107,20 +100,6 @@ func checkGatherViews(op string, out, a, idx View) error {
 		return err
 	}
 	return checkIndexView(op, idx)
-}
-
-// alongAxisShapes checks the shapes shared by the along-axis kernels: idx
-// has shape, and a matches it on every axis but axis.
-func alongAxisShapes(op string, a, idx View, shape []int, axis int) error {
-	if axis < 0 || axis >= len(a.Shape) || len(a.Shape) != len(shape) || !slices.Equal(idx.Shape, shape) {
-		return array.Errorf(op, "shapes %v (array) and %v (indices) do not fit axis %d", a.Shape, idx.Shape, axis)
-	}
-	for d := range shape {
-		if d != axis && a.Shape[d] != shape[d] {
-			return array.Errorf(op, "shapes %v (array) and %v (indices) differ outside axis %d", a.Shape, idx.Shape, axis)
-		}
-	}
-	return nil
 }
 
 // gatherPlan launches gather: out[e] = src[e] + wrap(idx[e]) * step, src
@@ -147,7 +126,7 @@ func gatherPlan(op string, out, src, idx, a View, axis int) ([]Launch, *IndexChe
 	groups := cappedGroups((total + 255) / 256)
 	return []Launch{{
 		Library: "gather.metal", Kernel: "gather_" + wordBits(out.DType) + "_" + idx.DType.String(),
-		Buffers: []BufArg{outArg, srcArg, idxArg, chk.arg()}, Params: p.bytes(),
+		Buffers: []bufArg{outArg, srcArg, idxArg, chk.arg()}, Params: p.bytes(),
 		Grid: [3]int{groups * 256, 1, 1}, Group: [3]int{256, 1, 1},
 	}}, chk, nil
 }
@@ -171,12 +150,8 @@ func PutAlongAxis(out, a, idx, values View, axis int) ([]Launch, *IndexCheck, er
 	if err := values.check(op, "values"); err != nil {
 		return nil, nil, err
 	}
-	if err := alongAxisShapes(op, a, idx, idx.Shape, axis); err != nil {
-		return nil, nil, err
-	}
-	if !slices.Equal(values.Shape, idx.Shape) || values.DType != a.DType || out.DType != a.DType || !slices.Equal(out.Shape, a.Shape) {
-		return nil, nil, array.Errorf(op, "out %v %v, a %v %v and values %v %v do not match indices %v",
-			out.Shape, out.DType, a.Shape, a.DType, values.Shape, values.DType, idx.Shape)
+	if values.DType != a.DType || out.DType != a.DType {
+		return nil, nil, array.Errorf(op, "out dtype %v and values dtype %v differ from a's %v", out.DType, values.DType, a.DType)
 	}
 	ls, err := Copy(out, a)
 	if err != nil {
@@ -203,11 +178,8 @@ func ScatterAddAlongAxis(out, idx, updates View, axis int) ([]Launch, *IndexChec
 	if err := checkIndexView(op, idx); err != nil {
 		return nil, nil, err
 	}
-	if err := alongAxisShapes(op, out, idx, idx.Shape, axis); err != nil {
-		return nil, nil, err
-	}
-	if !slices.Equal(updates.Shape, idx.Shape) || updates.DType != out.DType {
-		return nil, nil, array.Errorf(op, "updates %v %v do not match indices %v and out dtype %v", updates.Shape, updates.DType, idx.Shape, out.DType)
+	if updates.DType != out.DType {
+		return nil, nil, array.Errorf(op, "updates dtype %v differs from out's %v", updates.DType, out.DType)
 	}
 	if out.DType == array.Bool || out.DType == array.Complex64 {
 		return nil, nil, array.Errorf(op, "cannot add dtype %v on the GPU", out.DType)
@@ -234,11 +206,11 @@ func scatterPlan(op string, ls []Launch, kernel string, out, idx, values View, a
 	valArg, valOff := bindAt(values, false)
 	p := params{}.add(l.outs, len(l.shape), l.n, out.Shape[axis], out.Strides[axis], idx.Strides[axis], values.Strides[axis], outOff, idxOff, valOff)
 	p = p.dims(l.shape).dims(l.strides[0]).dims(l.strides[1]).dims(l.strides[2])
-	bufs := []BufArg{outArg, idxArg, valArg, chk.arg()}
+	bufs := []bufArg{outArg, idxArg, valArg, chk.arg()}
 	if add {
-		acc := BufArg{Mem: out.Mem}
+		acc := bufArg{Mem: out.Mem}
 		if out.DType == array.Float16 || out.DType == array.BFloat16 {
-			acc = BufArg{Mem: make(scratchMem, l.outs*out.Shape[axis]*4), Write: true}
+			acc = bufArg{Mem: make(scratchMem, l.outs*out.Shape[axis]*4), Write: true}
 		}
 		bufs = append(bufs, acc)
 	}

@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/backend/metal/internal/plan"
 )
 
 // UseExecutorForTests makes the GPU device run its dispatches with e (the
@@ -18,7 +19,7 @@ import (
 // the real one (allocator, pipeline cache, command queue); only the
 // driver under it is replaced. It exists only in builds with the
 // fathom_mslharness tag, and must be called before the GPU is first used.
-func UseExecutorForTests(e Executor) error {
+func UseExecutorForTests(e plan.Executor) error {
 	installed := false
 	hostOnce.Do(func() {
 		d := &execDriver{e: e, bufs: map[unsafe.Pointer][]byte{}, names: map[string]string{}}
@@ -37,7 +38,7 @@ func UseExecutorForTests(e Executor) error {
 // Go memory, so a launch that fails leaves them as the executor left them
 // and the failure is reported when the buffer is waited for or polled.
 type execDriver struct {
-	e Executor
+	e plan.Executor
 
 	mu    sync.Mutex
 	bufs  map[unsafe.Pointer][]byte
@@ -61,10 +62,10 @@ type execMem []byte
 
 func (m execMem) Bytes() []byte { return m }
 
-// source is LibrarySource, remembering each library's name so its
+// source is librarySource, remembering each library's name so its
 // launches name it as the real ones do.
 func (d *execDriver) source(name string) (string, error) {
-	src, err := LibrarySource(name)
+	src, err := librarySource(name)
 	if err == nil {
 		d.mu.Lock()
 		d.names[src] = name
@@ -125,7 +126,7 @@ func (d *execDriver) encode(c cmdBuf, disp *dispatch) {
 	}
 	d.mu.Lock()
 	for i, id := range disp.buffers {
-		l.Buffers = append(l.Buffers, BufArg{Mem: execMem(d.bufs[id]), Offset: int(disp.offsets[i]), Write: disp.writes[i]})
+		l.Buffers = append(l.Buffers, bufArg{Mem: execMem(d.bufs[id]), Offset: int(disp.offsets[i]), Write: disp.writes[i]})
 	}
 	d.mu.Unlock()
 	cb := (*execCB)(c.enc)

@@ -42,10 +42,10 @@ func devZeros(t *testing.T, h *host, n int) *array.Storage {
 	return devF32(t, h, make([]float32, n)...)
 }
 
-func rd(m Memory) BufArg { return BufArg{Mem: m} }
-func wr(m Memory) BufArg { return BufArg{Mem: m, Write: true} }
+func rd(m Memory) bufArg { return bufArg{Mem: m} }
+func wr(m Memory) bufArg { return bufArg{Mem: m, Write: true} }
 
-func kernelLaunch(kernel string, n int, bufs ...BufArg) Launch {
+func kernelLaunch(kernel string, n int, bufs ...bufArg) Launch {
 	return Launch{Library: "test.metal", Kernel: kernel, Buffers: bufs, Grid: [3]int{n, 1, 1}, Group: [3]int{min(n, 256), 1, 1}}
 }
 
@@ -115,7 +115,7 @@ func TestQueueCommitsEveryNOps(t *testing.T) {
 		}
 	}
 	if commits != 2 {
-		t.Errorf("%d commits after 7 dispatches with %s=3, want 2: %v", commits, EnvCommitOps, g.eventLog())
+		t.Errorf("%d commits after 7 dispatches with %s=3, want 2: %v", commits, envCommitOps, g.eventLog())
 	}
 	mustSync(t, h)
 	if len(g.cbs) != 3 {
@@ -274,7 +274,7 @@ func TestQueueOffsets(t *testing.T) {
 	h, _ := newFakeHost(t, testConfig())
 	x := devF32(t, h, 1, 2, 3, 4)
 	y := devZeros(t, h, 4)
-	mustRun(t, h, kernelLaunch("add1", 2, BufArg{Mem: x, Offset: 8}, BufArg{Mem: y, Offset: 4, Write: true}))
+	mustRun(t, h, kernelLaunch("add1", 2, bufArg{Mem: x, Offset: 8}, bufArg{Mem: y, Offset: 4, Write: true}))
 	mustSync(t, h)
 	wantF32(t, "y", y, 0, 4, 5, 0)
 }
@@ -338,7 +338,7 @@ func TestPipelineCache(t *testing.T) {
 		mustRun(t, h, kernelLaunch("add1", 1, rd(x), wr(y)), kernelLaunch("inc", 1, wr(y)))
 	}
 	gen := Launch{Library: "gen:abc", Source: "kernel void add1() {}", Kernel: "add1",
-		Buffers: []BufArg{rd(x), wr(y)}, Grid: [3]int{1, 1, 1}, Group: [3]int{1, 1, 1}}
+		Buffers: []bufArg{rd(x), wr(y)}, Grid: [3]int{1, 1, 1}, Group: [3]int{1, 1, 1}}
 	mustRun(t, h, gen, gen)
 	if g.compiles != 2 {
 		t.Errorf("%d compiles for two libraries, want 2", g.compiles)
@@ -378,7 +378,7 @@ func TestCheckLaunch(t *testing.T) {
 	m := hostF32(1, 2)
 	ok := kernelLaunch("add1", 2, rd(m), wr(m))
 	many := ok
-	many.Buffers = make([]BufArg, 31)
+	many.Buffers = make([]bufArg, 31)
 	for i := range many.Buffers {
 		many.Buffers[i] = rd(m)
 	}
@@ -518,7 +518,7 @@ func TestAllocOutOfMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = h.alloc(600 << 10)
-	wantErr(t, err, "metal.Alloc", "out of device memory", EnvMemoryLimitMB)
+	wantErr(t, err, "metal.Alloc", "out of device memory", envMemoryLimitMB)
 	_, err = h.alloc(-1)
 	wantErr(t, err, "negative size")
 	_, err = h.alloc(2 << 30)
@@ -533,7 +533,7 @@ func TestAllocOutOfMemory(t *testing.T) {
 	c, _ := h.alloc(10)
 	d, _ := h.alloc(10)
 	_, err = h.alloc(10)
-	wantErr(t, err, "out of device buffers", EnvMaxBuffers)
+	wantErr(t, err, "out of device buffers", envMaxBuffers)
 	runtime.KeepAlive([]any{b, c, d})
 }
 
@@ -588,7 +588,7 @@ func TestLoadConfig(t *testing.T) {
 	if c != want {
 		t.Errorf("defaults %+v, want %+v", c, want)
 	}
-	c, err = loadConfig(env(EnvCommitOps, "7", EnvCommitMB, "3", EnvCacheLimitMB, "0", EnvMemoryLimitMB, "100", EnvMaxBuffers, "9"), 8<<30)
+	c, err = loadConfig(env(envCommitOps, "7", envCommitMB, "3", envCacheLimitMB, "0", envMemoryLimitMB, "100", envMaxBuffers, "9"), 8<<30)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -596,7 +596,7 @@ func TestLoadConfig(t *testing.T) {
 	if c != want {
 		t.Errorf("from the environment %+v, want %+v", c, want)
 	}
-	for _, bad := range [][2]string{{EnvCommitOps, "0"}, {EnvCommitMB, "x"}, {EnvCacheLimitMB, "-1"}, {EnvMemoryLimitMB, "1e3"}, {EnvMaxBuffers, "99999999999999999999"}} {
+	for _, bad := range [][2]string{{envCommitOps, "0"}, {envCommitMB, "x"}, {envCacheLimitMB, "-1"}, {envMemoryLimitMB, "1e3"}, {envMaxBuffers, "99999999999999999999"}} {
 		_, err := loadConfig(env(bad[0], bad[1]), 8<<30)
 		if err == nil || !strings.Contains(err.Error(), bad[0]) || !strings.Contains(err.Error(), fmt.Sprintf("%q", bad[1])) {
 			t.Errorf("%s=%s: error %v", bad[0], bad[1], err)

@@ -54,9 +54,9 @@ func withPrelude(pre, name, body string) string {
 	return b.String()
 }
 
-// Libraries returns the names of the embedded kernel libraries
+// libraryNames returns the names of the embedded kernel libraries
 // ("copy.metal", "unary.metal", ...), sorted.
-func Libraries() []string {
+func libraryNames() []string {
 	libs, _ := libraries()
 	names := make([]string, 0, len(libs))
 	for n := range libs {
@@ -66,13 +66,13 @@ func Libraries() []string {
 	return names
 }
 
-// LibrarySource returns the MSL source of the embedded library name, as
+// librarySource returns the MSL source of the embedded library name, as
 // the host compiles it: the common prelude followed by the file.
-func LibrarySource(name string) (string, error) {
+func librarySource(name string) (string, error) {
 	libs, _ := libraries()
 	src, ok := libs[name]
 	if !ok {
-		return "", array.Errorf("metal.LibrarySource", "no embedded library %q", name)
+		return "", array.Errorf("metal.librarySource", "no embedded library %q", name)
 	}
 	return src, nil
 }

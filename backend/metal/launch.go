@@ -1,53 +1,15 @@
 package metal
 
+import "github.com/fathom-go/fathom/backend/metal/internal/plan"
+
 // Launch is one kernel dispatch, described without reference to any
-// device: the Metal host (darwin) encodes it into a command buffer, and
-// the tests run the same Launch on the CPU through the MSL harness. Every
-// primitive's GPU path is a function from strided buffers to a list of
-// Launches (its plan), so the plan logic is tested on Linux too.
-type Launch struct {
-	// Library names the MSL source: an embedded kernels/*.metal file
-	// ("unary.metal"), or, for generated kernels, "gen:" and a hash of
-	// Source.
-	Library string
-	// Source is the MSL of a generated library; empty for embedded ones.
-	Source string
-	// Kernel is the [[host_name]] of the kernel function, which encodes
-	// its specialisation ("unary_exp_float_contig").
-	Kernel string
-	// Buffers are bound to [[buffer(0)]], [[buffer(1)]], ... in order.
-	Buffers []BufArg
-	// Params, if not empty, is bound with setBytes at index len(Buffers):
-	// a packed little-endian struct that the kernel declares as
-	// `constant P& p [[buffer(n)]]`.
-	Params []byte
-	// Grid is the number of threads (dispatchThreads: non-uniform
-	// threadgroups, so kernels need no padding); Group the threadgroup
-	// size. Both have every component >= 1.
-	Grid, Group [3]int
-}
+// device. Every kernel of this package is a function from strided views
+// to a list of Launches (its plan), which Run queues on the GPU.
+type Launch = plan.Launch
 
-// BufArg is a buffer argument: memory and a byte offset into it.
-type BufArg struct {
-	Mem    Memory
-	Offset int
-	// Write marks a buffer the kernel writes: the host orders later
-	// dispatches that read it after this one (a barrier), and the harness
-	// copies it back.
-	Write bool
-}
+// Memory is a block of device-visible memory: a shared-storage MTLBuffer
+// on Apple silicon (Alloc's *array.Storage), host memory elsewhere.
+type Memory = plan.Memory
 
-// Memory is a block of device-visible memory. On Apple silicon it is a
-// shared-storage MTLBuffer whose contents the host reads in place; in the
-// harness it is a Go byte slice.
-type Memory interface {
-	// Bytes returns the memory as seen by the host.
-	Bytes() []byte
-}
-
-// Executor runs Launches in order. Errors (a kernel that fails to
-// compile, a device fault, memory exhaustion) are returned, never
-// panicked.
-type Executor interface {
-	Run(l Launch) error
-}
+// bufArg is a buffer argument of a Launch.
+type bufArg = plan.BufArg

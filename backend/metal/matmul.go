@@ -1,14 +1,13 @@
 package metal
 
 import (
-	"slices"
-
 	"github.com/fathom-go/fathom/array"
 )
 
 // MatMul plans out = a @ b over the last two axes, as cpu.MatMul: a is
-// [..., M, K], b is [..., K, N] and out [..., M, N]; the batch axes of a
-// and b are already broadcast to out's (zero strides allowed), and any
+// [..., M, K], b is [..., K, N] and out [..., M, N] (the caller has
+// checked the shapes); the batch axes of a and b are already broadcast to
+// out's (zero strides allowed), and any
 // strides work (a transposed operand is read in place). float32, float16
 // and bfloat16 accumulate in float32 (rounding once); integers wrap, and
 // bool is an or of ands. K = 0 gives zeros.
@@ -31,14 +30,7 @@ func MatMul(out, a, b View) ([]Launch, error) {
 		}
 	}
 	nd := len(out.Shape)
-	if nd < 2 || len(a.Shape) != nd || len(b.Shape) != nd {
-		return nil, array.Errorf(name, "shapes %v @ %v -> %v need equal ranks of at least 2", a.Shape, b.Shape, out.Shape)
-	}
 	m, n, k := out.Shape[nd-2], out.Shape[nd-1], a.Shape[nd-1]
-	if a.Shape[nd-2] != m || b.Shape[nd-2] != k || b.Shape[nd-1] != n ||
-		!slices.Equal(a.Shape[:nd-2], out.Shape[:nd-2]) || !slices.Equal(b.Shape[:nd-2], out.Shape[:nd-2]) {
-		return nil, array.Errorf(name, "shapes %v @ %v do not give %v", a.Shape, b.Shape, out.Shape)
-	}
 	if a.DType != out.DType || b.DType != out.DType {
 		return nil, array.Errorf(name, "dtypes %v @ %v -> %v differ", a.DType, b.DType, out.DType)
 	}
@@ -63,7 +55,7 @@ func MatMul(out, a, b View) ([]Launch, error) {
 	p := params{}.add(m, n, k, batches, len(bl.shape), aOff, bOff, oOff,
 		a.Strides[nd-2], a.Strides[nd-1], b.Strides[nd-2], b.Strides[nd-1], out.Strides[nd-2], out.Strides[nd-1])
 	p = p.dims(bl.shape).dims(bl.strides[0]).dims(bl.strides[1]).dims(bl.strides[2])
-	l := Launch{Library: "matmul.metal", Buffers: []BufArg{aArg, bArg, oArg}, Params: p.bytes()}
+	l := Launch{Library: "matmul.metal", Buffers: []bufArg{aArg, bArg, oArg}, Params: p.bytes()}
 	dt := out.DType.String()
 	switch {
 	case n == 1:

@@ -1,10 +1,13 @@
 package metal
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"sync/atomic"
 
 	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/internal/opset"
 )
 
 // This file holds the reductions and the pieces the other line-wise
@@ -51,9 +54,9 @@ func (p params) bytes() []byte { return packParams(p) }
 // bindAt binds v's memory at the lowest element v reaches and returns
 // the offset of v's first element from there (>= 0 with negative
 // strides), as the kernels expect.
-func bindAt(v View, write bool) (BufArg, int) {
+func bindAt(v View, write bool) (bufArg, int) {
 	lo, _ := v.span()
-	return BufArg{Mem: v.Mem, Offset: lo * v.DType.Size(), Write: write}, v.Offset - lo
+	return bufArg{Mem: v.Mem, Offset: lo * v.DType.Size(), Write: write}, v.Offset - lo
 }
 
 // without returns s without element i.
@@ -119,34 +122,23 @@ func lineGrid(items, n int) (grid, group [3]int, perSimd bool) {
 	return [3]int{groups * tg, 1, 1}, [3]int{tg, 1, 1}, false
 }
 
-// reduceOps are the ops of Reduce and their kernel names.
-var reduceOps = map[string]string{"Sum": "sum", "Prod": "prod", "Max": "max", "Min": "min", "All": "all", "Any": "any"}
-
-// reduceDType returns the dtype of op's result on dt (as cpu.ReduceDType):
-// Sum and Prod of bool give int32, All and Any give bool.
-func reduceDType(op string, dt array.DType) array.DType {
-	switch {
-	case op == "All" || op == "Any":
-		return array.Bool
-	case dt == array.Bool && (op == "Sum" || op == "Prod"):
-		return array.Int32
-	}
-	return dt
-}
-
-// accDType is the dtype partial results of op on dt are kept in between
-// the passes of a split reduction: float32 for the 16-bit floats (which
-// accumulate in float32), else the result dtype.
-func accDType(op string, dt array.DType) array.DType {
-	r := reduceDType(op, dt)
+// accDType is the dtype partial results are kept in between the passes
+// of a split reduction to r: float32 for the 16-bit floats (which
+// accumulate in float32), else r.
+func accDType(r array.DType) array.DType {
 	if r == array.Float16 || r == array.BFloat16 {
 		return array.Float32
 	}
 	return r
 }
 
-// checkGPUDType rejects dtypes the line-wise kernels do not handle:
-// float64 (no double in Metal) and complex64.
+// kernelName is op's name in the kernels of the line-wise families
+// ("sum", "cumsum", "argmax").
+func kernelName(op fmt.Stringer) string { return strings.ToLower(op.String()) }
+
+// checkGPUDType rejects dtypes the line-wise kernels without an opset
+// enum (softmax, sorts, scatters) do not handle: float64 (no double in
+// Metal) and complex64.
 func checkGPUDType(op string, dt array.DType) error {
 	if err := checkDType(op, dt); err != nil {
 		return err
@@ -167,10 +159,10 @@ const (
 	splitParts = 256
 )
 
-// Reduce plans folding in over axes (sorted, distinct) with op ("Sum",
-// "Prod", "Max", "Min", "All", "Any") into out, whose shape is in's
-// without those axes and whose dtype is in's (Sum and Prod of bool:
-// int32; All and Any: bool), as cpu.Reduce. Both may be strided and in may
+// Reduce plans folding in over axes (sorted, distinct) with op into out,
+// whose shape is in's without those axes (the caller has checked both)
+// and whose dtype is op.Result(in.DType), as cpu.Reduce; the GPU has no
+// complex64 reductions. Both may be strided and in may
 // broadcast. Empty folds give the identity, except for Max and Min, where
 // they are an error.
 //
@@ -181,11 +173,11 @@ const (
 // threadgroup, lanes reading neighbouring elements. Few long folds are
 // split in two passes through scratch memory (the whole-array reduction
 // is the case of one output).
-func Reduce(op string, out, in View, axes []int) ([]Launch, error) {
+func Reduce[O reduceName](o O, out, in View, axes []int) ([]Launch, error) {
 	const name = "metal.Reduce"
-	kop, ok := reduceOps[op]
-	if !ok {
-		return nil, array.Errorf(name, "unknown reduction %q", op)
+	op, err := reduceOf(name, o)
+	if err != nil {
+		return nil, err
 	}
 	if err := in.check(name, "input"); err != nil {
 		return nil, err
@@ -193,17 +185,14 @@ func Reduce(op string, out, in View, axes []int) ([]Launch, error) {
 	if err := out.check(name, "output"); err != nil {
 		return nil, err
 	}
-	if err := checkGPUDType(name, in.DType); err != nil {
-		return nil, err
+	want, ok := op.Result(in.DType)
+	if !ok || !op.Supported(array.DeviceGPU, in.DType) {
+		return nil, unsupported(name, op, in.DType, ok)
 	}
-	if want := reduceDType(op, in.DType); out.DType != want {
-		return nil, array.Errorf(name, "%s of %v gives %v, not %v", op, in.DType, want, out.DType)
+	if out.DType != want {
+		return nil, array.Errorf(name, "%v of %v gives %v, not %v", op, in.DType, want, out.DType)
 	}
-	for i, ax := range axes {
-		if ax < 0 || ax >= len(in.Shape) || (i > 0 && ax <= axes[i-1]) {
-			return nil, array.Errorf(name, "axes %v are not sorted, distinct axes of shape %v", axes, in.Shape)
-		}
-	}
+	kop := kernelName(op)
 	var keptShape, keptIn, redShape, redIn []int
 	for i, d := range in.Shape {
 		if slices.Contains(axes, i) {
@@ -212,9 +201,6 @@ func Reduce(op string, out, in View, axes []int) ([]Launch, error) {
 			keptShape, keptIn = append(keptShape, d), append(keptIn, in.Strides[i])
 		}
 	}
-	if !slices.Equal(keptShape, out.Shape) {
-		return nil, array.Errorf(name, "output shape %v for input %v reduced over %v, want %v", out.Shape, in.Shape, axes, keptShape)
-	}
 	outs, n := out.Size(), 1
 	for _, d := range redShape {
 		n *= d
@@ -222,8 +208,8 @@ func Reduce(op string, out, in View, axes []int) ([]Launch, error) {
 	if outs == 0 {
 		return nil, nil
 	}
-	if n == 0 && (op == "Max" || op == "Min") {
-		return nil, array.Errorf(name, "%s over an empty axis of shape %v has no identity", op, in.Shape)
+	if n == 0 && (op == opset.Max || op == opset.Min) {
+		return nil, array.Errorf(name, "%v over an empty axis of shape %v has no identity", op, in.Shape)
 	}
 	k := collapse(keptShape, View{Strides: keptIn}, out)
 	r := foldDims(redShape, redIn)
@@ -232,12 +218,12 @@ func Reduce(op string, out, in View, axes []int) ([]Launch, error) {
 	}
 	inArg, inOff := bindAt(in, false)
 	outArg, outOff := bindAt(out, true)
-	pass := func(kernel string, parts, chunk int, src, dst BufArg, srcOff, dstOff int, kin, kout []int, n int, r layout) Launch {
+	pass := func(kernel string, parts, chunk int, src, dst bufArg, srcOff, dstOff int, kin, kout []int, n int, r layout) Launch {
 		items := outs * parts
 		grid, group, perSimd := lineGrid(items, min(n, chunk))
 		p := params{}.add(n, outs, parts, chunk, b2i(perSimd), srcOff, dstOff, len(k.shape), len(r.shape))
 		p = p.dims(k.shape).dims(kin).dims(kout).dims(r.shape).dims(r.strides[0])
-		return Launch{Library: "reduce.metal", Kernel: kernel, Buffers: []BufArg{src, dst}, Params: p.bytes(), Grid: grid, Group: group}
+		return Launch{Library: "reduce.metal", Kernel: kernel, Buffers: []bufArg{src, dst}, Params: p.bytes(), Grid: grid, Group: group}
 	}
 	rows := func(from, to array.DType) string {
 		return "reduce_rows_" + kop + "_" + from.String() + "_" + to.String()
@@ -249,9 +235,9 @@ func Reduce(op string, out, in View, axes []int) ([]Launch, error) {
 	case n >= splitMin && outs < splitOuts:
 		parts := min((n+splitChunk-1)/splitChunk, splitParts)
 		chunk := (n + parts - 1) / parts
-		acc := accDType(op, in.DType)
+		acc := accDType(want)
 		mem := make(scratchMem, outs*parts*acc.Size())
-		tmp := BufArg{Mem: mem, Write: true}
+		tmp := bufArg{Mem: mem, Write: true}
 		first := pass(rows(in.DType, acc), parts, chunk, inArg, tmp, inOff, 0, kin, kout, n, r)
 		// The second pass folds the [outs, parts] partials: its kept dims
 		// are the first pass's with row-major strides scaled by parts.
@@ -268,7 +254,7 @@ func Reduce(op string, out, in View, axes []int) ([]Launch, error) {
 		p = p.dims(k.shape).dims(kin).dims(kout).dims(r.shape).dims(r.strides[0])
 		return []Launch{{
 			Library: "reduce.metal", Kernel: "reduce_cols_" + kop + "_" + in.DType.String() + "_" + out.DType.String(),
-			Buffers: []BufArg{inArg, outArg}, Params: p.bytes(),
+			Buffers: []bufArg{inArg, outArg}, Params: p.bytes(),
 			Grid: [3]int{(outs + 31) / 32 * 32, 8, 1}, Group: [3]int{32, 8, 1},
 		}}, nil
 	}
@@ -301,26 +287,21 @@ func b2i(b bool) int {
 }
 
 // ArgReduce plans writing to out (int32, in's shape without axis) the
-// index along axis of each line's largest ("ArgMax") or smallest
-// ("ArgMin") element, as cpu.ArgReduce: ties go to the first, and the
+// index along axis of each line's largest (ArgMax) or smallest (ArgMin)
+// element, as cpu.ArgReduce: ties go to the first, and the
 // first NaN beats every number. The axis must not be empty unless out is.
 // Each line is folded by a simdgroup (short lines) or a threadgroup.
-func ArgReduce(op string, out, in View, axis int) ([]Launch, error) {
+func ArgReduce[O argName](o O, out, in View, axis int) ([]Launch, error) {
 	const name = "metal.ArgReduce"
-	var kop string
-	switch op {
-	case "ArgMax":
-		kop = "argmax"
-	case "ArgMin":
-		kop = "argmin"
-	default:
-		return nil, array.Errorf(name, "unknown arg reduction %q", op)
-	}
-	if err := checkLineViews(name, out, in, axis, true); err != nil {
+	op, err := argOf(name, o)
+	if err != nil {
 		return nil, err
 	}
-	if err := checkGPUDType(name, in.DType); err != nil {
+	if err := checkLineViews(name, out, in); err != nil {
 		return nil, err
+	}
+	if _, ok := op.Result(in.DType); !ok || !op.Supported(array.DeviceGPU, in.DType) {
+		return nil, unsupported(name, op, in.DType, ok)
 	}
 	if out.DType != array.Int32 {
 		return nil, array.Errorf(name, "output dtype %v, want int32", out.DType)
@@ -329,31 +310,18 @@ func ArgReduce(op string, out, in View, axis int) ([]Launch, error) {
 		return nil, nil
 	}
 	if in.Shape[axis] == 0 {
-		return nil, array.Errorf(name, "%s over an empty axis %d of shape %v", op, axis, in.Shape)
+		return nil, array.Errorf(name, "%v over an empty axis %d of shape %v", op, axis, in.Shape)
 	}
-	return lineLaunch(name, "arg_reduce.metal", kop+"_"+in.DType.String(), out, in, axis, true, nil)
+	return lineLaunch(name, "arg_reduce.metal", kernelName(op)+"_"+in.DType.String(), out, in, axis, true, nil)
 }
 
-// checkLineViews validates the operands of a kernel along axis: out has
-// in's shape, without the axis if reduced.
-func checkLineViews(name string, out, in View, axis int, reduced bool) error {
+// checkLineViews validates the operands of a kernel along an axis; the
+// caller has checked their shapes.
+func checkLineViews(name string, out, in View) error {
 	if err := in.check(name, "input"); err != nil {
 		return err
 	}
-	if err := out.check(name, "output"); err != nil {
-		return err
-	}
-	if axis < 0 || axis >= len(in.Shape) {
-		return array.Errorf(name, "axis %d out of range for shape %v", axis, in.Shape)
-	}
-	want := in.Shape
-	if reduced {
-		want = without(in.Shape, axis)
-	}
-	if !slices.Equal(out.Shape, want) {
-		return array.Errorf(name, "output shape %v for input %v along axis %d, want %v", out.Shape, in.Shape, axis, want)
-	}
-	return nil
+	return out.check(name, "output")
 }
 
 // lineLaunch is the launch of a line kernel (arg_reduce, softmax_lines,
@@ -384,5 +352,5 @@ func lineLaunch(name, lib, kernel string, out, in View, axis int, reduced bool, 
 	}
 	p := params{}.add(l.n, l.outs, in.Strides[axis], outStep, b2i(perSimd)).add(extra...).add(inOff, outOff, len(l.shape))
 	p = p.dims(l.shape).dims(l.strides[0]).dims(l.strides[1])
-	return []Launch{{Library: lib, Kernel: kernel, Buffers: []BufArg{inArg, outArg}, Params: p.bytes(), Grid: grid, Group: group}}, nil
+	return []Launch{{Library: lib, Kernel: kernel, Buffers: []bufArg{inArg, outArg}, Params: p.bytes(), Grid: grid, Group: group}}, nil
 }

@@ -27,7 +27,7 @@ func shimError(e *C.fm_error) error {
 	C.free(unsafe.Pointer(e.message))
 	e.message = nil
 	if e.code == commandBufferErrorOutOfMemory {
-		msg += " (the GPU ran out of memory: lower " + EnvMemoryLimitMB + " or free arrays)"
+		msg += " (the GPU ran out of memory: lower " + envMemoryLimitMB + " or free arrays)"
 	}
 	return fmt.Errorf("%s", msg)
 }

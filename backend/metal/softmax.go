@@ -28,7 +28,7 @@ func LogSumExp(out, in View, axis int) ([]Launch, error) {
 }
 
 func softmaxFamily(name, kernel string, out, in View, axis int, reduced bool) ([]Launch, error) {
-	if err := checkLineViews(name, out, in, axis, reduced); err != nil {
+	if err := checkLineViews(name, out, in); err != nil {
 		return nil, err
 	}
 	if !in.DType.IsFloat() {

@@ -26,11 +26,11 @@ const sortThreads = 512
 // writes the result.
 func Sort(out, in View, axis int) ([]Launch, error) {
 	const name = "metal.Sort"
-	if err := checkSortViews(name, out, in, axis); err != nil {
+	if err := checkSortViews(name, out, in); err != nil {
 		return nil, err
 	}
-	if out.DType != in.DType || out.Shape[axis] != in.Shape[axis] {
-		return nil, array.Errorf(name, "out %v %v does not match in %v %v", out.Shape, out.DType, in.Shape, in.DType)
+	if out.DType != in.DType {
+		return nil, array.Errorf(name, "out dtype %v differs from in's %v", out.DType, in.DType)
 	}
 	return sortPlan(name, "sort", "sortscratch", out, in, axis, in.Shape[axis])
 }
@@ -41,11 +41,11 @@ func Sort(out, in View, axis int) ([]Launch, error) {
 // kind="stable"); the kernels order (key, index) pairs, which makes it so.
 func ArgSort(out, in View, axis int) ([]Launch, error) {
 	const name = "metal.ArgSort"
-	if err := checkSortViews(name, out, in, axis); err != nil {
+	if err := checkSortViews(name, out, in); err != nil {
 		return nil, err
 	}
-	if out.DType != array.Int32 || out.Shape[axis] != in.Shape[axis] {
-		return nil, array.Errorf(name, "out %v %v is not int32 of in's shape %v", out.Shape, out.DType, in.Shape)
+	if out.DType != array.Int32 {
+		return nil, array.Errorf(name, "out dtype %v is not int32", out.DType)
 	}
 	if in.Shape[axis] > math.MaxInt32 {
 		return nil, array.Errorf(name, "axis %d of size %d does not fit int32 positions", axis, in.Shape[axis])
@@ -59,34 +59,23 @@ func ArgSort(out, in View, axis int) ([]Launch, error) {
 // keeps the first k.
 func TopK(out, in View, axis, k int) ([]Launch, error) {
 	const name = "metal.TopK"
-	if err := checkSortViews(name, out, in, axis); err != nil {
+	if err := checkSortViews(name, out, in); err != nil {
 		return nil, err
 	}
-	if k < 0 || k > in.Shape[axis] || out.Shape[axis] != k || out.DType != in.DType {
-		return nil, array.Errorf(name, "k=%d with in %v %v and out %v %v along axis %d", k, in.Shape, in.DType, out.Shape, out.DType, axis)
+	if out.DType != in.DType {
+		return nil, array.Errorf(name, "out dtype %v differs from in's %v", out.DType, in.DType)
 	}
 	return sortPlan(name, "topk", "topkscratch", out, in, axis, k)
 }
 
-func checkSortViews(name string, out, in View, axis int) error {
+func checkSortViews(name string, out, in View) error {
 	if err := in.check(name, "input"); err != nil {
 		return err
 	}
 	if err := out.check(name, "output"); err != nil {
 		return err
 	}
-	if err := checkGPUDType(name, in.DType); err != nil {
-		return err
-	}
-	if axis < 0 || axis >= len(in.Shape) || len(out.Shape) != len(in.Shape) {
-		return array.Errorf(name, "axis %d with shapes %v and %v", axis, in.Shape, out.Shape)
-	}
-	for d := range in.Shape {
-		if d != axis && out.Shape[d] != in.Shape[d] {
-			return array.Errorf(name, "out shape %v does not match in shape %v", out.Shape, in.Shape)
-		}
-	}
-	return nil
+	return checkGPUDType(name, in.DType)
 }
 
 // sortKeySize is the size of the key a dtype sorts by (the key type of
@@ -124,7 +113,7 @@ func sortPlan(name, kind, scratch string, out, in View, axis, k int) ([]Launch, 
 	}
 	// The final kernels write values or indices through one of their two
 	// output bindings; the other is bound to the same memory, unwritten.
-	final := []BufArg{outArg, outArg}
+	final := []bufArg{outArg, outArg}
 	final[1].Write = false
 	if kind == "argsort" {
 		final[0].Write, final[1].Write = false, true
@@ -134,7 +123,7 @@ func sortPlan(name, kind, scratch string, out, in View, axis, k int) ([]Launch, 
 		tpg := max(32, min(sortThreads, b/2))
 		return []Launch{{
 			Library: "sort.metal", Kernel: "sort_block_" + kind + "_" + dt,
-			Buffers: append([]BufArg{inArg}, final...), Params: mk(b).bytes(),
+			Buffers: append([]bufArg{inArg}, final...), Params: mk(b).bytes(),
 			Grid: [3]int{tpg, l.outs, 1}, Group: [3]int{tpg, 1, 1},
 		}}, nil
 	}
@@ -144,13 +133,13 @@ func sortPlan(name, kind, scratch string, out, in View, axis, k int) ([]Launch, 
 	blocks := (n + sortBlock - 1) / sortBlock
 	ls := []Launch{{
 		Library: "sort.metal", Kernel: "sort_block_" + scratch + "_" + dt,
-		Buffers: []BufArg{inArg, {Mem: keys[0], Write: true}, {Mem: idx[0], Write: true}}, Params: mk(sortBlock).bytes(),
+		Buffers: []bufArg{inArg, {Mem: keys[0], Write: true}, {Mem: idx[0], Write: true}}, Params: mk(sortBlock).bytes(),
 		Grid: [3]int{blocks * sortThreads, l.outs, 1}, Group: [3]int{sortThreads, 1, 1},
 	}}
 	cur := 0
 	for w := sortBlock; w < n; w *= 2 {
-		src := []BufArg{{Mem: keys[cur]}, {Mem: idx[cur]}}
-		dst := []BufArg{{Mem: keys[1-cur], Write: true}, {Mem: idx[1-cur], Write: true}}
+		src := []bufArg{{Mem: keys[cur]}, {Mem: idx[cur]}}
+		dst := []bufArg{{Mem: keys[1-cur], Write: true}, {Mem: idx[1-cur], Write: true}}
 		kern := "sort_merge_" + scratch + "_" + dt
 		if 2*w >= n {
 			dst, kern = final, "sort_merge_"+kind+"_"+dt

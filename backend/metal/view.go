@@ -19,12 +19,6 @@ type View struct {
 	Offset  int
 }
 
-// ContiguousView returns a row-major View of shape over mem from its
-// first byte.
-func ContiguousView(mem Memory, dt array.DType, shape []int) View {
-	return View{Mem: mem, DType: dt, Shape: shape, Strides: array.RowMajorStrides(shape)}
-}
-
 // Size returns the number of elements of v.
 func (v View) Size() int {
 	n := 1
@@ -93,7 +87,7 @@ func (v View) check(op, what string) error {
 
 // layout is the iteration space shared by a kernel's operands, with
 // dimensions of size 1 dropped and neighbours merged where every operand
-// allows it (like cpu.Walker): a contiguous operand set becomes one
+// allows it (like backend/cpu's walker): a contiguous operand set becomes one
 // dimension, and strided kernels do less index arithmetic.
 type layout struct {
 	shape   []int
@@ -186,17 +180,17 @@ func stridedGrid(op string, shape []int) (grid, group [3]int, err error) {
 // parameters (see strided_offset in common.h) of views over l: each buffer
 // is bound at the lowest element its view reaches, and the parameters give
 // the offset of the view's first element from there.
-func stridedArgs(l layout, views []View, writes int) ([]BufArg, []int64) {
+func stridedArgs(l layout, views []View, writes int) ([]bufArg, []int64) {
 	nd := len(l.shape)
 	p := make([]int64, 0, 1+nd+len(views)*(nd+1))
 	p = append(p, int64(nd))
 	for _, d := range l.shape {
 		p = append(p, int64(d))
 	}
-	args := make([]BufArg, len(views))
+	args := make([]bufArg, len(views))
 	for k, v := range views {
 		lo, _ := v.span()
-		args[k] = BufArg{Mem: v.Mem, Offset: lo * v.DType.Size(), Write: k >= len(views)-writes}
+		args[k] = bufArg{Mem: v.Mem, Offset: lo * v.DType.Size(), Write: k >= len(views)-writes}
 		p = append(p, int64(v.Offset-lo))
 		for _, s := range l.strides[k] {
 			p = append(p, int64(s))
@@ -207,10 +201,10 @@ func stridedArgs(l layout, views []View, writes int) ([]BufArg, []int64) {
 
 // contigArgs binds each view at its first element; the last `writes`
 // views are written.
-func contigArgs(views []View, writes int) []BufArg {
-	args := make([]BufArg, len(views))
+func contigArgs(views []View, writes int) []bufArg {
+	args := make([]bufArg, len(views))
 	for k, v := range views {
-		args[k] = BufArg{Mem: v.Mem, Offset: v.Offset * v.DType.Size(), Write: k >= len(views)-writes}
+		args[k] = bufArg{Mem: v.Mem, Offset: v.Offset * v.DType.Size(), Write: k >= len(views)-writes}
 	}
 	return args
 }

@@ -1,9 +1,12 @@
 package main
 
 import (
-	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
+
+	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/arraytest"
 )
 
 func TestFitRecoversCoefficients(t *testing.T) {
@@ -22,12 +25,7 @@ func TestFitRecoversCoefficients(t *testing.T) {
 	if last := losses[len(losses)-1]; last > 2e-4 {
 		t.Fatalf("final loss %g, want about 1e-4", last)
 	}
-	for j := range trueW {
-		if math.Abs(float64(w[j]-trueW[j])) > 5e-3 {
-			t.Fatalf("w = %v, want %v", w, trueW)
-		}
-	}
-	if math.Abs(float64(b-trueB)) > 5e-3 {
-		t.Fatalf("b = %v, want %v", b, trueB)
-	}
+	want := array.FromSlice(slices.Concat(trueW, []float32{trueB}))
+	got := array.FromSlice(slices.Concat(w, []float32{b}))
+	arraytest.AssertClose(t, want, got, arraytest.Tol{Atol: 5e-3}, "w and b")
 }

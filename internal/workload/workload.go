@@ -8,7 +8,6 @@ package workload
 import (
 	"math"
 	"math/rand/v2"
-	"unsafe"
 
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/backend/cpu"
@@ -40,20 +39,16 @@ func GELU(in ...*array.Array) []*array.Array {
 	return []*array.Array{ops.Mul(ops.MulScalar(x, 0.5), ops.AddScalar(ops.Tanh(inner), 1))}
 }
 
-// Triad is STREAM's triad a = b + 3c over n float32, split across cores.
-// It runs the fused interpreter's vector multiply-add, since a scalar Go
-// loop is bound by its instructions, not by memory. A run moves
-// TriadBytes(n) bytes, counting as STREAM does.
+// Triad is STREAM's triad a = b + 3c over n float32 (cpu.Triad). A run
+// moves TriadBytes(n) bytes, counting as STREAM does.
 type Triad struct {
-	a, b, c, s []byte
-	mulAdd     func(dst, a, b, c []byte)
+	a, b, c []float32
 }
 
 // NewTriad allocates the triad's arrays and touches them, so that a run
 // measures bandwidth rather than fresh pages.
 func NewTriad(n int) *Triad {
-	_, mulAdd := cpu.ProductTileFuncs(cpu.Add, array.Float32)
-	t := &Triad{a: make([]byte, 4*n), b: f32Bytes(RandF32(n, 1)), c: f32Bytes(RandF32(n, 2)), s: f32Bytes([]float32{3}), mulAdd: mulAdd}
+	t := &Triad{a: make([]float32, n), b: RandF32(n, 1), c: RandF32(n, 2)}
 	copy(t.a, t.b)
 	return t
 }
@@ -63,15 +58,7 @@ func NewTriad(n int) *Triad {
 func TriadBytes(n int) int64 { return 12 * int64(n) }
 
 // Run computes a = b + 3c once.
-func (t *Triad) Run() {
-	cpu.ParallelFor(len(t.a)/4, 1<<16, func(lo, hi int) {
-		t.mulAdd(t.a[4*lo:4*hi], t.c[4*lo:4*hi], t.s, t.b[4*lo:4*hi])
-	})
-}
+func (t *Triad) Run() { cpu.Triad(t.a, t.b, t.c, 3) }
 
 // A returns the result, a.
-func (t *Triad) A() []float32 { return unsafe.Slice((*float32)(unsafe.Pointer(&t.a[0])), len(t.a)/4) }
-
-func f32Bytes(x []float32) []byte {
-	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(x))), 4*len(x))
-}
+func (t *Triad) A() []float32 { return t.a }

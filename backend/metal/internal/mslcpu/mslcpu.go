@@ -36,7 +36,7 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/fathom-go/fathom/backend/metal"
+	"github.com/fathom-go/fathom/backend/metal/internal/plan"
 )
 
 //go:embed runtime
@@ -73,7 +73,7 @@ type Library struct {
 	Name, Source string
 }
 
-// Executor runs Launches on the CPU. It implements metal.Executor. The zero
+// Executor runs Launches on the CPU. It implements plan.Executor. The zero
 // value uses MSL_SCHEDULE (or forward); an Executor may be used from
 // several goroutines.
 type Executor struct {
@@ -83,19 +83,15 @@ type Executor struct {
 	Schedule string
 }
 
-var _ metal.Executor = (*Executor)(nil)
+var _ plan.Executor = (*Executor)(nil)
 
 // Run executes one dispatch and copies the buffers it writes back into
-// their memory.
-func (e *Executor) Run(l metal.Launch) error {
-	src := l.Source
-	if src == "" {
-		var err error
-		if src, err = metal.LibrarySource(l.Library); err != nil {
-			return err
-		}
+// their memory. The launch carries its library's source.
+func (e *Executor) Run(l plan.Launch) error {
+	if l.Source == "" {
+		return fmt.Errorf("mslcpu: kernel %s: no source for library %s", l.Kernel, l.Library)
 	}
-	b, lib, err := binaryFor(Library{Name: l.Library, Source: src})
+	b, lib, err := binaryFor(Library{Name: l.Library, Source: l.Source})
 	if err != nil {
 		return err
 	}
@@ -122,7 +118,7 @@ type memory struct {
 	write bool
 }
 
-func (e *Executor) request(l metal.Launch, lib int) ([]byte, []*memory, error) {
+func (e *Executor) request(l plan.Launch, lib int) ([]byte, []*memory, error) {
 	if len(l.Buffers)+1 > 31 {
 		return nil, nil, fmt.Errorf("mslcpu: kernel %s: %d buffers", l.Kernel, len(l.Buffers))
 	}

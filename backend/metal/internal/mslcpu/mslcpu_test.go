@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fathom-go/fathom/backend/metal"
 	"github.com/fathom-go/fathom/backend/metal/internal/mslcpu"
+	"github.com/fathom-go/fathom/backend/metal/internal/plan"
 )
 
 type mem []byte
@@ -78,8 +78,8 @@ func f32s(xs ...float32) mem {
 
 func f32at(b []byte, i int) float32 { return math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])) }
 
-func launch(kernel string, bufs []metal.BufArg, params []byte, grid, group [3]int) metal.Launch {
-	return metal.Launch{Library: lib.Name, Source: lib.Source, Kernel: kernel, Buffers: bufs, Params: params, Grid: grid, Group: group}
+func launch(kernel string, bufs []plan.BufArg, params []byte, grid, group [3]int) plan.Launch {
+	return plan.Launch{Library: lib.Name, Source: lib.Source, Kernel: kernel, Buffers: bufs, Params: params, Grid: grid, Group: group}
 }
 
 func TestKernelsAreSelectedByName(t *testing.T) {
@@ -96,7 +96,7 @@ func TestKernelsAreSelectedByName(t *testing.T) {
 	s := f32s(2.5)
 	var e mslcpu.Executor
 	// 5 threads in groups of 2: the last group is partial.
-	if err := e.Run(launch("scale_float", []metal.BufArg{{Mem: x}, {Mem: y, Write: true}}, s, [3]int{5, 1, 1}, [3]int{2, 1, 1})); err != nil {
+	if err := e.Run(launch("scale_float", []plan.BufArg{{Mem: x}, {Mem: y, Write: true}}, s, [3]int{5, 1, 1}, [3]int{2, 1, 1})); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 5 {
@@ -106,7 +106,7 @@ func TestKernelsAreSelectedByName(t *testing.T) {
 	}
 	xi := mem{7, 0, 0, 0, 0xfd, 0xff, 0xff, 0xff} // 7, -3
 	yi := make(mem, 8)
-	if err := e.Run(launch("scale_int", []metal.BufArg{{Mem: xi}, {Mem: yi, Write: true}}, f32s(2), [3]int{2, 1, 1}, [3]int{2, 1, 1})); err != nil {
+	if err := e.Run(launch("scale_int", []plan.BufArg{{Mem: xi}, {Mem: yi, Write: true}}, f32s(2), [3]int{2, 1, 1}, [3]int{2, 1, 1})); err != nil {
 		t.Fatal(err)
 	}
 	if a, b := int32(binary.LittleEndian.Uint32(yi)), int32(binary.LittleEndian.Uint32(yi[4:])); a != 14 || b != -6 {
@@ -119,7 +119,7 @@ func TestOneMemoryBoundTwiceIsOneBuffer(t *testing.T) {
 	// y = x * 2 within one memory: x is elements 0..2, y elements 3..5.
 	m := f32s(1, 2, 3, 0, 0, 0)
 	var e mslcpu.Executor
-	l := launch("scale_float", []metal.BufArg{{Mem: m}, {Mem: m, Offset: 12, Write: true}}, f32s(2), [3]int{3, 1, 1}, [3]int{3, 1, 1})
+	l := launch("scale_float", []plan.BufArg{{Mem: m}, {Mem: m, Offset: 12, Write: true}}, f32s(2), [3]int{3, 1, 1}, [3]int{3, 1, 1})
 	if err := e.Run(l); err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func TestScheduleIsPassedToTheRunner(t *testing.T) {
 	sum := func(schedule string) float32 {
 		out := make(mem, 4)
 		e := mslcpu.Executor{Schedule: schedule}
-		if err := e.Run(launch("row_sum_missing_barrier", []metal.BufArg{{Mem: x}, {Mem: out, Write: true}}, nil,
+		if err := e.Run(launch("row_sum_missing_barrier", []plan.BufArg{{Mem: x}, {Mem: out, Write: true}}, nil,
 			[3]int{64, 1, 1}, [3]int{64, 1, 1})); err != nil {
 			t.Fatal(err)
 		}
@@ -156,23 +156,23 @@ func TestKernelFaultsAreErrors(t *testing.T) {
 	requireHarness(t)
 	var e mslcpu.Executor
 	out := make(mem, 4*32)
-	err := e.Run(launch("divergent_barrier", []metal.BufArg{{Mem: out, Write: true}}, nil, [3]int{32, 1, 1}, [3]int{32, 1, 1}))
+	err := e.Run(launch("divergent_barrier", []plan.BufArg{{Mem: out, Write: true}}, nil, [3]int{32, 1, 1}, [3]int{32, 1, 1}))
 	if err == nil || !strings.Contains(err.Error(), "divergent threadgroup_barrier") {
 		t.Errorf("divergent barrier: error %v", err)
 	}
 	// The runner that faulted is gone; the next launch starts another.
 	y := make(mem, 4)
-	if err := e.Run(launch("scale_float", []metal.BufArg{{Mem: f32s(3)}, {Mem: y, Write: true}}, f32s(2), [3]int{1, 1, 1}, [3]int{1, 1, 1})); err != nil || f32at(y, 0) != 6 {
+	if err := e.Run(launch("scale_float", []plan.BufArg{{Mem: f32s(3)}, {Mem: y, Write: true}}, f32s(2), [3]int{1, 1, 1}, [3]int{1, 1, 1})); err != nil || f32at(y, 0) != 6 {
 		t.Errorf("after a fault: %v, %v", err, f32at(y, 0))
 	}
 	if err := e.Run(launch("no_such_kernel", nil, nil, [3]int{1, 1, 1}, [3]int{1, 1, 1})); err == nil ||
 		!strings.Contains(err.Error(), "no kernel named no_such_kernel") {
 		t.Errorf("unknown kernel: error %v", err)
 	}
-	for _, l := range []metal.Launch{
+	for _, l := range []plan.Launch{
 		launch("scale_float", nil, nil, [3]int{0, 1, 1}, [3]int{1, 1, 1}),
 		launch("scale_float", nil, nil, [3]int{4, 1, 1}, [3]int{64, 32, 1}),
-		launch("scale_float", []metal.BufArg{{Mem: y, Offset: 8}}, nil, [3]int{1, 1, 1}, [3]int{1, 1, 1}),
+		launch("scale_float", []plan.BufArg{{Mem: y, Offset: 8}}, nil, [3]int{1, 1, 1}, [3]int{1, 1, 1}),
 	} {
 		if err := e.Run(l); err == nil {
 			t.Errorf("launch with grid %v, group %v, buffers %v: no error", l.Grid, l.Group, l.Buffers)

@@ -11,11 +11,17 @@
 package main
 
 import (
+	"bytes"
+	"flag"
 	"fmt"
+	"log"
+	"os"
 
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
+
+	"github.com/fathom-go/fathom/backend/cpu/internal/asmgen"
 )
 
 // kernel describes one micro-kernel.
@@ -517,4 +523,24 @@ func main() {
 	}
 	cpuid()
 	Generate()
+	// Generate's printers cannot be told the header, so it is rewritten
+	// in the files they wrote.
+	for _, name := range []string{"out", "stubs"} {
+		if file := flag.Lookup(name).Value.String(); file != "" && file != "-" {
+			setHeader(file)
+		}
+	}
+}
+
+// setHeader replaces the first line of file, avo's header, with
+// asmgen.Header's.
+func setHeader(file string) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		log.Fatal(err)
+	}
+	_, rest, _ := bytes.Cut(b, []byte("\n"))
+	if err := os.WriteFile(file, append([]byte(asmgen.Header("gemm")+"\n"), rest...), 0o644); err != nil {
+		log.Fatal(err)
+	}
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/mmcloughlin/avo/reg"
 )
 
-// The chain kernel (cpu.Chain) runs a program of float32 operations on an
+// The chain kernel (cpu's chain) runs a program of float32 operations on an
 // accumulator kept in registers: a block of chainVecs vectors at a time,
 // it loads one of its inputs, applies the program's operations one after
 // another, each with an input, a scalar, an input times a scalar or a
@@ -27,7 +27,7 @@ import (
 const chainVecs = 8
 
 // chainOperand is where an operation's other operand comes from
-// (cpu.ChainOperand).
+// (cpu's chainOperand).
 type chainOperand int
 
 const (
@@ -37,7 +37,7 @@ const (
 	chainSlot                        // a block saved in the scratch
 )
 
-var chainOperandNames = [...]string{"ChainX", "ChainScalar", "ChainXScalar", "ChainSlot"}
+var chainOperandNames = [...]string{"chainX", "chainScalar", "chainXScalar", "chainSlot"}
 
 // The opcodes that are not in chainOps, as cpu numbers them: the end of
 // the program, which stores the block, the load of an input, and the save
@@ -70,7 +70,7 @@ type chainEnv struct {
 func chainOps() []chainOp {
 	var ops []chainOp
 	unary := func(name string, f func(s *isa, a reg.Register) reg.Register) {
-		ops = append(ops, chainOp{fmt.Sprintf("{op: uint8(%s)}", name), func(s *isa, acc []reg.Register, _ chainEnv) {
+		ops = append(ops, chainOp{fmt.Sprintf("{op: uint8(opset.%s)}", name), func(s *isa, acc []reg.Register, _ chainEnv) {
 			for _, a := range acc {
 				s.c.VMOVUPS(f(s, a), a)
 			}
@@ -80,7 +80,7 @@ func chainOps() []chainOp {
 	unary("Square", func(s *isa, a reg.Register) reg.Register { return s.mul(a, a) })
 	for _, f := range fns {
 		if f.bail == nil {
-			// cpu's UnaryOp: exp is Exp, log1p Log1p
+			// opset's UnaryOp: exp is Exp, log1p Log1p
 			unary(strings.ToUpper(f.name[:1])+f.name[1:], f.core)
 		}
 	}
@@ -95,7 +95,7 @@ func chainOps() []chainOp {
 				if second && !both {
 					continue
 				}
-				step := fmt.Sprintf("{binary: true, op: uint8(%s), operand: %s, accSecond: %v}", f.op, chainOperandNames[o], second)
+				step := fmt.Sprintf("{binary: true, op: uint8(opset.%s), operand: %s, accSecond: %v}", f.op, chainOperandNames[o], second)
 				ops = append(ops, chainOp{step, func(s *isa, acc []reg.Register, e chainEnv) {
 					var k reg.Register
 					var x func(int) operand.Mem

@@ -1,11 +1,16 @@
-package compile
+package cpu_test
+
+// These tests run the fused programs that package compile makes of
+// ordinary ops, and want the results of the ops run one at a time.
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/backend/cpu"
+	"github.com/fathom-go/fathom/compile"
 	"github.com/fathom-go/fathom/internal/workload"
 	"github.com/fathom-go/fathom/ops"
 )
@@ -16,7 +21,7 @@ import (
 // results of the same ops run one at a time, bit for bit: fusing must not
 // change a rounding.
 func TestInterpreterMatchesOps(t *testing.T) {
-	const n = 3*tileElems + 5 // several tiles and a partial one
+	const n = 3*cpu.TileElems + 5 // several tiles and a partial one
 	xs := make([]float32, n)
 	ys := make([]float64, n)
 	for i := range xs {
@@ -34,7 +39,7 @@ func TestInterpreterMatchesOps(t *testing.T) {
 		f     func(in ...*array.Array) []*array.Array
 		in    []*array.Array
 		fused int
-		chain bool // runs as a cpu.Chain where there is the kernel
+		chain bool // runs as a chain where there is the kernel
 	}{
 		// x*x*x, the product with 0.044715 plus x, and 0.5x times the rest
 		"gelu float32": {workload.GELU, []*array.Array{x32}, 3, true},
@@ -105,28 +110,23 @@ func TestInterpreterMatchesOps(t *testing.T) {
 	}
 	for name, p := range progs {
 		want := p.f(p.in...)
-		fused := Fused(p.f, p.in...)
+		fused := compile.Fused(p.f, p.in...)
 		if len(fused) != 1 {
 			t.Fatalf("%s: %d fused groups, want 1", name, len(fused))
 		}
-		n := 0
-		for _, st := range fused[0].steps {
-			if st.fused != nil {
-				n++
-			}
-		}
+		n := cpu.ProductsFused(fused[0].Program())
 		if n != p.fused {
 			t.Errorf("%s: %d instructions with a product fused in, want %d", name, n, p.fused)
 		}
 		for _, stream := range []bool{false, true} {
-			old := streamBytes
+			restore := func() {}
 			if stream {
-				streamBytes = 0
+				restore = cpu.SetStreamBytes(0)
 			}
-			f := Compile(p.f)
+			f := compile.Compile(p.f)
 			got := f.Call(p.in...)
-			if cpu.NewChain() != nil {
-				c, ok := got[0].Primitive().(*Compiled)
+			if cpu.HasChainKernel() {
+				c, ok := got[0].Primitive().(*compile.Compiled)
 				if !ok {
 					t.Fatalf("%s: output of %T, not of a fused program", name, got[0].Primitive())
 				}
@@ -136,14 +136,14 @@ func TestInterpreterMatchesOps(t *testing.T) {
 						sc[i] = []byte{0, 0, 0, 0, 0, 0, 0, 0}[:x.DType().Size()]
 					}
 				}
-				if ch, _ := c.chainOf(sc); (ch != nil) != p.chain {
-					t.Errorf("%s: runs as a chain %v, want %v", name, ch != nil, p.chain)
+				if ch := cpu.RunsAsChain(c.Program(), sc); ch != p.chain {
+					t.Errorf("%s: runs as a chain %v, want %v", name, ch, p.chain)
 				}
 			}
 			// evaluated before streamBytes is put back: outputs are lazy
 			err := array.Eval(got...)
 			f.Release()
-			streamBytes = old
+			restore()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -160,5 +160,105 @@ func TestInterpreterMatchesOps(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestRandomChains compiles random programs over two inputs, whose
+// operations (every function of the chain kernel, and arithmetic with an
+// input, a scalar or an input times a scalar on either side) take the last
+// result or, now and then, an earlier one, which the chain saves. It
+// wants nearly all of them to run as chains (a few may need more slots
+// than there are), and all to give what the ops give one at a time, bit
+// for bit (NaNs alike), over one element, a few tiles, and streamed.
+func TestRandomChains(t *testing.T) {
+	if !cpu.HasChainKernel() {
+		t.Skip("no chain kernel (AVX-512)")
+	}
+	unary := []func(*array.Array) *array.Array{ops.Neg, ops.Square, ops.Exp, ops.Expm1, ops.Log, ops.Log1p, ops.Tanh, ops.Sigmoid, ops.Erf}
+	binary := []func(a, b *array.Array) *array.Array{ops.Add, ops.Sub, ops.Mul, ops.Div, ops.Maximum, ops.Minimum}
+	const programs = 200
+	chains := 0
+	for seed := range uint64(programs) {
+		steps := 2 + int(seed%13)
+		prog := func(in ...*array.Array) []*array.Array {
+			r := rand.New(rand.NewPCG(seed, 8))
+			vals := []*array.Array{in[0], in[1]}
+			// pick returns the last value, or now and then another
+			pick := func() *array.Array {
+				if r.IntN(3) == 0 {
+					return vals[r.IntN(len(vals))]
+				}
+				return vals[len(vals)-1]
+			}
+			for range steps {
+				if r.IntN(3) == 0 {
+					vals = append(vals, unary[r.IntN(len(unary))](pick()))
+					continue
+				}
+				var o *array.Array
+				switch r.IntN(3) {
+				case 0:
+					o = pick()
+				case 1:
+					o = array.Scalar(float32(r.Float64()*4 - 2))
+				default:
+					o = ops.MulScalar(in[r.IntN(2)], r.Float64()*2-1)
+				}
+				acc := pick()
+				if op := binary[r.IntN(len(binary))]; r.IntN(2) == 0 {
+					vals = append(vals, op(acc, o))
+				} else {
+					vals = append(vals, op(o, acc))
+				}
+			}
+			return []*array.Array{vals[len(vals)-1]}
+		}
+		sizes := []int{1, 3*cpu.TileElems + 5}
+		r := rand.New(rand.NewPCG(seed, 9))
+		chained := true
+		for j, n := range append(sizes, 2*cpu.TileElems+7) {
+			xs, ys := make([]float32, n), make([]float32, n)
+			for i := range xs {
+				xs[i], ys[i] = float32(r.Float64()*6-3), float32(r.Float64()*6-3)
+			}
+			x, y := array.FromSlice(xs, n), array.FromSlice(ys, n)
+			restore := func() {}
+			if j == len(sizes) {
+				restore = cpu.SetStreamBytes(0)
+			}
+			f := compile.Compile(prog)
+			got := f.Call(x, y)[0]
+			program := ""
+			if c, ok := got.Primitive().(*compile.Compiled); ok && n > 1 {
+				sc := make([][]byte, len(got.Inputs()))
+				for i, in := range got.Inputs() {
+					if in.Size() == 1 {
+						sc[i] = make([]byte, 4)
+					}
+				}
+				chained = chained && cpu.RunsAsChain(c.Program(), sc)
+				program = c.Program().String()
+			}
+			err := got.Eval()
+			restore()
+			f.Release()
+			if err != nil {
+				t.Fatal(err)
+			}
+			gv, _ := array.ToSlice[float32](got)
+			wv, _ := array.ToSlice[float32](prog(x, y)[0])
+			for i := range wv {
+				if math.Float32bits(gv[i]) != math.Float32bits(wv[i]) && !(gv[i] != gv[i] && wv[i] != wv[i]) {
+					t.Fatalf("seed %d, %d elements (streamed %v), [%d] = f(%g, %g): %g, want %g\n%s", seed, n, j == len(sizes), i, xs[i], ys[i], gv[i], wv[i], program)
+				}
+			}
+		}
+		if chained {
+			chains++
+		}
+	}
+	t.Logf("%d of %d programs ran as chains", chains, programs)
+	if chains < programs*9/10 {
+		t.Errorf("%d of %d programs ran as chains, want nine in ten", chains, programs)
 	}
 }

@@ -1,14 +1,15 @@
-package compile
+package cpu
 
 import (
 	"github.com/fathom-go/fathom/array"
-	"github.com/fathom-go/fathom/backend/cpu"
+	"github.com/fathom-go/fathom/internal/fused"
+	"github.com/fathom-go/fathom/internal/opset"
 )
 
 // chainMemo is chainOf's answer for one call's scalar inputs (sc).
 type chainMemo struct {
 	sc    []string // each scalar input's bytes; "" for the others
-	ch    *cpu.Chain
+	ch    *chain
 	tiles []int
 }
 
@@ -16,16 +17,16 @@ type chainMemo struct {
 // inputs are the same ones with the same values, as a compiled function's
 // constants are: building the chain took about 8% of a 16-element GELU
 // call.
-func (c *Compiled) chainFor(sc [][]byte) (*cpu.Chain, []int) {
-	if m := c.chain.Load(); m != nil && sameScalars(m.sc, sc) {
+func (f *interp) chainFor(sc [][]byte) (*chain, []int) {
+	if m := f.chain.Load(); m != nil && sameScalars(m.sc, sc) {
 		return m.ch, m.tiles
 	}
 	m := &chainMemo{sc: make([]string, len(sc))}
 	for i, b := range sc {
 		m.sc[i] = string(b)
 	}
-	m.ch, m.tiles = c.chainOf(sc)
-	c.chain.Store(m)
+	m.ch, m.tiles = f.chainOf(sc)
+	f.chain.Store(m)
 	return m.ch, m.tiles
 }
 
@@ -38,26 +39,26 @@ func sameScalars(memo []string, sc [][]byte) bool {
 	return true
 }
 
-// chainOf returns the program as a cpu.Chain for a call whose one-element
+// chainOf returns the program as a chain for a call whose one-element
 // inputs are those with sc[i] set, and the inputs it reads, by the index
 // the chain gives them; or nil if the program is not one in this call. A
-// chain has float32 inputs, at most cpu.ChainInputs of them not scalars,
+// chain has float32 inputs, at most chainInputs of them not scalars,
 // one output, and instructions the chain kernel has. Each instruction
 // takes its operand in the accumulator (loading it if the last result is
 // not it) and the other as an input, a scalar, a product of an input and
 // a scalar that nothing else reads, or a value saved in a slot: a result
 // that is still to be read when the accumulator moves on is saved first,
-// in at most cpu.ChainSlots slots at a time. Whether a program is a chain
+// in at most chainSlots slots at a time. Whether a program is a chain
 // depends on which inputs are scalars, so it is asked per call.
-func (c *Compiled) chainOf(sc [][]byte) (*cpu.Chain, []int) {
-	nIn := len(c.InDTypes)
-	if len(c.Outputs) != 1 || c.Outputs[0] < nIn {
+func (f *interp) chainOf(sc [][]byte) (*chain, []int) {
+	nIn := len(f.p.InDTypes)
+	if len(f.p.Outputs) != 1 || f.p.Outputs[0] < nIn {
 		return nil, nil
 	}
-	out := c.Outputs[0]
+	out := f.p.Outputs[0]
 	slot := make([]int, nIn) // the chain's index of an input that is not a scalar
 	var tiles []int
-	for i, dt := range c.InDTypes {
+	for i, dt := range f.p.InDTypes {
 		if dt != array.Float32 {
 			return nil, nil
 		}
@@ -66,14 +67,14 @@ func (c *Compiled) chainOf(sc [][]byte) (*cpu.Chain, []int) {
 			tiles = append(tiles, i)
 		}
 	}
-	ch := cpu.NewChain()
-	if len(tiles) == 0 || len(tiles) > cpu.ChainInputs || ch == nil {
+	ch := newChain()
+	if len(tiles) == 0 || len(tiles) > chainInputs || ch == nil {
 		return nil, nil
 	}
 	// remaining counts the reads of each register still to come, the
 	// output's by the end among them
-	remaining := make([]int, nIn+len(c.Instrs))
-	for _, in := range c.Instrs {
+	remaining := make([]int, nIn+len(f.p.Instrs))
+	for _, in := range f.p.Instrs {
 		for _, a := range in.Args {
 			remaining[a]++
 		}
@@ -82,7 +83,7 @@ func (c *Compiled) chainOf(sc [][]byte) (*cpu.Chain, []int) {
 	tile := func(r int) bool { return r < nIn && sc[r] == nil }
 	scalar := func(r int) (float32, bool) {
 		if r < nIn && sc[r] != nil {
-			return cpu.Elems[float32](cpu.Buf{Data: sc[r]})[0], true
+			return elems[float32](Buf{Data: sc[r]})[0], true
 		}
 		return 0, false
 	}
@@ -94,9 +95,9 @@ func (c *Compiled) chainOf(sc [][]byte) (*cpu.Chain, []int) {
 	}
 	leaves := map[int]product{}
 	saved := map[int]int{} // results in slots, and their slots
-	free := make([]int, cpu.ChainSlots)
+	free := make([]int, chainSlots)
 	for k := range free {
-		free[k] = cpu.ChainSlots - 1 - k
+		free[k] = chainSlots - 1 - k
 	}
 	acc := -1 // the register whose value the accumulator holds
 	// save puts the accumulator's value in a slot if it is read later and
@@ -127,7 +128,7 @@ func (c *Compiled) chainOf(sc [][]byte) (*cpu.Chain, []int) {
 		}
 		if p, ok := leaves[r]; ok {
 			delete(leaves, r)
-			return ch.Load(slot[p.in]) && ch.Binary(cpu.Mul, cpu.ChainScalar, 0, p.s, false)
+			return ch.Load(slot[p.in]) && ch.Binary(opset.Mul, chainScalar, 0, p.s, false)
 		}
 		return tile(r) && ch.Load(slot[r])
 	}
@@ -140,22 +141,22 @@ func (c *Compiled) chainOf(sc [][]byte) (*cpu.Chain, []int) {
 			}
 		}
 	}
-	for k, in := range c.Instrs {
+	for k, in := range f.p.Instrs {
 		r := nIn + k
 		if in.DType != array.Float32 {
 			return nil, nil
 		}
 		switch in.Kind {
-		case KindUnary:
+		case fused.Unary:
 			a := in.Args[0]
-			if !load(a) || !save(remaining[a]-1) || !ch.Unary(cpu.UnaryOp(in.Op)) {
+			if !load(a) || !save(remaining[a]-1) || !ch.Unary(opset.UnaryOp(in.Op)) {
 				return nil, nil
 			}
 			consume(a)
-		case KindBinary:
-			op := cpu.BinaryOp(in.Op)
+		case fused.Binary:
+			op := opset.BinaryOp(in.Op)
 			a, b := in.Args[0], in.Args[1]
-			if op == cpu.Mul && remaining[r] == 1 && r != out {
+			if op == opset.Mul && remaining[r] == 1 && r != out {
 				if s, ok := scalar(b); ok && tile(a) {
 					leaves[r] = product{a, s}
 					continue
@@ -188,14 +189,14 @@ func (c *Compiled) chainOf(sc [][]byte) (*cpu.Chain, []int) {
 			kSlot, isSaved := saved[other]
 			switch {
 			case tile(other):
-				ok = ch.Binary(op, cpu.ChainX, slot[other], 0, second)
+				ok = ch.Binary(op, chainX, slot[other], 0, second)
 			case isScalar:
-				ok = ch.Binary(op, cpu.ChainScalar, 0, s, second)
+				ok = ch.Binary(op, chainScalar, 0, s, second)
 			case isLeaf:
 				delete(leaves, other)
-				ok = ch.Binary(op, cpu.ChainXScalar, slot[p.in], p.s, second)
+				ok = ch.Binary(op, chainXScalar, slot[p.in], p.s, second)
 			case isSaved:
-				ok = ch.Binary(op, cpu.ChainSlot, kSlot, 0, second)
+				ok = ch.Binary(op, chainSlot, kSlot, 0, second)
 			}
 			if !ok {
 				return nil, nil

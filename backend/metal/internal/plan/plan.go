@@ -1,0 +1,56 @@
+// Package plan describes GPU work without reference to any device: a
+// plan is a list of kernel launches over memory. backend/metal's kernels
+// return plans, its host encodes them into Metal command buffers, and the
+// MSL harness (internal/mslcpu) runs the same launches on the CPU, so the
+// plans are tested on Linux too.
+package plan
+
+// Launch is one kernel dispatch.
+type Launch struct {
+	// Library names the MSL source: an embedded kernels/*.metal file
+	// ("unary.metal"), or, for generated kernels, "gen:" and a hash of
+	// Source.
+	Library string
+	// Source is the MSL of the library. Plans leave it empty for the
+	// embedded libraries, which the host compiles by name; executors get
+	// it filled in.
+	Source string
+	// Kernel is the [[host_name]] of the kernel function, which encodes
+	// its specialisation ("unary_Exp_float32_contig").
+	Kernel string
+	// Buffers are bound to [[buffer(0)]], [[buffer(1)]], ... in order.
+	Buffers []BufArg
+	// Params, if not empty, is bound with setBytes at index len(Buffers):
+	// a packed little-endian struct that the kernel declares as
+	// `constant P& p [[buffer(n)]]`.
+	Params []byte
+	// Grid is the number of threads (dispatchThreads: non-uniform
+	// threadgroups, so kernels need no padding); Group the threadgroup
+	// size. Both have every component >= 1.
+	Grid, Group [3]int
+}
+
+// BufArg is a buffer argument: memory and a byte offset into it.
+type BufArg struct {
+	Mem    Memory
+	Offset int
+	// Write marks a buffer the kernel writes: the host orders later
+	// dispatches that read it after this one (a barrier), and the harness
+	// copies it back.
+	Write bool
+}
+
+// Memory is a block of device-visible memory. On Apple silicon it is a
+// shared-storage MTLBuffer whose contents the host reads in place; in the
+// harness it is a Go byte slice.
+type Memory interface {
+	// Bytes returns the memory as seen by the host.
+	Bytes() []byte
+}
+
+// Executor runs Launches in order. Errors (a kernel that fails to
+// compile, a device fault, memory exhaustion) are returned, never
+// panicked.
+type Executor interface {
+	Run(l Launch) error
+}

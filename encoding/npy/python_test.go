@@ -1,0 +1,87 @@
+package npy
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/fathom-go/fathom/array"
+)
+
+// python is the interpreter with numpy that the reference files come
+// from (Debian's; the python3 on PATH may lack numpy).
+const python = "/usr/bin/python3"
+
+// needNumpy skips the test where python has no numpy.
+func needNumpy(t *testing.T) {
+	t.Helper()
+	if err := exec.Command(python, "-c", "import numpy").Run(); err != nil {
+		t.Skipf("%s with numpy is not available: %v", python, err)
+	}
+}
+
+// TestNumpyReadsFathomFiles writes every dtype, order and shape kind with
+// SaveFile and SaveNPZ, and has numpy load them and compare their values
+// (testdata/gen_npy.py check).
+func TestNumpyReadsFathomFiles(t *testing.T) {
+	needNumpy(t)
+	dir := t.TempDir()
+	manifest := map[string]any{}
+	entry := func(a *array.Array, order string) map[string]any {
+		vals := []json.RawMessage{}
+		for _, v := range elems(t, a) {
+			vals = append(vals, json.RawMessage(v))
+		}
+		return map[string]any{"dtype": a.DType().String(), "shape": a.Shape(), "order": order, "values": vals}
+	}
+	save := func(name string, a *array.Array, order string) {
+		if err := SaveFile(filepath.Join(dir, name), a); err != nil {
+			t.Fatal(err)
+		}
+		manifest[name] = entry(a, order)
+	}
+	for _, dt := range npyDTypes {
+		save(dt.String()+".npy", fill(dt, []int{2, 3}), "C")
+		save(dt.String()+"_fortran.npy", permute(fill(dt, []int{3, 4})), "F")
+		save(dt.String()+"_strided.npy", permute(fill(dt, []int{2, 3, 4}), 1, 0, 2), "C")
+		save(dt.String()+"_scalar.npy", fill(dt, nil), "C")
+		save(dt.String()+"_empty.npy", fill(dt, []int{0, 3}), "C")
+	}
+	save("large.npy", fill(array.Float32, []int{1000, 300}), "C")
+	arrays := map[string]*array.Array{
+		"w":    fill(array.Float32, []int{4, 3}),
+		"b":    fill(array.Float64, []int{3}),
+		"mask": fill(array.Bool, []int{2, 2}),
+		"n":    fill(array.Int64, nil),
+	}
+	for _, compressed := range []bool{false, true} {
+		name := "arrays.npz"
+		if compressed {
+			name = "arrays_compressed.npz"
+		}
+		if err := SaveNPZ(filepath.Join(dir, name), arrays, compressed); err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]any{}
+		for k, a := range arrays {
+			m[k] = entry(a, "C")
+		}
+		manifest[name] = m
+	}
+	b, err := json.Marshal(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "manifest.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(python, "gen_npy.py", "check", dir)
+	cmd.Dir = "testdata"
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("numpy rejects fathom's files: %v\n%s", err, out)
+	}
+	t.Logf("%s", out)
+}
