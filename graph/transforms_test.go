@@ -47,11 +47,12 @@ func near(t *testing.T, what string, got, want []float64, tol float64) {
 	}
 }
 
-// tol12 is near's tolerance of 1e-12 for arraytest.AssertClose.
+// tol12 is near's tolerance of 1e-12, split as near splits it, for
+// arraytest.AssertClose.
 var tol12 = arraytest.Tol{Rtol: 5e-13, Atol: 5e-13}
 
-// arrayOf returns the array of dtype dt and the given shape that holds v,
-// values every dtype the tests use holds exactly.
+// arrayOf returns the array of dtype dt and the given shape that holds v
+// (small values, exact in every dtype the tests use).
 func arrayOf(dt array.DType, shape []int, v []float64) *array.Array {
 	switch dt {
 	case array.Float32:
