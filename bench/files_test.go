@@ -22,8 +22,11 @@ const fileBytes = 256 << 20
 // WriteFile does not; WriteFileSync is WriteFile plus that sync.
 //
 //	go test ./bench -run '^$' -bench Files -count 5
+//
+// Writes measure the disk as much as the code: FATHOM_BENCH_DIR=/dev/shm
+// puts the files on a tmpfs to measure the code alone.
 func BenchmarkFiles(b *testing.B) {
-	dir := b.TempDir()
+	dir := benchDir(b)
 	x := array.FromSlice(workload.RandF32(fileBytes/4, 1), fileBytes/4)
 	raw := make([]byte, fileBytes)
 	for i := range raw {
@@ -118,7 +121,7 @@ func BenchmarkFiles(b *testing.B) {
 //
 //	go test ./bench -run '^$' -bench SafetensorsOpenGet
 func BenchmarkSafetensorsOpenGet(b *testing.B) {
-	path := filepath.Join(b.TempDir(), "big.safetensors")
+	path := filepath.Join(benchDir(b), "big.safetensors")
 	big := array.FromSlice(make([]float32, 1<<28), 1<<14, 1<<14) // 1 GiB
 	small := array.FromSlice([]float32{1, 2, 3, 4}, 2, 2)
 	if err := safetensors.Save(path, map[string]*array.Array{"a.big": big, "z.small": small}, nil); err != nil {
@@ -140,4 +143,19 @@ func BenchmarkSafetensorsOpenGet(b *testing.B) {
 		}
 		f.Close()
 	}
+}
+
+// benchDir returns a fresh directory for the files of one benchmark, in
+// FATHOM_BENCH_DIR if set.
+func benchDir(b *testing.B) string {
+	root := os.Getenv("FATHOM_BENCH_DIR")
+	if root == "" {
+		return b.TempDir()
+	}
+	dir, err := os.MkdirTemp(root, "fathom-bench-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
 }

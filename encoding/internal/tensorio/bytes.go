@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"io"
 	"math/bits"
-	"unsafe"
 
 	"github.com/fathom-go/fathom/array"
 )
@@ -205,13 +204,4 @@ func ColumnMajorStrides(shape []int) []int {
 		s *= max(d, 1)
 	}
 	return st
-}
-
-// bytesOf views a slice of numbers as bytes.
-func bytesOf[T any](v []T) []byte {
-	if len(v) == 0 {
-		return nil
-	}
-	var z T
-	return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), len(v)*int(unsafe.Sizeof(z)))
 }
