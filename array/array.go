@@ -458,6 +458,16 @@ func (a *Array) Item() float64 {
 		return float64(*(*int32)(p))
 	case Int64:
 		return float64(*(*int64)(p))
+	case Int8:
+		return float64(*(*int8)(p))
+	case Int16:
+		return float64(*(*int16)(p))
+	case Uint16:
+		return float64(*(*uint16)(p))
+	case Uint32:
+		return float64(*(*uint32)(p))
+	case Uint64:
+		return float64(*(*uint64)(p))
 	case Float16:
 		return float64((*(*F16)(p)).Float32())
 	case BFloat16:

@@ -20,11 +20,16 @@ const (
 	Float32
 	Float64
 	Complex64
+	Int8
+	Int16
+	Uint16
+	Uint32
+	Uint64
 	numDTypes
 )
 
-var dtypeNames = [numDTypes]string{"bool", "uint8", "int32", "int64", "float16", "bfloat16", "float32", "float64", "complex64"}
-var dtypeSizes = [numDTypes]int{1, 1, 4, 8, 2, 2, 4, 8, 8}
+var dtypeNames = [numDTypes]string{"bool", "uint8", "int32", "int64", "float16", "bfloat16", "float32", "float64", "complex64", "int8", "int16", "uint16", "uint32", "uint64"}
+var dtypeSizes = [numDTypes]int{1, 1, 4, 8, 2, 2, 4, 8, 8, 1, 2, 2, 4, 8}
 
 // String returns numpy's name for the dtype ("float32").
 func (d DType) String() string {
@@ -49,7 +54,13 @@ func (d DType) Valid() bool { return d < numDTypes }
 func (d DType) IsFloat() bool { return d == Float16 || d == BFloat16 || d == Float32 || d == Float64 }
 
 // IsInteger reports whether d is an integer type (not Bool).
-func (d DType) IsInteger() bool { return d == Uint8 || d == Int32 || d == Int64 }
+func (d DType) IsInteger() bool { return d.IsSigned() || d.IsUnsigned() }
+
+// IsSigned reports whether d is a signed integer type.
+func (d DType) IsSigned() bool { return d == Int8 || d == Int16 || d == Int32 || d == Int64 }
+
+// IsUnsigned reports whether d is an unsigned integer type.
+func (d DType) IsUnsigned() bool { return d == Uint8 || d == Uint16 || d == Uint32 || d == Uint64 }
 
 // IsComplex reports whether d is a complex type.
 func (d DType) IsComplex() bool { return d == Complex64 }
@@ -67,33 +78,64 @@ func DTypes() []DType {
 }
 
 // promoteTable follows numpy's/MLX's rules for two arrays of these types.
-// The one departure from numpy (shared with MLX and JAX): float16 with
-// bfloat16 gives float32, and integers with float16 stay float16.
+// The departures from numpy are MLX's (and JAX's): float16 with bfloat16
+// gives float32, integers with float16 or bfloat16 stay 16-bit, and uint64
+// with a signed integer gives float32 (numpy: float64).
 var promoteTable = func() [numDTypes][numDTypes]DType {
 	var t [numDTypes][numDTypes]DType
-	// rank within a category decides inside that category.
-	order := map[DType]int{Bool: 0, Uint8: 1, Int32: 2, Int64: 3, Float16: 4, BFloat16: 4, Float32: 5, Float64: 6, Complex64: 7}
 	for a := DType(0); a < numDTypes; a++ {
 		for b := DType(0); b < numDTypes; b++ {
-			r := a
-			if order[b] > order[a] {
-				r = b
-			}
-			switch {
-			case a == b:
-				r = a
-			case (a == Float16 && b == BFloat16) || (a == BFloat16 && b == Float16):
-				r = Float32
-			case a == Complex64 || b == Complex64:
-				r = Complex64
-			case (a == Float64 || b == Float64):
-				r = Float64
-			}
-			t[a][b] = r
+			t[a][b] = promote(a, b)
 		}
 	}
 	return t
 }()
+
+func promote(a, b DType) DType {
+	switch {
+	case a == b:
+		return a
+	case a == Bool:
+		return b
+	case b == Bool:
+		return a
+	case a == Complex64 || b == Complex64:
+		return Complex64
+	case a.IsFloat() && b.IsFloat():
+		if a.Size() == b.Size() { // float16 and bfloat16
+			return Float32
+		}
+		if a.Size() > b.Size() {
+			return a
+		}
+		return b
+	case a.IsFloat():
+		return a
+	case b.IsFloat():
+		return b
+	case a.IsSigned() == b.IsSigned(): // same kind: the wider
+		if a.Size() > b.Size() {
+			return a
+		}
+		return b
+	}
+	// A signed and an unsigned integer: the narrowest signed type that
+	// holds both, which for uint64 does not exist.
+	s, u := a, b
+	if u.IsSigned() {
+		s, u = b, a
+	}
+	switch n := max(s.Size(), 2*u.Size()); n {
+	case 2:
+		return Int16
+	case 4:
+		return Int32
+	case 8:
+		return Int64
+	default:
+		return Float32
+	}
+}
 
 // Promote returns the dtype of a binary operation between arrays of
 // dtypes a and b (numpy's result_type for arrays, with MLX's choices for
@@ -191,7 +233,8 @@ func (b BF16) String() string { return fmt.Sprint(b.Float32()) }
 
 // Elem is the set of Go element types, one per DType.
 type Elem interface {
-	bool | uint8 | int32 | int64 | F16 | BF16 | float32 | float64 | complex64
+	bool | uint8 | int32 | int64 | F16 | BF16 | float32 | float64 | complex64 |
+		int8 | int16 | uint16 | uint32 | uint64
 }
 
 // DTypeOf returns the dtype whose Go element type is T.
@@ -214,6 +257,16 @@ func DTypeOf[T Elem]() DType {
 		return Float32
 	case float64:
 		return Float64
+	case int8:
+		return Int8
+	case int16:
+		return Int16
+	case uint16:
+		return Uint16
+	case uint32:
+		return Uint32
+	case uint64:
+		return Uint64
 	default:
 		return Complex64
 	}

@@ -29,6 +29,11 @@ func TestDTypeStringAndSize(t *testing.T) {
 		{array.Float32, "float32", 4},
 		{array.Float64, "float64", 8},
 		{array.Complex64, "complex64", 8},
+		{array.Int8, "int8", 1},
+		{array.Int16, "int16", 2},
+		{array.Uint16, "uint16", 2},
+		{array.Uint32, "uint32", 4},
+		{array.Uint64, "uint64", 8},
 	}
 	if got := array.DTypes(); len(got) != len(want) {
 		t.Fatalf("DTypes() has %d dtypes, want %d", len(got), len(want))
@@ -67,6 +72,11 @@ func TestDTypeKinds(t *testing.T) {
 		{array.Float32, true, false, false, true},
 		{array.Float64, true, false, false, true},
 		{array.Complex64, false, false, true, true},
+		{array.Int8, false, true, false, false},
+		{array.Int16, false, true, false, false},
+		{array.Uint16, false, true, false, false},
+		{array.Uint32, false, true, false, false},
+		{array.Uint64, false, true, false, false},
 	} {
 		if c.d.IsFloat() != c.float || c.d.IsInteger() != c.integer || c.d.IsComplex() != c.complex || c.d.IsInexact() != c.inexact {
 			t.Errorf("%v: IsFloat %v IsInteger %v IsComplex %v IsInexact %v", c.d, c.d.IsFloat(), c.d.IsInteger(), c.d.IsComplex(), c.d.IsInexact())
@@ -94,17 +104,21 @@ func TestDTypeOf(t *testing.T) {
 
 // mlxPromotions are the pairs where Promote deliberately departs from
 // numpy's result_type, following MLX (and JAX): integers with float16 or
-// float32 keep the float's width instead of widening to float64, and
-// complex64 is the only complex type, so nothing promotes to complex128.
-var mlxPromotions = map[[2]array.DType]array.DType{
-	{array.Int32, array.Float16}:     array.Float16,
-	{array.Int64, array.Float16}:     array.Float16,
-	{array.Int32, array.Float32}:     array.Float32,
-	{array.Int64, array.Float32}:     array.Float32,
-	{array.Int32, array.Complex64}:   array.Complex64,
-	{array.Int64, array.Complex64}:   array.Complex64,
-	{array.Float64, array.Complex64}: array.Complex64,
-}
+// float32 keep the float's width instead of widening, uint64 with a signed
+// integer gives float32 (numpy: float64), and complex64 is the only complex
+// type, so nothing promotes to complex128.
+var mlxPromotions = func() map[[2]array.DType]array.DType {
+	m := map[[2]array.DType]array.DType{{array.Float64, array.Complex64}: array.Complex64}
+	for _, i := range []array.DType{array.Uint8, array.Uint16, array.Uint32, array.Uint64, array.Int8, array.Int16, array.Int32, array.Int64} {
+		m[[2]array.DType{i, array.Float16}] = array.Float16
+		m[[2]array.DType{i, array.Float32}] = array.Float32
+		m[[2]array.DType{i, array.Complex64}] = array.Complex64
+		if i.IsSigned() {
+			m[[2]array.DType{i, array.Uint64}] = array.Float32
+		}
+	}
+	return m
+}()
 
 // bfloat16Promotions is MLX's row for bfloat16, which numpy lacks: it
 // behaves as float16 does, and meeting float16 gives float32, the
@@ -112,6 +126,11 @@ var mlxPromotions = map[[2]array.DType]array.DType{
 var bfloat16Promotions = map[array.DType]array.DType{
 	array.Bool:      array.BFloat16,
 	array.Uint8:     array.BFloat16,
+	array.Uint16:    array.BFloat16,
+	array.Uint32:    array.BFloat16,
+	array.Uint64:    array.BFloat16,
+	array.Int8:      array.BFloat16,
+	array.Int16:     array.BFloat16,
 	array.Int32:     array.BFloat16,
 	array.Int64:     array.BFloat16,
 	array.Float16:   array.Float32,
@@ -166,8 +185,8 @@ func TestPromoteMatchesNumpy(t *testing.T) {
 			checked++
 		}
 	}
-	if checked != 64 {
-		t.Errorf("checked %d pairs, want 64 (8 numpy dtypes squared)", checked)
+	if checked != 169 {
+		t.Errorf("checked %d pairs, want 169 (13 numpy dtypes squared)", checked)
 	}
 	for d, want := range bfloat16Promotions {
 		if got := array.Promote(array.BFloat16, d); got != want {

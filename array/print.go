@@ -211,19 +211,27 @@ func formatElements(dt DType, mem []byte, offs []int, scalar bool) []string {
 				out[i] = t
 			}
 		}
-	case Uint8, Int32, Int64:
+	case Uint8, Uint16, Uint32, Uint64, Int8, Int16, Int32, Int64:
 		width := 0
 		for i, o := range offs {
-			var v int64
 			switch dt {
 			case Uint8:
-				v = int64(*(*uint8)(at(o)))
+				out[i] = strconv.FormatUint(uint64(*(*uint8)(at(o))), 10)
+			case Uint16:
+				out[i] = strconv.FormatUint(uint64(*(*uint16)(at(o))), 10)
+			case Uint32:
+				out[i] = strconv.FormatUint(uint64(*(*uint32)(at(o))), 10)
+			case Uint64:
+				out[i] = strconv.FormatUint(*(*uint64)(at(o)), 10)
+			case Int8:
+				out[i] = strconv.FormatInt(int64(*(*int8)(at(o))), 10)
+			case Int16:
+				out[i] = strconv.FormatInt(int64(*(*int16)(at(o))), 10)
 			case Int32:
-				v = int64(*(*int32)(at(o)))
+				out[i] = strconv.FormatInt(int64(*(*int32)(at(o))), 10)
 			default:
-				v = *(*int64)(at(o))
+				out[i] = strconv.FormatInt(*(*int64)(at(o)), 10)
 			}
-			out[i] = strconv.FormatInt(v, 10)
 			width = max(width, len(out[i]))
 		}
 		for i, s := range out {

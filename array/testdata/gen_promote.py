@@ -10,7 +10,7 @@ import pathlib
 import numpy as np
 
 HERE = pathlib.Path(__file__).resolve().parent
-DTYPES = ["bool", "uint8", "int32", "int64", "float16", "float32", "float64", "complex64"]
+DTYPES = ["bool", "uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64", "float16", "float32", "float64", "complex64"]
 
 
 def main():
