@@ -89,16 +89,18 @@ func (c *Compiled) evalGPU(s array.Stream, in, out []*array.Array) error {
 
 func (c *Compiled) evalCPU(in, out []*array.Array) error {
 	shape := out[0].Shape()
-	ins := make([]cpu.Buf, len(in))
-	for i, x := range in {
-		ins[i] = cpu.Buf{Data: x.Storage().Bytes(), DType: x.DType(), Shape: x.Shape(), Strides: x.Strides(), Offset: x.Offset()}
+	// The operands of most programs fit on the stack (RunFused keeps no
+	// slice of them): a small call allocates no more than its results.
+	var inBufs, outBufs [8]cpu.Buf
+	ins, outs := inBufs[:0], outBufs[:0]
+	for _, x := range in {
+		ins = append(ins, cpu.Buf{Data: x.Storage().Bytes(), DType: x.DType(), Shape: x.Shape(), Strides: x.Strides(), Offset: x.Offset()})
 	}
-	outs := make([]cpu.Buf, len(out))
 	strides := array.RowMajorStrides(shape)
-	for i, o := range out {
+	for _, o := range out {
 		st := array.AllocCPU(o.NBytes())
 		o.SetData(st, strides, 0)
-		outs[i] = cpu.Buf{Data: st.Bytes(), DType: o.DType(), Shape: shape, Strides: strides}
+		outs = append(outs, cpu.Buf{Data: st.Bytes(), DType: o.DType(), Shape: shape, Strides: strides})
 	}
 	return cpu.RunFused(c.prog, outs, ins)
 }

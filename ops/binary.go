@@ -4,13 +4,14 @@ import (
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/backend/cpu"
 	"github.com/fathom-go/fathom/backend/metal"
+	"github.com/fathom-go/fathom/internal/opset"
 )
 
 // Binary is the primitive of the elementwise functions of two arrays; Op
 // says which. Its inputs have one dtype and broadcast to the output's
 // shape; the kernel reads them through zero strides, without a
 // BroadcastTo node.
-type Binary struct{ Op cpu.BinaryOp }
+type Binary struct{ Op opset.BinaryOp }
 
 // Name returns the operation's name ("Add").
 func (p *Binary) Name() string { return p.Op.String() }
@@ -26,7 +27,7 @@ func (p *Binary) evalCPU(in, out []*array.Array) error {
 func (p *Binary) evalGPU(s array.Stream, in, out []*array.Array) error {
 	shape := out[0].Shape()
 	return gpuOut(s, out[0], func(o metal.View) ([]metal.Launch, error) {
-		return metal.Binary(p.Op.String(), o, bcastViewOf(in[0], shape), bcastViewOf(in[1], shape))
+		return metal.Binary(p.Op, o, bcastViewOf(in[0], shape), bcastViewOf(in[1], shape))
 	})
 }
 
@@ -78,29 +79,29 @@ func (p *Binary) chain(i int, a, b, y, g *array.Array) *array.Array {
 		return nil
 	}
 	switch p.Op {
-	case cpu.Add:
+	case opset.Add:
 		return g
-	case cpu.Sub:
+	case opset.Sub:
 		if i == 0 {
 			return g
 		}
 		return Neg(g)
-	case cpu.Mul:
+	case opset.Mul:
 		if i == 0 {
 			return Mul(g, b)
 		}
 		return Mul(g, a)
-	case cpu.Div:
+	case opset.Div:
 		if i == 0 {
 			return Div(g, b)
 		}
 		return Neg(Mul(g, Div(y, b)))
-	case cpu.Remainder:
+	case opset.Remainder:
 		if i == 0 {
 			return g
 		}
 		return Neg(Mul(g, FloorDivide(a, b)))
-	case cpu.Pow:
+	case opset.Pow:
 		zero := scalarOf(0, y.DType())
 		if i == 0 {
 			// b·a^(b-1), taken as 0 where b is 0 so that 0^0 has
@@ -111,17 +112,17 @@ func (p *Binary) chain(i int, a, b, y, g *array.Array) *array.Array {
 		// one-sided limit is 0 for b > 0), as JAX does
 		isZero := Equal(a, zero)
 		return Mul(g, Mul(y, Log(Where(isZero, scalarOf(1, y.DType()), a))))
-	case cpu.Maximum:
+	case opset.Maximum:
 		return Mul(g, tieWeight(i == 0, a, b, y.DType()))
-	case cpu.Minimum:
+	case opset.Minimum:
 		return Mul(g, tieWeight(i == 1, a, b, y.DType()))
-	case cpu.LogAddExp:
+	case opset.LogAddExp:
 		// e^a/(e^a+e^b) = e^(a-y), which cannot overflow
 		if i == 0 {
 			return Mul(g, Exp(Sub(a, y)))
 		}
 		return Mul(g, Exp(Sub(b, y)))
-	case cpu.ArcTan2:
+	case opset.ArcTan2:
 		r2 := Add(Square(a), Square(b))
 		if i == 0 {
 			return Mul(g, Div(b, r2))
@@ -146,19 +147,19 @@ func tieWeight(first bool, a, b *array.Array, dt array.DType) *array.Array {
 // binaryDType is the dtype op computes in for operands of dtypes a and b:
 // the promoted dtype, made inexact for the float functions, Bool for the
 // logical ones, and Int32 for integer arithmetic on two bools.
-func binaryDType(name string, op cpu.BinaryOp, a, b array.DType) array.DType {
+func binaryDType(name string, op opset.BinaryOp, a, b array.DType) array.DType {
 	dt := array.Promote(a, b)
 	switch op {
-	case cpu.Div, cpu.LogAddExp, cpu.ArcTan2:
+	case opset.Div, opset.LogAddExp, opset.ArcTan2:
 		dt = floatDType(dt)
-	case cpu.LogicalAnd, cpu.LogicalOr:
+	case opset.LogicalAnd, opset.LogicalOr:
 		dt = array.Bool
-	case cpu.FloorDivide, cpu.Remainder, cpu.Pow:
+	case opset.FloorDivide, opset.Remainder, opset.Pow:
 		if dt == array.Bool {
 			dt = array.Int32
 		}
 	}
-	if _, ok := cpu.BinaryResult(op, dt); !ok {
+	if _, ok := op.Result(dt); !ok {
 		if a == b {
 			array.Panicf(name, "not defined for dtype %v", a)
 		}
@@ -168,36 +169,36 @@ func binaryDType(name string, op cpu.BinaryOp, a, b array.DType) array.DType {
 }
 
 // binary records op applied to a and b, broadcast together.
-func binary(name string, op cpu.BinaryOp, a, b *array.Array) *array.Array {
+func binary(name string, op opset.BinaryOp, a, b *array.Array) *array.Array {
 	requireNonNil(name, a, b)
 	shape := BroadcastShapes(name, a.Shape(), b.Shape())
 	dt := binaryDType(name, op, a.DType(), b.DType())
-	out, _ := cpu.BinaryResult(op, dt)
+	out, _ := op.Result(dt)
 	return node(shape, out, &Binary{Op: op}, AsType(a, dt), AsType(b, dt))
 }
 
 // Add returns a + b elementwise, broadcasting a and b together (numpy's
 // rule) in their promoted dtype. Integers wrap; for bools Add is "or".
-func Add(a, b *array.Array) *array.Array { return binary("ops.Add", cpu.Add, a, b) }
+func Add(a, b *array.Array) *array.Array { return binary("ops.Add", opset.Add, a, b) }
 
 // Sub returns a - b elementwise, broadcasting, in the promoted dtype.
 // Integers wrap. Two bool arrays are rejected, as in numpy.
-func Sub(a, b *array.Array) *array.Array { return binary("ops.Sub", cpu.Sub, a, b) }
+func Sub(a, b *array.Array) *array.Array { return binary("ops.Sub", opset.Sub, a, b) }
 
 // Mul returns a * b elementwise, broadcasting, in the promoted dtype.
 // Integers wrap; for bools Mul is "and".
-func Mul(a, b *array.Array) *array.Array { return binary("ops.Mul", cpu.Mul, a, b) }
+func Mul(a, b *array.Array) *array.Array { return binary("ops.Mul", opset.Mul, a, b) }
 
 // Div returns a / b elementwise, broadcasting. Integer and bool operands
 // divide in float32 (true division, as in numpy and MLX).
-func Div(a, b *array.Array) *array.Array { return binary("ops.Div", cpu.Div, a, b) }
+func Div(a, b *array.Array) *array.Array { return binary("ops.Div", opset.Div, a, b) }
 
 // FloorDivide returns floor(a / b) elementwise, broadcasting, in the
 // promoted dtype (Int32 for two bools). As in numpy, integer results are
 // floored (-7 // 2 is -4); an integer division by zero gives 0 (numpy
 // warns and gives 0). Not defined for complex64.
 func FloorDivide(a, b *array.Array) *array.Array {
-	return binary("ops.FloorDivide", cpu.FloorDivide, a, b)
+	return binary("ops.FloorDivide", opset.FloorDivide, a, b)
 }
 
 // Remainder returns a - b*floor(a/b) elementwise, broadcasting: the
@@ -205,81 +206,81 @@ func FloorDivide(a, b *array.Array) *array.Array {
 // remainder by zero gives 0; a float one gives NaN. Not defined for
 // complex64.
 func Remainder(a, b *array.Array) *array.Array {
-	return binary("ops.Remainder", cpu.Remainder, a, b)
+	return binary("ops.Remainder", opset.Remainder, a, b)
 }
 
 // Pow returns a raised to b elementwise, broadcasting, in the promoted
 // dtype (Int32 for two bools). Integers use repeated squaring and wrap; a
 // negative integer exponent gives 0 except for the bases 1 and -1, where
 // numpy raises an error.
-func Pow(a, b *array.Array) *array.Array { return binary("ops.Pow", cpu.Pow, a, b) }
+func Pow(a, b *array.Array) *array.Array { return binary("ops.Pow", opset.Pow, a, b) }
 
 // Maximum returns the larger of a and b elementwise, broadcasting; NaN if
 // either is NaN (numpy's maximum). Not defined for complex64.
 func Maximum(a, b *array.Array) *array.Array {
-	return binary("ops.Maximum", cpu.Maximum, a, b)
+	return binary("ops.Maximum", opset.Maximum, a, b)
 }
 
 // Minimum returns the smaller of a and b elementwise, broadcasting; NaN if
 // either is NaN (numpy's minimum). Not defined for complex64.
 func Minimum(a, b *array.Array) *array.Array {
-	return binary("ops.Minimum", cpu.Minimum, a, b)
+	return binary("ops.Minimum", opset.Minimum, a, b)
 }
 
 // Equal returns a == b elementwise as a Bool array, comparing in the
 // promoted dtype. NaN equals nothing.
-func Equal(a, b *array.Array) *array.Array { return binary("ops.Equal", cpu.Equal, a, b) }
+func Equal(a, b *array.Array) *array.Array { return binary("ops.Equal", opset.Equal, a, b) }
 
 // NotEqual returns a != b elementwise as a Bool array, comparing in the
 // promoted dtype. NaN differs from everything.
 func NotEqual(a, b *array.Array) *array.Array {
-	return binary("ops.NotEqual", cpu.NotEqual, a, b)
+	return binary("ops.NotEqual", opset.NotEqual, a, b)
 }
 
 // Less returns a < b elementwise as a Bool array. Not defined for
 // complex64.
-func Less(a, b *array.Array) *array.Array { return binary("ops.Less", cpu.Less, a, b) }
+func Less(a, b *array.Array) *array.Array { return binary("ops.Less", opset.Less, a, b) }
 
 // LessEqual returns a <= b elementwise as a Bool array. Not defined for
 // complex64.
 func LessEqual(a, b *array.Array) *array.Array {
-	return binary("ops.LessEqual", cpu.LessEqual, a, b)
+	return binary("ops.LessEqual", opset.LessEqual, a, b)
 }
 
 // Greater returns a > b elementwise as a Bool array. Not defined for
 // complex64.
 func Greater(a, b *array.Array) *array.Array {
-	return binary("ops.Greater", cpu.Greater, a, b)
+	return binary("ops.Greater", opset.Greater, a, b)
 }
 
 // GreaterEqual returns a >= b elementwise as a Bool array. Not defined
 // for complex64.
 func GreaterEqual(a, b *array.Array) *array.Array {
-	return binary("ops.GreaterEqual", cpu.GreaterEqual, a, b)
+	return binary("ops.GreaterEqual", opset.GreaterEqual, a, b)
 }
 
 // LogicalAnd returns a && b elementwise as a Bool array; operands are read
 // as Bool (non-zero is true).
 func LogicalAnd(a, b *array.Array) *array.Array {
-	return binary("ops.LogicalAnd", cpu.LogicalAnd, a, b)
+	return binary("ops.LogicalAnd", opset.LogicalAnd, a, b)
 }
 
 // LogicalOr returns a || b elementwise as a Bool array; operands are read
 // as Bool (non-zero is true).
 func LogicalOr(a, b *array.Array) *array.Array {
-	return binary("ops.LogicalOr", cpu.LogicalOr, a, b)
+	return binary("ops.LogicalOr", opset.LogicalOr, a, b)
 }
 
 // LogAddExp returns log(e^a + e^b) elementwise, broadcasting, without
 // overflowing for large operands. Integer and bool operands compute in
 // float32.
 func LogAddExp(a, b *array.Array) *array.Array {
-	return binary("ops.LogAddExp", cpu.LogAddExp, a, b)
+	return binary("ops.LogAddExp", opset.LogAddExp, a, b)
 }
 
 // ArcTan2 returns the angle in (-π, π] of the point (b, a) elementwise
 // (numpy's arctan2(a, b)), broadcasting. Integer and bool operands compute
 // in float32.
 func ArcTan2(a, b *array.Array) *array.Array {
-	return binary("ops.ArcTan2", cpu.ArcTan2, a, b)
+	return binary("ops.ArcTan2", opset.ArcTan2, a, b)
 }

@@ -6,24 +6,17 @@ import (
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/backend/cpu"
 	"github.com/fathom-go/fathom/backend/metal"
+	"github.com/fathom-go/fathom/internal/opset"
 )
 
 // reducePrim folds its input over Axes (sorted, distinct, non-negative)
 // with Op; the result drops those axes.
 type reducePrim struct {
-	Op   cpu.ReduceOp
+	Op   opset.ReduceOp
 	Axes []int
 }
 
-var reduceOpNames = [...]string{cpu.ReduceSum: "Sum", cpu.ReduceProd: "Prod", cpu.ReduceMax: "Max",
-	cpu.ReduceMin: "Min", cpu.ReduceAll: "All", cpu.ReduceAny: "Any"}
-
-func (p *reducePrim) Name() string {
-	if int(p.Op) < len(reduceOpNames) {
-		return reduceOpNames[p.Op]
-	}
-	return p.Op.String()
-}
+func (p *reducePrim) Name() string { return p.Op.String() }
 func (p *reducePrim) Eval(s array.Stream, in, out []*array.Array) error {
 	return dispatch(p, s, in, out)
 }
@@ -32,7 +25,7 @@ func (p *reducePrim) evalCPU(in, out []*array.Array) error {
 }
 func (p *reducePrim) evalGPU(s array.Stream, in, out []*array.Array) error {
 	return gpuOut(s, out[0], func(o metal.View) ([]metal.Launch, error) {
-		return metal.Reduce(p.Name(), o, viewOf(in[0]), p.Axes)
+		return metal.Reduce(p.Op, o, viewOf(in[0]), p.Axes)
 	})
 }
 func (p *reducePrim) Equivalent(o array.Primitive) bool {
@@ -58,11 +51,11 @@ func (p *reducePrim) VJP(in, out, cots []*array.Array, argnums []int) []*array.A
 	x, g := in[0], cots[0]
 	shape := x.Shape()
 	switch p.Op {
-	case cpu.ReduceSum:
+	case opset.Sum:
 		return []*array.Array{reduceExpand(g, shape, p.Axes)}
-	case cpu.ReduceProd:
+	case opset.Prod:
 		return []*array.Array{Mul(reduceExpand(g, shape, p.Axes), prodPartials(x, p.Axes))}
-	case cpu.ReduceMax, cpu.ReduceMin:
+	case opset.Max, opset.Min:
 		mask, count := reduceTies(x, out[0], p.Axes)
 		return []*array.Array{Mul(reduceExpand(Div(g, count), shape, p.Axes), mask)}
 	}
@@ -75,13 +68,13 @@ func (p *reducePrim) VJP(in, out, cots []*array.Array, argnums []int) []*array.A
 func (p *reducePrim) JVP(in, out, tans []*array.Array, _ []int) []*array.Array {
 	x, t := in[0], tans[0]
 	switch p.Op {
-	case cpu.ReduceSum:
-		return []*array.Array{reduceOver(cpu.ReduceSum, t, p.Axes)}
-	case cpu.ReduceProd:
-		return []*array.Array{reduceOver(cpu.ReduceSum, Mul(t, prodPartials(x, p.Axes)), p.Axes)}
-	case cpu.ReduceMax, cpu.ReduceMin:
+	case opset.Sum:
+		return []*array.Array{reduceOver(opset.Sum, t, p.Axes)}
+	case opset.Prod:
+		return []*array.Array{reduceOver(opset.Sum, Mul(t, prodPartials(x, p.Axes)), p.Axes)}
+	case opset.Max, opset.Min:
 		mask, count := reduceTies(x, out[0], p.Axes)
-		return []*array.Array{Div(reduceOver(cpu.ReduceSum, Mul(t, mask), p.Axes), count)}
+		return []*array.Array{Div(reduceOver(opset.Sum, Mul(t, mask), p.Axes), count)}
 	}
 	return []*array.Array{nil}
 }
@@ -94,8 +87,8 @@ func (p *reducePrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int)
 // reduceOver records op over exactly axes. Unlike Sum and the other public
 // reductions, no axes leaves x as it is: the batched reduction of a 0-d
 // array reduces nothing.
-func reduceOver(op cpu.ReduceOp, x *array.Array, axes []int) *array.Array {
-	dt, _ := cpu.ReduceDType(op, x.DType())
+func reduceOver(op opset.ReduceOp, x *array.Array, axes []int) *array.Array {
+	dt, _ := op.Result(x.DType())
 	shape, _ := reducedShape(x.Shape(), axes)
 	return node(shape, dt, &reducePrim{Op: op, Axes: axes}, x)
 }
@@ -123,7 +116,7 @@ func reduceExpand(g *array.Array, shape, axes []int) *array.Array {
 // as 0 or 1 in x's dtype, and the number of such elements for each result.
 func reduceTies(x, y *array.Array, axes []int) (mask, count *array.Array) {
 	mask = AsType(Equal(x, reduceExpand(y, x.Shape(), axes)), x.DType())
-	return mask, reduceOver(cpu.ReduceSum, mask, axes)
+	return mask, reduceOver(opset.Sum, mask, axes)
 }
 
 // prodPartials returns, for each element of x, the product of the other
@@ -178,15 +171,15 @@ func shapeSize(shape []int) int {
 }
 
 // reduce records op over axes (none: all) of a.
-func reduce(name string, op cpu.ReduceOp, a *array.Array, axes []int) *array.Array {
+func reduce(name string, op opset.ReduceOp, a *array.Array, axes []int) *array.Array {
 	requireNonNil(name, a)
 	ax := normAxes(name, axes, a.Ndim())
-	dt, ok := cpu.ReduceDType(op, a.DType())
+	dt, ok := op.Result(a.DType())
 	if !ok {
 		array.Panicf(name, "not supported for dtype %v", a.DType())
 	}
 	shape, n := reducedShape(a.Shape(), ax)
-	if n == 0 && shapeSize(shape) > 0 && (op == cpu.ReduceMax || op == cpu.ReduceMin) {
+	if n == 0 && shapeSize(shape) > 0 && (op == opset.Max || op == opset.Min) {
 		array.Panicf(name, "axes %v of shape %v are empty, and %v has no identity", ax, a.Shape(), op)
 	}
 	return node(shape, dt, &reducePrim{Op: op, Axes: ax}, a)
@@ -195,32 +188,32 @@ func reduce(name string, op cpu.ReduceOp, a *array.Array, axes []int) *array.Arr
 // Sum returns the sum of a's elements over axes (none: all). Bool sums
 // are int32; integers keep their dtype and wrap on overflow (MLX);
 // float16 and bfloat16 accumulate in float32. The sum of nothing is 0.
-func Sum(a *array.Array, axes ...int) *array.Array { return reduce("ops.Sum", cpu.ReduceSum, a, axes) }
+func Sum(a *array.Array, axes ...int) *array.Array { return reduce("ops.Sum", opset.Sum, a, axes) }
 
 // Prod returns the product of a's elements over axes (none: all), with
 // Sum's dtypes. The product of nothing is 1.
 func Prod(a *array.Array, axes ...int) *array.Array {
-	return reduce("ops.Prod", cpu.ReduceProd, a, axes)
+	return reduce("ops.Prod", opset.Prod, a, axes)
 }
 
 // Max returns the largest of a's elements over axes (none: all); NaN if
 // any of them is NaN (numpy's max). An empty axis is an error, as max has
 // no identity; complex64 is not supported.
-func Max(a *array.Array, axes ...int) *array.Array { return reduce("ops.Max", cpu.ReduceMax, a, axes) }
+func Max(a *array.Array, axes ...int) *array.Array { return reduce("ops.Max", opset.Max, a, axes) }
 
 // Min returns the smallest of a's elements over axes (none: all), like
 // Max.
-func Min(a *array.Array, axes ...int) *array.Array { return reduce("ops.Min", cpu.ReduceMin, a, axes) }
+func Min(a *array.Array, axes ...int) *array.Array { return reduce("ops.Min", opset.Min, a, axes) }
 
 // All reports, as bool, whether every element over axes (none: all) is
 // nonzero; NaN counts as nonzero. All of nothing is true (numpy's all).
 func All(a *array.Array, axes ...int) *array.Array {
-	return reduce("ops.All", cpu.ReduceAll, a, axes)
+	return reduce("ops.All", opset.All, a, axes)
 }
 
 // Any reports, as bool, whether some element over axes (none: all) is
 // nonzero. Any of nothing is false.
-func Any(a *array.Array, axes ...int) *array.Array { return reduce("ops.Any", cpu.ReduceAny, a, axes) }
+func Any(a *array.Array, axes ...int) *array.Array { return reduce("ops.Any", opset.Any, a, axes) }
 
 // Mean returns the mean over axes (none: all) in a's float dtype (float32
 // for integers and bools, as in MLX): the sum divided by the number of
@@ -365,16 +358,11 @@ func KeepDims(f ReduceFunc, a *array.Array, axes ...int) *array.Array {
 // argReducePrim finds the index of the largest (ArgMax) or smallest
 // (ArgMin) element along Axis.
 type argReducePrim struct {
-	Op   cpu.ArgOp
+	Op   opset.ArgOp
 	Axis int
 }
 
-func (p *argReducePrim) Name() string {
-	if p.Op == cpu.ArgMin {
-		return "ArgMin"
-	}
-	return "ArgMax"
-}
+func (p *argReducePrim) Name() string { return p.Op.String() }
 func (p *argReducePrim) Eval(s array.Stream, in, out []*array.Array) error {
 	return dispatch(p, s, in, out)
 }
@@ -383,7 +371,7 @@ func (p *argReducePrim) evalCPU(in, out []*array.Array) error {
 }
 func (p *argReducePrim) evalGPU(s array.Stream, in, out []*array.Array) error {
 	return gpuOut(s, out[0], func(o metal.View) ([]metal.Launch, error) {
-		return metal.ArgReduce(p.Name(), o, viewOf(in[0]), p.Axis)
+		return metal.ArgReduce(p.Op, o, viewOf(in[0]), p.Axis)
 	})
 }
 func (p *argReducePrim) Equivalent(o array.Primitive) bool { return sameParams(p, o) }
@@ -402,13 +390,13 @@ func (p *argReducePrim) OutputShapes(in []*array.Array) ([][]int, error) {
 // as in numpy. The result has a's shape without axis. An empty axis is an
 // error; complex64 is not supported.
 func ArgMax(a *array.Array, axis int) *array.Array {
-	return argReduce("ops.ArgMax", cpu.ArgMax, a, axis)
+	return argReduce("ops.ArgMax", opset.ArgMax, a, axis)
 }
 
 // ArgMin returns the int32 index along axis of the smallest element of
 // each line of a, like ArgMax.
 func ArgMin(a *array.Array, axis int) *array.Array {
-	return argReduce("ops.ArgMin", cpu.ArgMin, a, axis)
+	return argReduce("ops.ArgMin", opset.ArgMin, a, axis)
 }
 
 // VJP is zero: indices are piecewise constant.
@@ -428,7 +416,7 @@ func (p *argReducePrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []i
 	return []*array.Array{node(shape, array.Int32, &argReducePrim{Op: p.Op, Axis: p.Axis + 1}, x)}, []int{0}
 }
 
-func argReduce(name string, op cpu.ArgOp, a *array.Array, axis int) *array.Array {
+func argReduce(name string, op opset.ArgOp, a *array.Array, axis int) *array.Array {
 	requireNonNil(name, a)
 	if a.DType() == array.Complex64 {
 		array.Panicf(name, "not supported for dtype %v", a.DType())

@@ -9,7 +9,7 @@ import (
 
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/arraytest"
-	"github.com/fathom-go/fathom/backend/cpu"
+	"github.com/fathom-go/fathom/internal/opset"
 	"github.com/fathom-go/fathom/ops"
 )
 
@@ -213,10 +213,10 @@ func TestReducePrimitives(t *testing.T) {
 		p, same, other array.Primitive
 		name           string
 	}{
-		{&ops.ReducePrim{Op: cpu.ReduceSum, Axes: []int{0, 2}}, &ops.ReducePrim{Op: cpu.ReduceSum, Axes: []int{0, 2}}, &ops.ReducePrim{Op: cpu.ReduceSum, Axes: []int{0}}, "Sum"},
-		{&ops.ReducePrim{Op: cpu.ReduceAll}, &ops.ReducePrim{Op: cpu.ReduceAll}, &ops.ReducePrim{Op: cpu.ReduceAny}, "All"},
-		{&ops.ArgReducePrim{Op: cpu.ArgMin, Axis: 1}, &ops.ArgReducePrim{Op: cpu.ArgMin, Axis: 1}, &ops.ArgReducePrim{Op: cpu.ArgMax, Axis: 1}, "ArgMin"},
-		{&ops.ScanPrim{Op: cpu.CumMax, Axis: 1, Reverse: true}, &ops.ScanPrim{Op: cpu.CumMax, Axis: 1, Reverse: true}, &ops.ScanPrim{Op: cpu.CumMax, Axis: 1, Inclusive: true}, "CumMax"},
+		{&ops.ReducePrim{Op: opset.Sum, Axes: []int{0, 2}}, &ops.ReducePrim{Op: opset.Sum, Axes: []int{0, 2}}, &ops.ReducePrim{Op: opset.Sum, Axes: []int{0}}, "Sum"},
+		{&ops.ReducePrim{Op: opset.All}, &ops.ReducePrim{Op: opset.All}, &ops.ReducePrim{Op: opset.Any}, "All"},
+		{&ops.ArgReducePrim{Op: opset.ArgMin, Axis: 1}, &ops.ArgReducePrim{Op: opset.ArgMin, Axis: 1}, &ops.ArgReducePrim{Op: opset.ArgMax, Axis: 1}, "ArgMin"},
+		{&ops.ScanPrim{Op: opset.CumMax, Axis: 1, Reverse: true}, &ops.ScanPrim{Op: opset.CumMax, Axis: 1, Reverse: true}, &ops.ScanPrim{Op: opset.CumMax, Axis: 1, Inclusive: true}, "CumMax"},
 		{&ops.SoftmaxPrim{Axis: 1}, &ops.SoftmaxPrim{Axis: 1}, &ops.LogSoftmaxPrim{Axis: 1}, "Softmax"},
 		{&ops.LogSoftmaxPrim{Axis: 0}, &ops.LogSoftmaxPrim{Axis: 0}, &ops.LogSoftmaxPrim{Axis: 1}, "LogSoftmax"},
 		{&ops.LogSumExpPrim{Axis: 2}, &ops.LogSumExpPrim{Axis: 2}, &ops.LogSumExpPrim{Axis: 0}, "LogSumExp"},

@@ -4,13 +4,13 @@ import (
 	"math"
 
 	"github.com/fathom-go/fathom/array"
-	"github.com/fathom-go/fathom/backend/cpu"
+	"github.com/fathom-go/fathom/internal/opset"
 )
 
 // scalarBinary records op applied to a and the weakly typed scalar v: v
 // takes a's dtype (see scalarDType), so an int32 array plus 2 stays int32
 // while plus 2.5 gives float32.
-func scalarBinary(name string, op cpu.BinaryOp, a *array.Array, v float64) *array.Array {
+func scalarBinary(name string, op opset.BinaryOp, a *array.Array, v float64) *array.Array {
 	requireNonNil(name, a)
 	dt := scalarDType(a.DType(), v)
 	if lo, hi, ok := intRange(dt); ok && (v < lo || v >= hi) {
@@ -37,41 +37,41 @@ func intRange(dt array.DType) (lo, hi float64, ok bool) {
 // which gives float32 (bool arrays with a whole v give int32). A whole v
 // that does not fit an integer dtype is an error.
 func AddScalar(a *array.Array, v float64) *array.Array {
-	return scalarBinary("ops.AddScalar", cpu.Add, a, v)
+	return scalarBinary("ops.AddScalar", opset.Add, a, v)
 }
 
 // SubScalar returns a - v elementwise, with v weakly typed as in
 // AddScalar.
 func SubScalar(a *array.Array, v float64) *array.Array {
-	return scalarBinary("ops.SubScalar", cpu.Sub, a, v)
+	return scalarBinary("ops.SubScalar", opset.Sub, a, v)
 }
 
 // MulScalar returns a * v elementwise, with v weakly typed as in
 // AddScalar.
 func MulScalar(a *array.Array, v float64) *array.Array {
-	return scalarBinary("ops.MulScalar", cpu.Mul, a, v)
+	return scalarBinary("ops.MulScalar", opset.Mul, a, v)
 }
 
 // DivScalar returns a / v elementwise, with v weakly typed as in
 // AddScalar; integer and bool arrays divide in float32, as in Div.
 func DivScalar(a *array.Array, v float64) *array.Array {
-	return scalarBinary("ops.DivScalar", cpu.Div, a, v)
+	return scalarBinary("ops.DivScalar", opset.Div, a, v)
 }
 
 // PowScalar returns a raised to v elementwise, with v weakly typed as in
 // AddScalar: an integer array to a whole power stays integer (see Pow).
 func PowScalar(a *array.Array, v float64) *array.Array {
-	return scalarBinary("ops.PowScalar", cpu.Pow, a, v)
+	return scalarBinary("ops.PowScalar", opset.Pow, a, v)
 }
 
 // MaximumScalar returns the larger of a and v elementwise (NaN where
 // either is NaN), with v weakly typed as in AddScalar.
 func MaximumScalar(a *array.Array, v float64) *array.Array {
-	return scalarBinary("ops.MaximumScalar", cpu.Maximum, a, v)
+	return scalarBinary("ops.MaximumScalar", opset.Maximum, a, v)
 }
 
 // MinimumScalar returns the smaller of a and v elementwise (NaN where
 // either is NaN), with v weakly typed as in AddScalar.
 func MinimumScalar(a *array.Array, v float64) *array.Array {
-	return scalarBinary("ops.MinimumScalar", cpu.Minimum, a, v)
+	return scalarBinary("ops.MinimumScalar", opset.Minimum, a, v)
 }

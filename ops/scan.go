@@ -6,32 +6,26 @@ import (
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/backend/cpu"
 	"github.com/fathom-go/fathom/backend/metal"
+	"github.com/fathom-go/fathom/internal/opset"
 )
 
 // scanPrim is a running sum, product, maximum or minimum along Axis;
 // see CumSum for Reverse and Inclusive.
 type scanPrim struct {
-	Op        cpu.ScanOp
+	Op        opset.ScanOp
 	Axis      int
 	Reverse   bool
 	Inclusive bool
 }
 
-var scanOpNames = [...]string{cpu.CumSum: "CumSum", cpu.CumProd: "CumProd", cpu.CumMax: "CumMax", cpu.CumMin: "CumMin"}
-
-func (p *scanPrim) Name() string {
-	if int(p.Op) < len(scanOpNames) {
-		return scanOpNames[p.Op]
-	}
-	return p.Op.String()
-}
+func (p *scanPrim) Name() string { return p.Op.String() }
 func (p *scanPrim) Eval(s array.Stream, in, out []*array.Array) error { return dispatch(p, s, in, out) }
 func (p *scanPrim) evalCPU(in, out []*array.Array) error {
 	return cpu.Scan(p.Op, alloc(out[0]), bufOf(in[0]), p.Axis, p.Reverse, p.Inclusive)
 }
 func (p *scanPrim) evalGPU(s array.Stream, in, out []*array.Array) error {
 	return gpuOut(s, out[0], func(o metal.View) ([]metal.Launch, error) {
-		return metal.Scan(p.Name(), o, viewOf(in[0]), p.Axis, p.Reverse, p.Inclusive)
+		return metal.Scan(p.Op, o, viewOf(in[0]), p.Axis, p.Reverse, p.Inclusive)
 	})
 }
 func (p *scanPrim) Equivalent(o array.Primitive) bool               { return sameParams(p, o) }
@@ -47,9 +41,9 @@ func (p *scanPrim) OutputShapes(in []*array.Array) ([][]int, error) { return sam
 func (p *scanPrim) VJP(in, out, cots []*array.Array, _ []int) []*array.Array {
 	x, y, g := in[0], out[0], cots[0]
 	switch p.Op {
-	case cpu.CumSum:
+	case opset.CumSum:
 		return []*array.Array{CumSum(g, p.Axis, !p.Reverse, p.Inclusive)}
-	case cpu.CumProd:
+	case opset.CumProd:
 		z := p.zeros(x)
 		rest := Div(CumSum(Mul(g, y), p.Axis, !p.Reverse, p.Inclusive), z.safe)
 		first := CumSum(Mul(g, z.withOne), p.Axis, !p.Reverse, p.Inclusive)
@@ -71,9 +65,9 @@ func (p *scanPrim) VJP(in, out, cots []*array.Array, _ []int) []*array.Array {
 func (p *scanPrim) JVP(in, out, tans []*array.Array, _ []int) []*array.Array {
 	x, y, t := in[0], out[0], tans[0]
 	switch p.Op {
-	case cpu.CumSum:
+	case opset.CumSum:
 		return []*array.Array{CumSum(t, p.Axis, p.Reverse, p.Inclusive)}
-	case cpu.CumProd:
+	case opset.CumProd:
 		z := p.zeros(x)
 		clean := Equal(CumSum(z.zero, p.Axis, p.Reverse, p.Inclusive), scalarOf(0, array.Int32))
 		rest := Mul(y, CumSum(Div(t, z.safe), p.Axis, p.Reverse, p.Inclusive))
@@ -157,9 +151,9 @@ func (p *scanPrim) padEnd(a *array.Array) *array.Array {
 	return Pad(a, w, 0)
 }
 
-func scan(name string, op cpu.ScanOp, a *array.Array, axis int, reverse, inclusive bool) *array.Array {
+func scan(name string, op opset.ScanOp, a *array.Array, axis int, reverse, inclusive bool) *array.Array {
 	requireNonNil(name, a)
-	dt, ok := cpu.ScanDType(op, a.DType())
+	dt, ok := op.Result(a.DType())
 	if !ok {
 		array.Panicf(name, "not supported for dtype %v", a.DType())
 	}
@@ -173,13 +167,13 @@ func scan(name string, op cpu.ScanOp, a *array.Array, axis int, reverse, inclusi
 // reverse runs from the end of the axis (out[i] = a[i]+...+a[n-1] when
 // inclusive). Bools sum as int32; integers keep their dtype and wrap.
 func CumSum(a *array.Array, axis int, reverse, inclusive bool) *array.Array {
-	return scan("ops.CumSum", cpu.CumSum, a, axis, reverse, inclusive)
+	return scan("ops.CumSum", opset.CumSum, a, axis, reverse, inclusive)
 }
 
 // CumProd returns the running product of a along axis, like CumSum; an
 // exclusive product starts from 1.
 func CumProd(a *array.Array, axis int, reverse, inclusive bool) *array.Array {
-	return scan("ops.CumProd", cpu.CumProd, a, axis, reverse, inclusive)
+	return scan("ops.CumProd", opset.CumProd, a, axis, reverse, inclusive)
 }
 
 // CumMax returns the running maximum of a along axis, like CumSum: NaN
@@ -187,11 +181,11 @@ func CumProd(a *array.Array, axis int, reverse, inclusive bool) *array.Array {
 // starts from the dtype's lowest value (-Inf for floats, false for bool).
 // complex64 is not supported.
 func CumMax(a *array.Array, axis int, reverse, inclusive bool) *array.Array {
-	return scan("ops.CumMax", cpu.CumMax, a, axis, reverse, inclusive)
+	return scan("ops.CumMax", opset.CumMax, a, axis, reverse, inclusive)
 }
 
 // CumMin returns the running minimum of a along axis, like CumMax; an
 // exclusive scan starts from the dtype's highest value.
 func CumMin(a *array.Array, axis int, reverse, inclusive bool) *array.Array {
-	return scan("ops.CumMin", cpu.CumMin, a, axis, reverse, inclusive)
+	return scan("ops.CumMin", opset.CumMin, a, axis, reverse, inclusive)
 }

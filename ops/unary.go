@@ -6,11 +6,12 @@ import (
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/backend/cpu"
 	"github.com/fathom-go/fathom/backend/metal"
+	"github.com/fathom-go/fathom/internal/opset"
 )
 
 // Unary is the primitive of the elementwise functions of one array; Op
 // says which.
-type Unary struct{ Op cpu.UnaryOp }
+type Unary struct{ Op opset.UnaryOp }
 
 // Name returns the operation's name ("Exp").
 func (p *Unary) Name() string { return p.Op.String() }
@@ -24,7 +25,7 @@ func (p *Unary) evalCPU(in, out []*array.Array) error {
 
 func (p *Unary) evalGPU(s array.Stream, in, out []*array.Array) error {
 	return gpuOut(s, out[0], func(o metal.View) ([]metal.Launch, error) {
-		return metal.Unary(p.Op.String(), o, viewOf(in[0]))
+		return metal.Unary(p.Op, o, viewOf(in[0]))
 	})
 }
 
@@ -61,56 +62,56 @@ func (p *Unary) chain(x, y, g *array.Array) *array.Array {
 		return nil
 	}
 	switch p.Op {
-	case cpu.Neg:
+	case opset.Neg:
 		return Neg(g)
-	case cpu.Abs:
+	case opset.Abs:
 		if x.DType() == array.Complex64 {
 			// d|x| along the real direction of x: x/|x|
 			return Mul(g, Div(x, AsType(y, array.Complex64)))
 		}
 		return Mul(g, Sign(x))
-	case cpu.Exp:
+	case opset.Exp:
 		return Mul(g, y)
-	case cpu.Expm1:
+	case opset.Expm1:
 		return Mul(g, AddScalar(y, 1))
-	case cpu.Log:
+	case opset.Log:
 		return Div(g, x)
-	case cpu.Log1p:
+	case opset.Log1p:
 		return Div(g, AddScalar(x, 1))
-	case cpu.Log2:
+	case opset.Log2:
 		return Div(g, MulScalar(x, math.Ln2))
-	case cpu.Sqrt:
+	case opset.Sqrt:
 		return Div(g, MulScalar(y, 2))
-	case cpu.Rsqrt:
+	case opset.Rsqrt:
 		// d x^(-1/2) = -x^(-3/2)/2 = -y³/2
 		return Mul(g, MulScalar(Mul(Square(y), y), -0.5))
-	case cpu.Square:
+	case opset.Square:
 		return Mul(g, MulScalar(x, 2))
-	case cpu.Reciprocal:
+	case opset.Reciprocal:
 		return Mul(g, Neg(Square(y)))
-	case cpu.Sin:
+	case opset.Sin:
 		return Mul(g, Cos(x))
-	case cpu.Cos:
+	case opset.Cos:
 		return Mul(g, Neg(Sin(x)))
-	case cpu.Tan:
+	case opset.Tan:
 		return Mul(g, AddScalar(Square(y), 1))
-	case cpu.ArcSin:
+	case opset.ArcSin:
 		return Mul(g, Rsqrt(oneMinus(Square(x))))
-	case cpu.ArcCos:
+	case opset.ArcCos:
 		return Mul(g, Neg(Rsqrt(oneMinus(Square(x)))))
-	case cpu.ArcTan:
+	case opset.ArcTan:
 		return Div(g, AddScalar(Square(x), 1))
-	case cpu.Sinh:
+	case opset.Sinh:
 		return Mul(g, Cosh(x))
-	case cpu.Cosh:
+	case opset.Cosh:
 		return Mul(g, Sinh(x))
-	case cpu.Tanh:
+	case opset.Tanh:
 		return Mul(g, oneMinus(Square(y)))
-	case cpu.Sigmoid:
+	case opset.Sigmoid:
 		return Mul(g, Mul(y, oneMinus(y)))
-	case cpu.Erf:
+	case opset.Erf:
 		return Mul(g, MulScalar(Exp(Neg(Square(x))), 2/math.Sqrt(math.Pi)))
-	case cpu.ErfInv:
+	case opset.ErfInv:
 		return Mul(g, MulScalar(Exp(Square(y)), math.Sqrt(math.Pi)/2))
 	}
 	return nil
@@ -128,17 +129,17 @@ func requireNonNil(op string, xs ...*array.Array) {
 
 // unary records op applied to a. Float functions of integer and bool
 // arrays compute in float32; LogicalNot reads its operand as Bool.
-func unary(op cpu.UnaryOp, a *array.Array) *array.Array {
+func unary(op opset.UnaryOp, a *array.Array) *array.Array {
 	name := "ops." + op.String()
 	requireNonNil(name, a)
 	dt := a.DType()
 	switch {
-	case op == cpu.LogicalNot:
+	case op == opset.LogicalNot:
 		dt = array.Bool
 	case op.IsFloatFunc():
 		dt = floatDType(dt)
 	}
-	out, ok := cpu.UnaryResult(op, dt)
+	out, ok := op.Result(dt)
 	if !ok {
 		array.Panicf(name, "not defined for dtype %v", a.DType())
 	}
@@ -148,124 +149,124 @@ func unary(op cpu.UnaryOp, a *array.Array) *array.Array {
 // Neg returns -a elementwise. Integers wrap (the negation of the most
 // negative value is itself, and uint8 wraps modulo 256). Bool arrays are
 // rejected, as in numpy: use LogicalNot.
-func Neg(a *array.Array) *array.Array { return unary(cpu.Neg, a) }
+func Neg(a *array.Array) *array.Array { return unary(opset.Neg, a) }
 
 // Abs returns |a| elementwise, in a's dtype; the modulus of a complex64
 // array is float32. Bool arrays are returned unchanged.
-func Abs(a *array.Array) *array.Array { return unary(cpu.Abs, a) }
+func Abs(a *array.Array) *array.Array { return unary(opset.Abs, a) }
 
 // Sign returns -1, 0 or 1 by the sign of each element, in a's dtype; NaN
 // stays NaN and -0 gives 0. Not defined for complex64.
-func Sign(a *array.Array) *array.Array { return unary(cpu.Sign, a) }
+func Sign(a *array.Array) *array.Array { return unary(opset.Sign, a) }
 
 // Exp returns e^a elementwise. Integer and bool arrays compute in float32.
-func Exp(a *array.Array) *array.Array { return unary(cpu.Exp, a) }
+func Exp(a *array.Array) *array.Array { return unary(opset.Exp, a) }
 
 // Expm1 returns e^a - 1 elementwise, accurate for small a. Integer and
 // bool arrays compute in float32.
-func Expm1(a *array.Array) *array.Array { return unary(cpu.Expm1, a) }
+func Expm1(a *array.Array) *array.Array { return unary(opset.Expm1, a) }
 
 // Log returns the natural logarithm of a elementwise (NaN below 0, -Inf at
 // 0). Integer and bool arrays compute in float32.
-func Log(a *array.Array) *array.Array { return unary(cpu.Log, a) }
+func Log(a *array.Array) *array.Array { return unary(opset.Log, a) }
 
 // Log1p returns log(1 + a) elementwise, accurate for small a. Integer and
 // bool arrays compute in float32.
-func Log1p(a *array.Array) *array.Array { return unary(cpu.Log1p, a) }
+func Log1p(a *array.Array) *array.Array { return unary(opset.Log1p, a) }
 
 // Log2 returns the base-2 logarithm of a elementwise. Integer and bool
 // arrays compute in float32.
-func Log2(a *array.Array) *array.Array { return unary(cpu.Log2, a) }
+func Log2(a *array.Array) *array.Array { return unary(opset.Log2, a) }
 
 // Sqrt returns the square root of a elementwise (NaN below 0; the
 // principal root for complex64). Integer and bool arrays compute in
 // float32.
-func Sqrt(a *array.Array) *array.Array { return unary(cpu.Sqrt, a) }
+func Sqrt(a *array.Array) *array.Array { return unary(opset.Sqrt, a) }
 
 // Rsqrt returns 1/sqrt(a) elementwise. Integer and bool arrays compute in
 // float32.
-func Rsqrt(a *array.Array) *array.Array { return unary(cpu.Rsqrt, a) }
+func Rsqrt(a *array.Array) *array.Array { return unary(opset.Rsqrt, a) }
 
 // Square returns a*a elementwise, in a's dtype (integers wrap).
-func Square(a *array.Array) *array.Array { return unary(cpu.Square, a) }
+func Square(a *array.Array) *array.Array { return unary(opset.Square, a) }
 
 // Reciprocal returns 1/a elementwise. Integer and bool arrays compute in
 // float32 (numpy would divide integers).
-func Reciprocal(a *array.Array) *array.Array { return unary(cpu.Reciprocal, a) }
+func Reciprocal(a *array.Array) *array.Array { return unary(opset.Reciprocal, a) }
 
 // Sin returns the sine of a (radians) elementwise. Integer and bool arrays
 // compute in float32.
-func Sin(a *array.Array) *array.Array { return unary(cpu.Sin, a) }
+func Sin(a *array.Array) *array.Array { return unary(opset.Sin, a) }
 
 // Cos returns the cosine of a (radians) elementwise. Integer and bool
 // arrays compute in float32.
-func Cos(a *array.Array) *array.Array { return unary(cpu.Cos, a) }
+func Cos(a *array.Array) *array.Array { return unary(opset.Cos, a) }
 
 // Tan returns the tangent of a (radians) elementwise. Integer and bool
 // arrays compute in float32.
-func Tan(a *array.Array) *array.Array { return unary(cpu.Tan, a) }
+func Tan(a *array.Array) *array.Array { return unary(opset.Tan, a) }
 
 // ArcSin returns the inverse sine of a elementwise (NaN outside [-1, 1]).
 // Integer and bool arrays compute in float32; complex64 is not supported.
-func ArcSin(a *array.Array) *array.Array { return unary(cpu.ArcSin, a) }
+func ArcSin(a *array.Array) *array.Array { return unary(opset.ArcSin, a) }
 
 // ArcCos returns the inverse cosine of a elementwise (NaN outside
 // [-1, 1]). Integer and bool arrays compute in float32; complex64 is not
 // supported.
-func ArcCos(a *array.Array) *array.Array { return unary(cpu.ArcCos, a) }
+func ArcCos(a *array.Array) *array.Array { return unary(opset.ArcCos, a) }
 
 // ArcTan returns the inverse tangent of a elementwise. Integer and bool
 // arrays compute in float32; complex64 is not supported.
-func ArcTan(a *array.Array) *array.Array { return unary(cpu.ArcTan, a) }
+func ArcTan(a *array.Array) *array.Array { return unary(opset.ArcTan, a) }
 
 // Sinh returns the hyperbolic sine of a elementwise. Integer and bool
 // arrays compute in float32.
-func Sinh(a *array.Array) *array.Array { return unary(cpu.Sinh, a) }
+func Sinh(a *array.Array) *array.Array { return unary(opset.Sinh, a) }
 
 // Cosh returns the hyperbolic cosine of a elementwise. Integer and bool
 // arrays compute in float32.
-func Cosh(a *array.Array) *array.Array { return unary(cpu.Cosh, a) }
+func Cosh(a *array.Array) *array.Array { return unary(opset.Cosh, a) }
 
 // Tanh returns the hyperbolic tangent of a elementwise. Integer and bool
 // arrays compute in float32.
-func Tanh(a *array.Array) *array.Array { return unary(cpu.Tanh, a) }
+func Tanh(a *array.Array) *array.Array { return unary(opset.Tanh, a) }
 
 // Sigmoid returns 1/(1 + e^-a) elementwise. Integer and bool arrays
 // compute in float32; complex64 is not supported.
-func Sigmoid(a *array.Array) *array.Array { return unary(cpu.Sigmoid, a) }
+func Sigmoid(a *array.Array) *array.Array { return unary(opset.Sigmoid, a) }
 
 // Erf returns the error function of a elementwise. Integer and bool arrays
 // compute in float32; complex64 is not supported.
-func Erf(a *array.Array) *array.Array { return unary(cpu.Erf, a) }
+func Erf(a *array.Array) *array.Array { return unary(opset.Erf, a) }
 
 // ErfInv returns the inverse error function of a elementwise: ±Inf at ±1,
 // NaN outside [-1, 1]. Integer and bool arrays compute in float32;
 // complex64 is not supported.
-func ErfInv(a *array.Array) *array.Array { return unary(cpu.ErfInv, a) }
+func ErfInv(a *array.Array) *array.Array { return unary(opset.ErfInv, a) }
 
 // Floor returns the largest integer not above each element, in a's dtype
 // (integer and bool arrays are returned unchanged in value). Not defined
 // for complex64.
-func Floor(a *array.Array) *array.Array { return unary(cpu.Floor, a) }
+func Floor(a *array.Array) *array.Array { return unary(opset.Floor, a) }
 
 // Ceil returns the smallest integer not below each element, in a's dtype
 // (integer and bool arrays are returned unchanged in value). Not defined
 // for complex64.
-func Ceil(a *array.Array) *array.Array { return unary(cpu.Ceil, a) }
+func Ceil(a *array.Array) *array.Array { return unary(opset.Ceil, a) }
 
 // Round returns the nearest integer to each element, halves to even as in
 // numpy (0.5 gives 0, 1.5 gives 2), in a's dtype. Not defined for
 // complex64.
-func Round(a *array.Array) *array.Array { return unary(cpu.Round, a) }
+func Round(a *array.Array) *array.Array { return unary(opset.Round, a) }
 
 // LogicalNot returns a == 0 elementwise as a Bool array.
-func LogicalNot(a *array.Array) *array.Array { return unary(cpu.LogicalNot, a) }
+func LogicalNot(a *array.Array) *array.Array { return unary(opset.LogicalNot, a) }
 
 // IsNaN reports elementwise whether a is NaN (for complex64, either part),
 // as a Bool array; false everywhere for integer and bool arrays.
-func IsNaN(a *array.Array) *array.Array { return unary(cpu.IsNaN, a) }
+func IsNaN(a *array.Array) *array.Array { return unary(opset.IsNaN, a) }
 
 // IsInf reports elementwise whether a is +Inf or -Inf (for complex64,
 // either part), as a Bool array; false everywhere for integer and bool
 // arrays.
-func IsInf(a *array.Array) *array.Array { return unary(cpu.IsInf, a) }
+func IsInf(a *array.Array) *array.Array { return unary(opset.IsInf, a) }

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/internal/opset"
 )
 
 // The elementwise plans. Each validates its views, collapses their common
@@ -83,12 +84,8 @@ func Copy(out, in View) ([]Launch, error) {
 // Unary returns the plan of out = op(x) elementwise; out's dtype must be
 // op.Result(x.DType), and the GPU lacks the complex trigonometric and
 // hyperbolic functions (see opset.UnaryOp.Supported).
-func Unary[O unaryName](o O, out, x View) ([]Launch, error) {
+func Unary(op opset.UnaryOp, out, x View) ([]Launch, error) {
 	const name = "metal.Unary"
-	op, err := unaryOf(name, o)
-	if err != nil {
-		return nil, err
-	}
 	if err := checkViews(name, []string{"output", "input"}, out, x); err != nil {
 		return nil, err
 	}
@@ -113,12 +110,8 @@ func Unary[O unaryName](o O, out, x View) ([]Launch, error) {
 // Binary returns the plan of out = op(a, b) elementwise: a and b have one
 // dtype and out's shape (broadcast operands have zero strides), and out's
 // dtype is op.Result(a.DType). The GPU lacks Pow of complex64.
-func Binary[O binaryName](o O, out, a, b View) ([]Launch, error) {
+func Binary(op opset.BinaryOp, out, a, b View) ([]Launch, error) {
 	const name = "metal.Binary"
-	op, err := binaryOf(name, o)
-	if err != nil {
-		return nil, err
-	}
 	if err := checkViews(name, []string{"output", "first operand", "second operand"}, out, a, b); err != nil {
 		return nil, err
 	}

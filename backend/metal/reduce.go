@@ -173,12 +173,8 @@ const (
 // threadgroup, lanes reading neighbouring elements. Few long folds are
 // split in two passes through scratch memory (the whole-array reduction
 // is the case of one output).
-func Reduce[O reduceName](o O, out, in View, axes []int) ([]Launch, error) {
+func Reduce(op opset.ReduceOp, out, in View, axes []int) ([]Launch, error) {
 	const name = "metal.Reduce"
-	op, err := reduceOf(name, o)
-	if err != nil {
-		return nil, err
-	}
 	if err := in.check(name, "input"); err != nil {
 		return nil, err
 	}
@@ -291,12 +287,8 @@ func b2i(b bool) int {
 // element, as cpu.ArgReduce: ties go to the first, and the
 // first NaN beats every number. The axis must not be empty unless out is.
 // Each line is folded by a simdgroup (short lines) or a threadgroup.
-func ArgReduce[O argName](o O, out, in View, axis int) ([]Launch, error) {
+func ArgReduce(op opset.ArgOp, out, in View, axis int) ([]Launch, error) {
 	const name = "metal.ArgReduce"
-	op, err := argOf(name, o)
-	if err != nil {
-		return nil, err
-	}
 	if err := checkLineViews(name, out, in); err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package metal
 
 import (
 	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/internal/opset"
 )
 
 // Scan plans the running op of in along axis into out (same shape, which
@@ -11,12 +12,8 @@ import (
 // has no complex64 scans. Each line is scanned by a simdgroup (short
 // lines) or a threadgroup, a chunk of as many elements as threads at a
 // time.
-func Scan[O scanName](o O, out, in View, axis int, reverse, inclusive bool) ([]Launch, error) {
+func Scan(op opset.ScanOp, out, in View, axis int, reverse, inclusive bool) ([]Launch, error) {
 	const name = "metal.Scan"
-	op, err := scanOf(name, o)
-	if err != nil {
-		return nil, err
-	}
 	if err := checkLineViews(name, out, in); err != nil {
 		return nil, err
 	}

@@ -8,15 +8,16 @@
 //	err := npy.SaveFile("x.npy", x)
 //	y, err := npy.LoadFile("x.npy") // y holds x's values
 //
-// Every dtype numpy and fathom share loads and saves: bool, uint8, int32,
-// int64, float16, float32, float64 and complex64, in either byte order
-// (files are written in the host's), in C or Fortran order (a Fortran
-// array loads as a column-major view of its memory, and a column-major
-// array saves as Fortran order without a copy), 0-d and empty. Numpy's
-// int8, int16, uint16, uint32 and uint64 are not fathom dtypes yet:
-// loading one is an error that names it (ErrUnsupported). Bfloat16 is
-// not a numpy dtype, so bfloat16 arrays cannot be saved here: use package
-// safetensors.
+// Every dtype numpy and fathom share loads and saves: bool, int8, uint8,
+// int16, uint16, int32, uint32, int64, uint64, float16, float32, float64
+// and complex64, in either byte order (files are written in the host's),
+// in C or Fortran order (a Fortran array loads as a column-major view of
+// its memory, and a column-major array saves as Fortran order without a
+// copy), 0-d and empty. Numpy's complex128 is not a fathom dtype yet:
+// loading one is an error that names it (ErrUnsupported). Strings,
+// objects and structured dtypes are not numeric arrays, and loading them
+// is an error too (ErrFormat). Bfloat16 is not a numpy dtype, so bfloat16
+// arrays cannot be saved here: use package safetensors.
 //
 // # Loading
 //

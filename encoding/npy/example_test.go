@@ -2,9 +2,11 @@ package npy_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/encoding/npy"
@@ -67,7 +69,33 @@ func ExampleLoadNPZ() {
 }
 
 func ExampleLoad_errors() {
-	_, err := npy.Load(bytes.NewReader([]byte("\x93NUMPY\x01\x00\x46\x00{'descr': '|i1', 'fortran_order': False, 'shape': (1,), }            \n\x05")))
+	// A complex128 array, which numpy has and fathom has not yet.
+	_, err := npy.Load(bytes.NewReader([]byte("\x93NUMPY\x01\x00\x46\x00{'descr': '<c16', 'fortran_order': False, 'shape': (1,), }           \n" +
+		"\x00\x00\x00\x00\x00\x00\xf0\x3f\x00\x00\x00\x00\x00\x00\x00\x40")))
 	fmt.Println(err)
-	// Output: npy.Load: dtype int8 is not supported yet: fathom has no int8 arrays (numpy "|i1")
+	fmt.Println(errors.Is(err, npy.ErrUnsupported))
+	// Output:
+	// npy.Load: dtype complex128 is not supported yet: fathom has no complex128 arrays (numpy "<c16")
+	// true
+}
+
+func ExampleLoad_integers() {
+	// An int8 array, as np.save(f, np.array([-128, 0, 127], np.int8))
+	// writes it, and a big-endian uint64 one (dtype '>u8').
+	int8s := "\x93NUMPY\x01\x00\x76\x00{'descr': '|i1', 'fortran_order': False, 'shape': (3,), }" + strings.Repeat(" ", 60) + "\n\x80\x00\x7f"
+	uint64s := "\x93NUMPY\x01\x00\x76\x00{'descr': '>u8', 'fortran_order': False, 'shape': (1,), }" + strings.Repeat(" ", 60) + "\n\xff\xff\xff\xff\xff\xff\xff\xfe"
+	a, err := npy.Load(strings.NewReader(int8s))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	b, err := npy.Load(strings.NewReader(uint64s))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	va, _ := array.ToSlice[int8](a)
+	vb, _ := array.ToSlice[uint64](b)
+	fmt.Println(a.DType(), va, b.DType(), vb)
+	// Output: int8 [-128 0 127] uint64 [18446744073709551614]
 }

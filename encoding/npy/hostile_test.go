@@ -89,8 +89,12 @@ var hostileNPY = []struct {
 	{"object dtype", npyFile(1, dict("'|O'", "False", "(1,)"), make([]byte, 8)), ErrFormat, `"|O"`},
 	{"unicode dtype", npyFile(1, dict("'<U3'", "False", "(1,)"), make([]byte, 12)), ErrFormat, `"<U3"`},
 	{"long double", npyFile(1, dict("'<f16'", "False", "(1,)"), make([]byte, 16)), ErrFormat, `"<f16"`},
-	{"int8 is not yet", npyFile(1, dict("'|i1'", "False", "(1,)"), make([]byte, 1)), ErrUnsupported, "int8 is not supported yet"},
-	{"uint64 is not yet", npyFile(1, dict("'<u8'", "False", "(1,)"), make([]byte, 8)), ErrUnsupported, "uint64 is not supported yet"},
+	{"complex128 is not yet", npyFile(1, dict("'<c16'", "False", "(1,)"), make([]byte, 16)), ErrUnsupported, `complex128 is not supported yet: fathom has no complex128 arrays (numpy "<c16")`},
+	{"big-endian complex128 is not yet", npyFile(1, dict("'>c16'", "True", "(2, 2)"), make([]byte, 64)), ErrUnsupported, `complex128 is not supported yet: fathom has no complex128 arrays (numpy ">c16")`},
+	{"complex128 before a truncated shape", npyFile(1, dict("'<c16'", "False", "(268435456,)"), make([]byte, 100)), ErrUnsupported, "complex128 is not supported yet"},
+	{"three-byte integer", npyFile(1, dict("'<i3'", "False", "(1,)"), make([]byte, 3)), ErrFormat, `dtype "<i3"`},
+	{"truncated uint64", npyFile(1, dict("'>u8'", "False", "(2,)"), make([]byte, 15)), io.ErrUnexpectedEOF, "needs 16 bytes"},
+	{"truncated int16", npyFile(1, dict("'<i2'", "True", "(3, 3)"), make([]byte, 17)), io.ErrUnexpectedEOF, "needs 18 bytes"},
 	{"truncated data", npyFile(1, dict("'<f4'", "False", "(3,)"), make([]byte, 11)), io.ErrUnexpectedEOF, "needs 12 bytes"},
 	{"1 KB claims 1 GB of data", npyFile(1, dict("'<f4'", "False", "(268435456,)"), make([]byte, 1000)), io.ErrUnexpectedEOF, "needs 1073741824 bytes"},
 	{"1 KB claims 2 GB of data", npyFile(2, dict("'<f8'", "True", "(16384, 16384)"), make([]byte, 1000)), io.ErrUnexpectedEOF, "needs 2147483648 bytes"},
@@ -256,7 +260,8 @@ func hostileNPZ(t testing.TB) []struct {
 		{"member with garbage", zipOf(t, zip.Store, map[string][]byte{"a.npy": []byte("garbage!garbage!")}), "bad magic"},
 		{"bytes after the array", zipOf(t, zip.Deflate, map[string][]byte{"a.npy": append(append([]byte(nil), good...), 0)}), "bytes follow"},
 		{"corrupt data", corrupt, "checksum"},
-		{"unsupported dtype", zipOf(t, zip.Store, map[string][]byte{"a.npy": npyFile(1, dict("'|i1'", "False", "(2,)"), []byte{1, 2})}), "int8 is not supported yet"},
+		{"unsupported dtype", zipOf(t, zip.Store, map[string][]byte{"a.npy": npyFile(1, dict("'<c16'", "False", "(2,)"), make([]byte, 32))}), "complex128 is not supported yet"},
+		{"unsupported dtype after a good member", zipOf(t, zip.Deflate, map[string][]byte{"a.npy": good, "b.npy": npyFile(1, dict("'>c16'", "False", "()"), make([]byte, 16))}), "member b.npy: dtype complex128 is not supported yet"},
 	}
 }
 

@@ -17,10 +17,9 @@ import (
 var ErrFormat = errors.New("not a valid npy file")
 
 // ErrUnsupported is the kind (errors.Is) of the error for a file whose
-// dtype fathom cannot hold: one numpy has and fathom has not yet (int8,
-// int16, uint16, uint32, uint64), one it has not at all (complex128,
-// strings, objects, structured dtypes), or, on saving, bfloat16, which
-// numpy lacks.
+// dtype is one numpy has and fathom has not yet (complex128), or, on
+// saving, for bfloat16, which numpy lacks. Dtypes that are not numeric
+// arrays (strings, objects, structured dtypes) are ErrFormat.
 var ErrUnsupported = errors.New("unsupported dtype")
 
 func fail(op string, kind error, format string, args ...any) error {

@@ -73,6 +73,36 @@ func elems(t *testing.T, a *array.Array) []string {
 		for _, x := range v {
 			add(x)
 		}
+	case array.Int8:
+		var v []int8
+		v, err = array.ToSlice[int8](a)
+		for _, x := range v {
+			add(x)
+		}
+	case array.Int16:
+		var v []int16
+		v, err = array.ToSlice[int16](a)
+		for _, x := range v {
+			add(x)
+		}
+	case array.Uint16:
+		var v []uint16
+		v, err = array.ToSlice[uint16](a)
+		for _, x := range v {
+			add(x)
+		}
+	case array.Uint32:
+		var v []uint32
+		v, err = array.ToSlice[uint32](a)
+		for _, x := range v {
+			add(x)
+		}
+	case array.Uint64:
+		var v []uint64
+		v, err = array.ToSlice[uint64](a)
+		for _, x := range v {
+			add(x)
+		}
 	case array.Float16:
 		var v []array.F16
 		v, err = array.ToSlice[array.F16](a)
@@ -113,19 +143,44 @@ func elems(t *testing.T, a *array.Array) []string {
 }
 
 // canon re-encodes JSON values so 2.0 and 2, as Python and Go print
-// them, compare equal.
+// them, compare equal. Integers are kept digit for digit (a uint64 such
+// as 18446744073709551615 is not a float64); numbers with a fraction or
+// an exponent compare as float64.
 func canon(t *testing.T, vals []json.RawMessage) []string {
 	t.Helper()
 	out := make([]string, len(vals))
 	for i, v := range vals {
+		d := json.NewDecoder(bytes.NewReader(v))
+		d.UseNumber()
 		var x any
-		if err := json.Unmarshal(v, &x); err != nil {
+		if err := d.Decode(&x); err != nil {
 			t.Fatal(err)
 		}
-		b, _ := json.Marshal(x)
+		b, err := json.Marshal(canonNumbers(x))
+		if err != nil {
+			t.Fatal(err)
+		}
 		out[i] = string(b)
 	}
 	return out
+}
+
+// canonNumbers replaces the json.Numbers in x that are not integers by
+// their float64 values.
+func canonNumbers(x any) any {
+	switch x := x.(type) {
+	case json.Number:
+		if strings.ContainsAny(string(x), ".eE") {
+			f, _ := x.Float64()
+			return f
+		}
+		return x
+	case []any:
+		for i := range x {
+			x[i] = canonNumbers(x[i])
+		}
+	}
+	return x
 }
 
 func canonStrings(t *testing.T, vals []string) []string {
@@ -165,6 +220,7 @@ func (o opaque) Read(p []byte) (int, error) { return o.r.Read(p) }
 func TestLoadNumpyFiles(t *testing.T) {
 	exp := readExpected(t)
 	n := 0
+	loaded := map[array.DType]map[string]bool{} // dtype -> "C", "F", "be", "0-d", "empty"
 	for name, raw := range exp {
 		if !strings.HasSuffix(name, ".npy") {
 			continue
@@ -180,6 +236,18 @@ func TestLoadNumpyFiles(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 		check(t, name, a, w)
+		if loaded[a.DType()] == nil {
+			loaded[a.DType()] = map[string]bool{}
+		}
+		switch {
+		case strings.HasSuffix(name, "_be.npy"):
+			loaded[a.DType()]["be"] = true
+		case a.Ndim() == 0:
+			loaded[a.DType()]["0-d"] = true
+		case a.Size() == 0:
+			loaded[a.DType()]["empty"] = true
+		}
+		loaded[a.DType()][w.Order] = true
 		data, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
@@ -192,8 +260,25 @@ func TestLoadNumpyFiles(t *testing.T) {
 			check(t, name, a, w)
 		}
 	}
-	if n < 25 {
+	if n < 40 {
 		t.Errorf("only %d files in expected.json", n)
+	}
+	// Every dtype, in C and Fortran order, big-endian where it has a byte
+	// order; the integer dtypes fathom gained last, 0-d and empty too.
+	for _, dt := range npyDTypes {
+		need := []string{"C", "F"}
+		if dt.Size() > 1 {
+			need = append(need, "be")
+		}
+		switch dt {
+		case array.Int8, array.Int16, array.Uint16, array.Uint32, array.Uint64:
+			need = append(need, "0-d", "empty")
+		}
+		for _, what := range need {
+			if !loaded[dt][what] {
+				t.Errorf("%v: no %s file from numpy", dt, what)
+			}
+		}
 	}
 }
 
@@ -221,17 +306,21 @@ func TestLoadNumpyNPZ(t *testing.T) {
 	}
 }
 
-// TestUnsupportedDTypesAreErrors: numpy dtypes fathom has not yet are an
-// error naming the dtype, of kind ErrUnsupported.
+// TestUnsupportedDTypesAreErrors: numpy dtypes fathom has not yet (every
+// kind with a numpy code and no fathom dtype: complex128) are an error
+// naming the dtype, of kind ErrUnsupported; numpy dtypes fathom does not
+// load at all (strings) are ErrFormat.
 func TestUnsupportedDTypesAreErrors(t *testing.T) {
 	cases := map[string]string{
-		"int8":       "dtype int8 is not supported yet",
-		"int16":      "dtype int16 is not supported yet",
-		"uint16":     "dtype uint16 is not supported yet",
-		"uint32":     "dtype uint32 is not supported yet",
-		"uint64":     "dtype uint64 is not supported yet",
-		"complex128": "dtype complex128 is not supported yet",
-		"str":        `dtype "<U2"`,
+		"str": `dtype "<U2"`,
+	}
+	for _, k := range tensorio.Kinds() {
+		if k.NPY != "" && !k.Supported() {
+			cases[k.Name] = "dtype " + k.Name + " is not supported yet"
+		}
+	}
+	if cases["complex128"] == "" {
+		t.Errorf("complex128 is supported: test with a numpy dtype fathom has not")
 	}
 	for dt, msg := range cases {
 		_, err := LoadFile(filepath.Join("testdata", "unsupported_"+dt+".npy"))
@@ -269,6 +358,18 @@ func fill(dt array.DType, shape []int) *array.Array {
 		return gen(n, shape, func(i int) int32 { return int32(i*7919 - 1000) })
 	case array.Int64:
 		return gen(n, shape, func(i int) int64 { return int64(i)*3_000_000_007 - 5 })
+	// The integers below wrap around their range, so they reach both
+	// ends of it (and uint64 values beyond 2^63).
+	case array.Int8:
+		return gen(n, shape, func(i int) int8 { return int8(i*37 - 128) })
+	case array.Int16:
+		return gen(n, shape, func(i int) int16 { return int16(i*4099 - 32768) })
+	case array.Uint16:
+		return gen(n, shape, func(i int) uint16 { return uint16(i*40503 + 65535) })
+	case array.Uint32:
+		return gen(n, shape, func(i int) uint32 { return uint32(i)*2654435761 + 4294967295 })
+	case array.Uint64:
+		return gen(n, shape, func(i int) uint64 { return uint64(i)*0x9E3779B97F4A7C15 + math.MaxUint64 })
 	case array.Float16:
 		return gen(n, shape, func(i int) array.F16 { return array.NewF16(float32(f(i))) })
 	case array.BFloat16:
@@ -291,8 +392,25 @@ func gen[T array.Elem](n int, shape []int, f func(int) T) *array.Array {
 	return array.FromSlice(v, shape...)
 }
 
-// npyDTypes are the dtypes the npy format holds.
-var npyDTypes = []array.DType{array.Bool, array.Uint8, array.Int32, array.Int64, array.Float16, array.Float32, array.Float64, array.Complex64}
+// npyDTypes are the dtypes the npy format holds: every fathom dtype
+// numpy has (all but bfloat16).
+var npyDTypes = func() []array.DType {
+	var out []array.DType
+	for _, dt := range array.DTypes() {
+		if k, ok := tensorio.FromDType(dt); ok && k.NPY != "" {
+			out = append(out, dt)
+		}
+	}
+	return out
+}()
+
+func TestNPYDTypes(t *testing.T) {
+	want := []array.DType{array.Bool, array.Uint8, array.Int32, array.Int64, array.Float16, array.Float32, array.Float64, array.Complex64,
+		array.Int8, array.Int16, array.Uint16, array.Uint32, array.Uint64}
+	if !slices.Equal(npyDTypes, want) {
+		t.Errorf("npy dtypes %v, want %v", npyDTypes, want)
+	}
+}
 
 // layouts turns a row-major array into the layouts Save writes
 // differently: as is, transposed (column-major: Fortran order), and a
@@ -384,6 +502,115 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
+// bigEndian turns an .npy file fathom wrote (little-endian, as every host
+// it runs on) into the same array in big-endian order, as numpy writes
+// with dtype.newbyteorder('>'): '<' becomes '>' in the descr, and each
+// word of the data is reversed.
+func bigEndian(t *testing.T, b []byte) []byte {
+	t.Helper()
+	b = append([]byte(nil), b...)
+	hl := int(b[8]) | int(b[9])<<8
+	h := headerOf(t, b)
+	if !h.little || h.kind.Size() == 1 {
+		return b
+	}
+	i := bytes.Index(b[10:10+hl], []byte("'<"))
+	if i < 0 {
+		t.Fatalf("no '<' in %q", b[10:10+hl])
+	}
+	b[10+i+1] = '>'
+	tensorio.Swap(b[10+hl:], h.kind.WordSize())
+	return b
+}
+
+// TestRoundTripBigEndian: every dtype saved, turned big-endian and loaded
+// back has its values, in C and Fortran order, 0-d and empty.
+func TestRoundTripBigEndian(t *testing.T) {
+	if !tensorio.LittleEndian {
+		t.Skip("a big-endian host")
+	}
+	for _, dt := range npyDTypes {
+		for _, c := range []struct {
+			name string
+			a    *array.Array
+		}{
+			{"C", fill(dt, []int{3, 5})},
+			{"Fortran", permute(fill(dt, []int{2, 3, 4}))},
+			{"0-d", fill(dt, nil)},
+			{"empty", fill(dt, []int{0, 2})},
+			{"large", fill(dt, []int{(1 << 17) + 1})},
+		} {
+			var buf bytes.Buffer
+			if err := Save(&buf, c.a); err != nil {
+				t.Fatal(err)
+			}
+			be := bigEndian(t, buf.Bytes())
+			h := headerOf(t, be)
+			if h.little == (dt.Size() > 1) {
+				t.Errorf("%v %s: descr %q", dt, c.name, h.descr)
+			}
+			for _, r := range []io.Reader{bytes.NewReader(be), opaque{bytes.NewReader(be)}} {
+				b, err := Load(r)
+				if err != nil {
+					t.Fatalf("%v %s: %v", dt, c.name, err)
+				}
+				if !same(t, c.a, b) {
+					t.Errorf("%v %s (%T): big-endian round trip changed the array", dt, c.name, r)
+				}
+				if c.name == "Fortran" && tensorio.LayoutOf(b) != tensorio.ColumnMajor {
+					t.Errorf("%v %s: strides %v", dt, c.name, b.Strides())
+				}
+			}
+		}
+	}
+}
+
+// TestIntegerValues pins the values of the integer dtypes fathom gained
+// last, as numpy computes them, through a file numpy wrote: both ends of
+// each range and, for uint64, values beyond int64 and float64 precision.
+func TestIntegerValues(t *testing.T) {
+	load := func(name string) *array.Array {
+		a, err := LoadFile(filepath.Join("testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	if v, _ := array.ToSlice[int8](load("int8.npy")); !slices.Equal(v, []int8{-128, 127, -71, -50, -29, -8}) {
+		t.Errorf("int8.npy: %v", v)
+	}
+	if v, _ := array.ToSlice[int16](load("int16_be.npy")); !slices.Equal(v, []int16{-32768, 32767, -20423, 11342, -22429, 9336}) {
+		t.Errorf("int16_be.npy: %v", v)
+	}
+	if v, _ := array.ToSlice[uint16](load("uint16_be.npy")); !slices.Equal(v, []uint16{0, 65535, 12345, 44110, 10339, 42104}) {
+		t.Errorf("uint16_be.npy: %v", v)
+	}
+	if v, _ := array.ToSlice[uint32](load("uint32.npy")); !slices.Equal(v, []uint32{0, 4294967295, 12345, 2135600206, 4271188067, 2111808632}) {
+		t.Errorf("uint32.npy: %v", v)
+	}
+	for _, name := range []string{"uint64.npy", "uint64_be.npy"} {
+		if v, _ := array.ToSlice[uint64](load(name)); !slices.Equal(v, []uint64{0, 18446744073709551615, 12345, 11400714819323210830, 4354685564936857699, 15755400384260056184}) {
+			t.Errorf("%s: %v", name, v)
+		}
+	}
+	if a := load("scalar_uint64.npy"); a.Ndim() != 0 || a.DType() != array.Uint64 {
+		t.Errorf("scalar_uint64.npy: %v %v", a.Shape(), a.DType())
+	} else if v, _ := array.ToSlice[uint64](a); !slices.Equal(v, []uint64{math.MaxUint64}) {
+		t.Errorf("scalar_uint64.npy: %v", v)
+	}
+	if a := load("empty_int8.npy"); a.DType() != array.Int8 || !slices.Equal(a.Shape(), []int{2, 0}) {
+		t.Errorf("empty_int8.npy: %v %v", a.Shape(), a.DType())
+	}
+	// Fortran order: element [i, j, k] of the (3, 4, 2) array.
+	a := load("uint32_fortran.npy")
+	if tensorio.LayoutOf(a) != tensorio.ColumnMajor {
+		t.Errorf("uint32_fortran.npy: strides %v", a.Strides())
+	}
+	if v, _ := array.ToSlice[uint32](a); len(v) != 24 || !slices.Equal(v[:6], []uint32{0, 4294967295, 12345, 2135600206, 4271188067, 2111808632}) {
+		t.Errorf("uint32_fortran.npy: %v", v)
+	}
+}
+
 // same reports whether a and b have one dtype, shape and values.
 func same(t *testing.T, a, b *array.Array) bool {
 	t.Helper()
@@ -399,6 +626,16 @@ func same(t *testing.T, a, b *array.Array) bool {
 		return eq[int32](t, a, b)
 	case array.Int64:
 		return eq[int64](t, a, b)
+	case array.Int8:
+		return eq[int8](t, a, b)
+	case array.Int16:
+		return eq[int16](t, a, b)
+	case array.Uint16:
+		return eq[uint16](t, a, b)
+	case array.Uint32:
+		return eq[uint32](t, a, b)
+	case array.Uint64:
+		return eq[uint64](t, a, b)
 	case array.Float16:
 		return eq[array.F16](t, a, b)
 	case array.BFloat16:

@@ -55,6 +55,11 @@ func TestNumpyReadsFathomFiles(t *testing.T) {
 		"b":    fill(array.Float64, []int{3}),
 		"mask": fill(array.Bool, []int{2, 2}),
 		"n":    fill(array.Int64, nil),
+		"ids":  fill(array.Uint64, []int{5}),
+		"q":    permute(fill(array.Int8, []int{2, 4})),
+		"pcm":  fill(array.Int16, []int{0, 2}),
+		"u16":  fill(array.Uint16, nil),
+		"u32":  fill(array.Uint32, []int{3, 2}),
 	}
 	for _, compressed := range []bool{false, true} {
 		name := "arrays.npz"

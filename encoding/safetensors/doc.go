@@ -32,12 +32,12 @@
 //
 // # Dtypes
 //
-// BOOL, U8, I32, I64, F16, BF16, F32, F64 and C64 (complex64, added to
-// the format in safetensors 0.6) load and save. I8, I16, U16, U32 and U64
-// are not fathom dtypes yet, and the 8-, 6- and 4-bit floats are not
-// fathom dtypes: files holding them open and list them, and Get of such a
-// tensor (or Load of the file) is an error naming its dtype, wrapping
-// ErrUnsupported.
+// BOOL, I8, U8, I16, U16, I32, U32, I64, U64, F16, BF16, F32, F64 and C64
+// (complex64, added to the format in safetensors 0.6) load and save. The
+// 8-, 6- and 4-bit floats (F8_E5M2, F8_E4M3, F8_E8M0, F6_E2M3, F6_E3M2,
+// F4) are not fathom dtypes yet: files holding them open and list them,
+// and Get of such a tensor (or Load of the file) is an error naming its
+// dtype, wrapping ErrUnsupported.
 //
 // # Saving
 //

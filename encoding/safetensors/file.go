@@ -23,8 +23,8 @@ import (
 var ErrFormat = errors.New("not a valid safetensors file")
 
 // ErrUnsupported is the kind (errors.Is) of the error of Get or Load for
-// a tensor whose dtype fathom has no arrays of: I8, I16, U16, U32 and U64
-// (not yet), and the 8-, 6- and 4-bit floats.
+// a tensor whose dtype fathom has no arrays of (not yet): the 8-, 6- and
+// 4-bit floats.
 var ErrUnsupported = errors.New("unsupported dtype")
 
 // ErrNotFound is the kind (errors.Is) of the error of Get for a name the

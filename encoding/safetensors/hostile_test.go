@@ -72,6 +72,10 @@ var hostile = []struct {
 	{"dimension beyond int", stFile(`{"a":{"dtype":"F32","shape":[18446744073709551615],"data_offsets":[0,8]}}`, 8), "not a non-negative int"},
 	{"shape overflows", stFile(`{"a":{"dtype":"F32","shape":[4294967296,4294967296,2],"data_offsets":[0,8]}}`, 8), "more bytes than can be counted"},
 	{"bytes overflow", stFile(`{"a":{"dtype":"F64","shape":[4611686018427387904],"data_offsets":[0,8]}}`, 8), "more bytes than can be counted"},
+	{"U64 bytes overflow", stFile(`{"a":{"dtype":"U64","shape":[2305843009213693952],"data_offsets":[0,8]}}`, 8), "more bytes than can be counted"},
+	{"I16 offsets do not match the shape", stFile(`{"a":{"dtype":"I16","shape":[3],"data_offsets":[0,8]}}`, 8), "is 6 bytes, but data_offsets [0, 8] hold 8"},
+	{"U32 runs past the data", stFile(`{"a":{"dtype":"U32","shape":[2,2],"data_offsets":[0,16]}}`, 12), "run past"},
+	{"unsupported dtype, bad offsets", stFile(`{"a":{"dtype":"F8_E5M2","shape":[4],"data_offsets":[0,5]}}`, 5), "is 4 bytes, but data_offsets [0, 5] hold 5"},
 	{"too many dimensions", stFile(`{"a":{"dtype":"F32","shape":[`+strings.Repeat("1,", 64)+`1],"data_offsets":[0,4]}}`, 4), "dimensions"},
 	{"offsets not two", stFile(`{"a":{`+f32x2+`,"data_offsets":[0,8,16]}}`, 8), "not 2"},
 	{"offsets negative", stFile(`{"a":{`+f32x2+`,"data_offsets":[-8,0]}}`, 8), "not a non-negative"},
@@ -134,6 +138,9 @@ func TestValidEdgeCases(t *testing.T) {
 		{"any order in the header", `{"b":{` + f32x2 + `,"data_offsets":[8,16]},"a":{` + f32x2 + `,"data_offsets":[0,8]}}`, 16, 2},
 		{"0-d", `{"s":{"dtype":"F64","shape":[],"data_offsets":[0,8]}}`, 8, 1},
 		{"unsupported dtype still opens", `{"q":{"dtype":"F8_E4M3","shape":[4],"data_offsets":[0,4]}}`, 4, 1},
+		{"integers of every width", `{"a":{"dtype":"U64","shape":[1],"data_offsets":[0,8]},"b":{"dtype":"U32","shape":[1],"data_offsets":[8,12]},` +
+			`"c":{"dtype":"I16","shape":[2],"data_offsets":[12,16]},"d":{"dtype":"U16","shape":[1],"data_offsets":[16,18]},"e":{"dtype":"I8","shape":[3],"data_offsets":[18,21]}}`, 21, 5},
+		{"misaligned U64", `{"a":{"dtype":"I8","shape":[3],"data_offsets":[0,3]},"b":{"dtype":"U64","shape":[2],"data_offsets":[3,19]}}`, 19, 2},
 	} {
 		f, err := Open(writeTemp(t, stFile(c.header, c.data)))
 		if err != nil {

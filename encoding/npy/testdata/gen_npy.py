@@ -17,10 +17,13 @@ import sys
 
 import numpy as np
 
+# the integer dtypes fathom gained after the others: their values reach
+# both ends of their range
+NEW_INTS = ["int8", "int16", "uint16", "uint32", "uint64"]
 # dtypes numpy and fathom share
-SHARED = ["bool", "uint8", "int32", "int64", "float16", "float32", "float64", "complex64"]
-# numpy dtypes fathom has not yet (or at all): loading them is an error
-UNSUPPORTED = ["int8", "int16", "uint16", "uint32", "uint64", "complex128"]
+SHARED = ["bool", "uint8", "int32", "int64", "float16", "float32", "float64", "complex64"] + NEW_INTS
+# numpy dtypes fathom has not yet: loading them is an error naming them
+UNSUPPORTED = ["complex128"]
 
 
 def values(dtype, shape):
@@ -29,6 +32,12 @@ def values(dtype, shape):
     i = np.arange(n)
     if dtype == "bool":
         v = (i % 3) == 1
+    elif dtype in NEW_INTS:
+        # the minimum and the maximum, then values spread over the range
+        info = np.iinfo(dtype)
+        lo, span = int(info.min), int(info.max) - int(info.min) + 1
+        v = [lo, int(info.max)] + [lo + (k * 0x9E3779B97F4A7C15 + 12345) % span for k in range(n)]
+        return np.array(v[:n], dtype=dtype).reshape(shape)
     elif dtype in ("uint8",):
         v = (i * 37 + 5) % 256
     elif dtype.startswith("int") or dtype.startswith("uint"):
@@ -90,6 +99,10 @@ def generate():
     save("vector_float32.npy", values("float32", (7,)))
     save("v2_float32.npy", values("float32", (2, 2)), version=(2, 0))
     save("v3_int32.npy", values("int32", (3,)), version=(3, 0))
+    for dt in NEW_INTS:
+        info = np.iinfo(dt)
+        save("scalar_" + dt + ".npy", np.array(info.min if info.min < 0 else info.max, dt))
+        save("empty_" + dt + ".npy", np.zeros((2, 0), dt))
     for dt in UNSUPPORTED:
         np.save("unsupported_" + dt + ".npy", values(dt, (2,)))
     np.save("unsupported_str.npy", np.array(["ab", "c"]))
@@ -99,6 +112,11 @@ def generate():
         "bias": values("float64", (3,)),
         "mask": values("bool", (2, 2)),
         "step": np.array(7, np.int64),
+        "tokens": values("uint32", (2, 3)),
+        "ids": values("uint64", (4,)),
+        "quant": values("int8", (2, 4)),
+        "pcm": values("int16", (5,)),
+        "half_bits": values("uint16", (3,)),
     }
     np.savez("arrays.npz", **arrays)
     np.savez_compressed("arrays_compressed.npz", **arrays)

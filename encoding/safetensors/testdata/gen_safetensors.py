@@ -16,7 +16,8 @@ careless writer might (name order, no padding), which readers must accept.
 
 The first form writes the files and expected.json (each tensor's dtype,
 shape and row-major values; bfloat16 as float values, complex as [re, im]
-pairs) so the Go tests need no Python. The second form is how the Go test
+pairs; for the dtypes fathom cannot load, "raw": the tensor's bytes) so
+the Go tests need no Python. The second form is how the Go test
 TestPythonReadsFathomFiles checks fathom's files: it parses every file in
 DIR named in DIR/manifest.json (same form as expected.json, plus
 "__metadata__") with this script's reader, which checks the layout the
@@ -40,6 +41,21 @@ ORDER = ["BOOL", "F4", "F6_E2M3", "F6_E3M2", "U8", "I8", "F8_E5M2", "F8_E4M3", "
          "I16", "U16", "F16", "BF16", "I32", "U32", "F32", "C64", "F64", "I64", "U64"]
 SIZE = {"BOOL": 1, "U8": 1, "I8": 1, "I16": 2, "U16": 2, "F16": 2, "BF16": 2, "I32": 4,
         "U32": 4, "F32": 4, "C64": 8, "F64": 8, "I64": 8, "U64": 8}
+# the integer dtypes fathom gained after the others: their values reach
+# both ends of their range
+NEW_INTS = ["I8", "I16", "U16", "U32", "U64"]
+# the dtypes fathom has not yet (the 8-, 6- and 4-bit floats), with their
+# bits per element: files hold them as raw bytes
+NOT_YET = {"F8_E5M2": 8, "F8_E4M3": 8, "F8_E8M0": 8, "F6_E2M3": 6, "F6_E3M2": 6, "F4": 4}
+
+
+class Raw:
+    """A tensor of a dtype numpy has not: its shape and its bytes."""
+
+    def __init__(self, st, shape, data):
+        n = int(np.prod(shape, dtype=np.int64))
+        assert len(data) * 8 == n * NOT_YET[st], "%s %s: %d bytes" % (st, shape, len(data))
+        self.shape, self.data = tuple(shape), bytes(data)
 
 
 def values(st, shape):
@@ -48,6 +64,12 @@ def values(st, shape):
     i = np.arange(n)
     if st == "BOOL":
         v = (i % 3) != 1
+    elif st in NEW_INTS:
+        # the minimum and the maximum, then values spread over the range
+        info = np.iinfo(NP[st])
+        lo, span = int(info.min), int(info.max) - int(info.min) + 1
+        v = [lo, int(info.max)] + [lo + (k * 0x9E3779B97F4A7C15 + 777) % span for k in range(n)]
+        return np.array(v[:n], dtype=NP[st]).reshape(shape)
     elif st in ("U8", "U16", "U32", "U64"):
         v = (i * 37 + 5) % 200
     elif st in ("I8", "I16", "I32"):
@@ -63,6 +85,8 @@ def values(st, shape):
 
 
 def to_bytes(st, a):
+    if isinstance(a, Raw):
+        return a.data
     if st == "BF16":
         return (np.ascontiguousarray(a, "<f4").view("<u4") >> 16).astype("<u2").tobytes()
     return np.ascontiguousarray(a, np.dtype(NP[st]).newbyteorder("<")).tobytes()
@@ -155,6 +179,8 @@ def read(path):
 
 
 def entry(st, a):
+    if isinstance(a, Raw):
+        return {"dtype": st, "shape": list(a.shape), "raw": list(a.data)}
     return {"dtype": st, "shape": list(a.shape), "values": flat(st, a)}
 
 
@@ -171,20 +197,26 @@ def generate():
             e["__metadata__"] = metadata
         expected[path] = e
 
-    shared = ["BOOL", "U8", "I32", "I64", "F16", "BF16", "F32", "F64", "C64"]
+    shared = ["BOOL", "U8", "I32", "I64", "F16", "BF16", "F32", "F64", "C64"] + NEW_INTS
     tensors = {"t_" + st.lower(): (st, values(st, (2, 3))) for st in shared}
     tensors["scalar"] = ("F32", np.array(1.5, np.float32))
     tensors["empty"] = ("F32", np.zeros((0, 4), np.float32))
     tensors["layers.0.weight"] = ("F16", values("F16", (4, 2, 3)))
     save("all.safetensors", tensors, {"format": "pt", "note": "ünïcode <&>"})
-    save("unsorted.safetensors", {k: tensors[k] for k in ("t_u8", "t_f64", "t_f16", "t_bool")}, unsorted=True)
+    save("unsorted.safetensors", {k: tensors[k] for k in ("t_u8", "t_f64", "t_f16", "t_bool", "t_i16", "t_u64", "t_u32")}, unsorted=True)
     save("nothing.safetensors", {})
     save("only_metadata.safetensors", {}, {"a": "b"})
-    # dtypes fathom has not yet: Open works, Get of these is an error
+    # dtypes fathom has not yet: Open works, Get of these is an error, Get
+    # of the others works
     save("unsupported.safetensors", {
-        "i8": ("I8", values("I8", (3,))), "i16": ("I16", values("I16", (3,))),
-        "u16": ("U16", values("U16", (3,))), "u32": ("U32", values("U32", (3,))),
-        "u64": ("U64", values("U64", (3,))), "ok": ("F32", values("F32", (3,))),
+        "e5m2": ("F8_E5M2", Raw("F8_E5M2", (2, 2), [0x3C, 0xBC, 0x40, 0x00])),  # 1, -1, 2, 0
+        "e4m3": ("F8_E4M3", Raw("F8_E4M3", (3,), [0x38, 0xB8, 0x40])),  # 1, -1, 2
+        "e8m0": ("F8_E8M0", Raw("F8_E8M0", (2,), [0x7F, 0x80])),  # 1, 2
+        "e2m3": ("F6_E2M3", Raw("F6_E2M3", (4,), [0x08, 0x82, 0x20])),
+        "e3m2": ("F6_E3M2", Raw("F6_E3M2", (2, 4), [0x0C, 0xC3, 0x30, 0x0C, 0xC3, 0x30])),
+        "fp4": ("F4", Raw("F4", (2, 3), [0x12, 0x34, 0x56])),
+        "ok": ("F32", values("F32", (3,))), "ok_u64": ("U64", values("U64", (2,))),
+        "ok_i8": ("I8", values("I8", (3,))),
     })
     with open("expected.json", "w") as f:
         json.dump(expected, f, indent=1, sort_keys=True, ensure_ascii=False)
