@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/fathom-go/fathom/internal/strided"
 )
 
 // Array is an n-dimensional array, always used as *Array. It is immutable
@@ -169,24 +171,12 @@ func FromSlice[T Elem](data []T, shape ...int) *Array {
 	if n > 0 {
 		copy(st.bytes, unsafe.Slice((*byte)(unsafe.Pointer(&data[0])), n*dt.Size()))
 	}
-	return FromStorage(CurrentStream(), shape, dt, st, RowMajorStrides(shape), 0)
+	return FromStorage(CurrentStream(), shape, dt, st, strided.RowMajor(shape), 0)
 }
 
 // Scalar returns a 0-d array holding v.
 func Scalar[T Elem](v T) *Array {
 	return FromSlice([]T{v}, []int{}...)
-}
-
-// RowMajorStrides returns the element strides of a row-major (C order)
-// array of the given shape.
-func RowMajorStrides(shape []int) []int {
-	st := make([]int, len(shape))
-	s := 1
-	for i := len(shape) - 1; i >= 0; i-- {
-		st[i] = s
-		s *= max(shape[i], 1)
-	}
-	return st
 }
 
 func isRowMajor(shape, strides []int) bool {
@@ -389,46 +379,11 @@ func ToSlice[T Elem](a *Array) ([]T, error) {
 		return out, nil
 	}
 	i := 0
-	ForEachOffset(a.shape, d.strides, d.offset, func(off int) {
+	strided.ForEachOffset(a.shape, d.strides, d.offset, func(off int) {
 		out[i] = src[off]
 		i++
 	})
 	return out, nil
-}
-
-// ForEachOffset calls f with the storage offset of each element of a
-// strided array, in row-major order.
-func ForEachOffset(shape, strides []int, offset int, f func(off int)) {
-	n := checkShape("array.ForEachOffset", shape)
-	if n == 0 {
-		return
-	}
-	nd := len(shape)
-	if nd == 0 {
-		f(offset)
-		return
-	}
-	idx := make([]int, nd)
-	off := offset
-	last := nd - 1
-	for {
-		for j := 0; j < shape[last]; j++ {
-			f(off + j*strides[last])
-		}
-		k := last - 1
-		for ; k >= 0; k-- {
-			idx[k]++
-			off += strides[k]
-			if idx[k] < shape[k] {
-				break
-			}
-			off -= idx[k] * strides[k]
-			idx[k] = 0
-		}
-		if k < 0 {
-			return
-		}
-	}
 }
 
 // Item evaluates a one-element array and returns its value as a float64
@@ -508,28 +463,4 @@ func checkNil(a *Array) {
 	if a == nil {
 		panic(Errorf("array", "nil *Array"))
 	}
-}
-
-// BroadcastStrides returns the strides that view an array of the given
-// shape and strides as an array of shape to, by numpy's rule: axes align
-// at the end, and an axis of size 1 or a missing one repeats with stride
-// 0. ok is false when the shapes do not broadcast.
-func BroadcastStrides(shape, strides, to []int) (out []int, ok bool) {
-	if len(shape) > len(to) {
-		return nil, false
-	}
-	out = make([]int, len(to))
-	off := len(to) - len(shape)
-	for i, d := range shape {
-		switch d {
-		case to[off+i]:
-			if d != 1 {
-				out[off+i] = strides[i]
-			}
-		case 1:
-		default:
-			return nil, false
-		}
-	}
-	return out, true
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fathom-go/fathom/internal/strided"
+
 	"github.com/fathom-go/fathom/array"
 )
 
@@ -271,7 +273,7 @@ func TestRowMajorStrides(t *testing.T) {
 		{[]int{2, 3, 4}, []int{12, 4, 1}},
 		{[]int{2, 0, 3}, []int{3, 3, 1}},
 	} {
-		if got := array.RowMajorStrides(c.shape); !slices.Equal(got, c.want) {
+		if got := strided.RowMajor(c.shape); !slices.Equal(got, c.want) {
 			t.Errorf("RowMajorStrides(%v) = %v, want %v", c.shape, got, c.want)
 		}
 	}
@@ -279,16 +281,16 @@ func TestRowMajorStrides(t *testing.T) {
 
 func TestForEachOffset(t *testing.T) {
 	var got []int
-	array.ForEachOffset([]int{2, 3}, []int{1, 2}, 10, func(off int) { got = append(got, off) })
+	strided.ForEachOffset([]int{2, 3}, []int{1, 2}, 10, func(off int) { got = append(got, off) })
 	if want := []int{10, 12, 14, 11, 13, 15}; !slices.Equal(got, want) {
 		t.Errorf("ForEachOffset = %v, want %v", got, want)
 	}
 	got = nil
-	array.ForEachOffset(nil, nil, 7, func(off int) { got = append(got, off) })
+	strided.ForEachOffset(nil, nil, 7, func(off int) { got = append(got, off) })
 	if !slices.Equal(got, []int{7}) {
 		t.Errorf("0-d ForEachOffset = %v", got)
 	}
-	array.ForEachOffset([]int{3, 0}, []int{1, 1}, 0, func(int) { t.Error("called for an empty shape") })
+	strided.ForEachOffset([]int{3, 0}, []int{1, 1}, 0, func(int) { t.Error("called for an empty shape") })
 }
 
 func TestErrorAndTry(t *testing.T) {

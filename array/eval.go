@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"runtime/debug"
 	"strings"
-	"sync/atomic"
+
+	"github.com/fathom-go/fathom/internal/tracing"
 )
 
 // Eval computes the given arrays and everything they depend on that is
@@ -208,7 +209,7 @@ func (n *node) publish() {
 		return
 	}
 	n.ready.Store(true)
-	keep := activeTraces.Load() > 0
+	keep := tracing.Active()
 	for _, o := range n.outputs {
 		if !o.tracer || !keep {
 			o.node.Store(nil)
@@ -225,19 +226,6 @@ func (n *node) fail(err error) {
 	}
 	n.mu.Unlock()
 }
-
-// activeTraces counts transforms and traces in progress, on any goroutine.
-// While one is, evaluating a tracer keeps its node, so the transform can
-// still walk the graph through it (MLX's is_tracer). Other goroutines'
-// tracers may so keep their graphs a little longer; nothing is ever wrong.
-var activeTraces atomic.Int64
-
-// BeginTrace marks the start of a transform or trace; EndTrace its end.
-// Package graph and compile bracket every function they trace with them.
-func BeginTrace() { activeTraces.Add(1) }
-
-// EndTrace marks the end of a transform or trace started with BeginTrace.
-func EndTrace() { activeTraces.Add(-1) }
 
 func runPrimitive(n *node, s Stream) (err error) {
 	if s.Device.Type != DeviceCPU {

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"weak"
 
+	"github.com/fathom-go/fathom/internal/tracing"
+
 	"github.com/fathom-go/fathom/array"
 )
 
@@ -426,17 +428,17 @@ func TestEvalPrimitiveWithoutOutput(t *testing.T) {
 }
 
 func TestTracerKeepsGraphDuringTrace(t *testing.T) {
-	array.BeginTrace()
+	tracing.Begin()
 	x := array.NewTracer(array.CurrentStream(), nil, array.Float32, viewPrim{}, one())
 	y := sum(&sumPrim{add: 1}, x)
 	if !y.Tracer() {
 		t.Fatal("an array computed from a tracer is not a tracer")
 	}
 	if err := y.Eval(); err != nil {
-		array.EndTrace()
+		tracing.End()
 		t.Fatal(err)
 	}
-	array.EndTrace()
+	tracing.End()
 	if y.Primitive() == nil || len(y.Inputs()) != 1 || y.Inputs()[0] != x || x.Primitive() == nil {
 		t.Error("a tracer evaluated during a trace lost its graph")
 	}

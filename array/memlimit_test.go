@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fathom-go/fathom/internal/strided"
+
 	"github.com/fathom-go/fathom/array"
 )
 
@@ -15,7 +17,7 @@ type allocPrim struct{}
 
 func (allocPrim) Name() string { return "Alloc" }
 func (allocPrim) Eval(_ array.Stream, _, out []*array.Array) error {
-	out[0].SetData(array.AllocCPU(out[0].NBytes()), array.RowMajorStrides(out[0].Shape()), 0)
+	out[0].SetData(array.AllocCPU(out[0].NBytes()), strided.RowMajor(out[0].Shape()), 0)
 	return nil
 }
 

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"unsafe"
+
+	"github.com/fathom-go/fathom/internal/strided"
 )
 
 // printCase is one array of testdata/print.json (see gen_print.py).
@@ -98,7 +100,7 @@ func (c *printCase) build(t *testing.T) *Array {
 	}
 	strides := c.Strides
 	if strides == nil {
-		strides = RowMajorStrides(c.Shape)
+		strides = strided.RowMajor(c.Shape)
 	}
 	return FromStorage(CurrentStream(), c.Shape, dt, st, strides, c.Offset)
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/fathom-go/fathom/internal/strided"
+
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/backend/metal"
 	"github.com/fathom-go/fathom/compile"
@@ -42,7 +44,7 @@ func gpuArray[T array.Elem](b *testing.B, data []T, shape ...int) *array.Array {
 		b.Fatal(err)
 	}
 	copy(st.Bytes(), unsafe.Slice((*byte)(unsafe.Pointer(&data[0])), nbytes))
-	return array.FromStorage(array.DefaultStream(array.GPU), shape, array.DTypeOf[T](), st, array.RowMajorStrides(shape), 0)
+	return array.FromStorage(array.DefaultStream(array.GPU), shape, array.DTypeOf[T](), st, strided.RowMajor(shape), 0)
 }
 
 func randF16(n int, seed uint64) []array.F16 {

@@ -5,6 +5,7 @@ import (
 	"github.com/fathom-go/fathom/backend/cpu"
 	"github.com/fathom-go/fathom/backend/metal"
 	"github.com/fathom-go/fathom/internal/fused"
+	"github.com/fathom-go/fathom/internal/strided"
 	"github.com/fathom-go/fathom/ops"
 )
 
@@ -72,7 +73,7 @@ func (c *Compiled) evalGPU(s array.Stream, in, out []*array.Array) error {
 		if err != nil {
 			return err
 		}
-		strides := array.RowMajorStrides(shape)
+		strides := strided.RowMajor(shape)
 		o.SetData(st, strides, 0)
 		outs[i] = metal.View{Mem: st, DType: o.DType(), Shape: shape, Strides: strides}
 	}
@@ -96,7 +97,7 @@ func (c *Compiled) evalCPU(in, out []*array.Array) error {
 	for _, x := range in {
 		ins = append(ins, cpu.Buf{Data: x.Storage().Bytes(), DType: x.DType(), Shape: x.Shape(), Strides: x.Strides(), Offset: x.Offset()})
 	}
-	strides := array.RowMajorStrides(shape)
+	strides := strided.RowMajor(shape)
 	for _, o := range out {
 		st := array.AllocCPU(o.NBytes())
 		o.SetData(st, strides, 0)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/graph"
+	"github.com/fathom-go/fathom/internal/tracing"
 )
 
 // trace is a traced function reduced to what a replay needs: a list of
@@ -51,8 +52,8 @@ func newTrace(f *Func, in []*array.Array, s array.Stream) *trace {
 		ph[i] = array.NewPlaceholder(s, x.Shape(), x.DType())
 	}
 	outs := func() []*array.Array {
-		array.BeginTrace()
-		defer array.EndTrace()
+		tracing.Begin()
+		defer tracing.End()
 		return f.f(ph...)
 	}()
 	checkOutputs(outs)

@@ -3,6 +3,8 @@ package graph
 import (
 	"slices"
 
+	"github.com/fathom-go/fathom/internal/tracing"
+
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/ops"
 )
@@ -25,8 +27,8 @@ func JVP(f Fn, primals, tangents []*array.Array) (outs, jvps []*array.Array) {
 			array.Panicf("graph.JVP", "tangent %d has shape %v, primal has shape %v", i, t.Shape(), primals[i].Shape())
 		}
 	}
-	array.BeginTrace()
-	defer array.EndTrace()
+	tracing.Begin()
+	defer tracing.End()
 	tr := tracers(primals)
 	outs = callFn("graph.JVP", f, tr)
 	tape := NewTape(tr, outs)

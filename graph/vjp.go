@@ -3,6 +3,8 @@ package graph
 import (
 	"slices"
 
+	"github.com/fathom-go/fathom/internal/tracing"
+
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/ops"
 )
@@ -66,8 +68,8 @@ func VJP(f Fn, primals, cotangents []*array.Array) (outs, vjps []*array.Array) {
 	}
 	checkNil("graph.VJP", "primal", primals)
 	checkNil("graph.VJP", "cotangent", cotangents)
-	array.BeginTrace()
-	defer array.EndTrace()
+	tracing.Begin()
+	defer tracing.End()
 	tr := tracers(primals)
 	outs = callFn("graph.VJP", f, tr)
 	if len(cotangents) != len(outs) {
@@ -213,8 +215,8 @@ func ValueAndGrad(f func(in ...*array.Array) *array.Array, argnums ...int) func(
 		for k, a := range argnums {
 			primals[k] = in[a]
 		}
-		array.BeginTrace()
-		defer array.EndTrace()
+		tracing.Begin()
+		defer tracing.End()
 		tr := tracers(primals)
 		outs := callFn("graph.Grad", wrt, tr)
 		return value, backward(tr, primals, outs, []*array.Array{ops.OnesLike(outs[0])})

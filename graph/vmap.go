@@ -3,6 +3,8 @@ package graph
 import (
 	"math"
 
+	"github.com/fathom-go/fathom/internal/tracing"
+
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/ops"
 )
@@ -63,9 +65,9 @@ func Vmap(f Fn, inAxes, outAxes []int) Fn {
 		if size < 0 {
 			array.Panicf("graph.Vmap", "no argument is batched")
 		}
-		array.BeginTrace()
+		tracing.Begin()
 		outs := func() []*array.Array {
-			defer array.EndTrace()
+			defer tracing.End()
 			return callFn("graph.Vmap", f, stand)
 		}()
 		oaxes := outAxes

@@ -4,6 +4,7 @@ import (
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/backend/cpu"
 	"github.com/fathom-go/fathom/backend/metal"
+	"github.com/fathom-go/fathom/internal/strided"
 )
 
 // Helpers of the primitives' GPU kernels (evalGPU), each of which sits
@@ -30,7 +31,7 @@ func allocGPU(out *array.Array) (metal.View, error) {
 	if err != nil {
 		return metal.View{}, err
 	}
-	strides := array.RowMajorStrides(out.Shape())
+	strides := strided.RowMajor(out.Shape())
 	out.SetData(st, strides, 0)
 	return metal.View{Mem: st, DType: out.DType(), Shape: out.Shape(), Strides: strides}, nil
 }

@@ -3,6 +3,8 @@ package ops
 import (
 	"slices"
 
+	"github.com/fathom-go/fathom/internal/strided"
+
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/backend/cpu"
 	"github.com/fathom-go/fathom/backend/metal"
@@ -42,7 +44,7 @@ func (p *matMulPrim) evalCPU(in, out []*array.Array) error {
 	// out holds batch+[M, N] in row-major order whether or not the 1-D
 	// operands' axes were dropped from its shape.
 	o.Shape = append(append([]int{}, batch...), am[len(am)-2], bm[len(bm)-1])
-	o.Strides = array.RowMajorStrides(o.Shape)
+	o.Strides = strided.RowMajor(o.Shape)
 	return cpu.MatMul(o, matBuf(in[0], true, batch), matBuf(in[1], false, batch))
 }
 func (p *matMulPrim) evalGPU(s array.Stream, in, out []*array.Array) error {
@@ -50,7 +52,7 @@ func (p *matMulPrim) evalGPU(s array.Stream, in, out []*array.Array) error {
 	batch := matBatch(am, bm)
 	return gpuOut(s, out[0], func(o metal.View) ([]metal.Launch, error) {
 		o.Shape = append(slices.Clone(batch), am[len(am)-2], bm[len(bm)-1])
-		o.Strides = array.RowMajorStrides(o.Shape)
+		o.Strides = strided.RowMajor(o.Shape)
 		return metal.MatMul(o, toView(matBuf(in[0], true, batch), in[0].Storage()), toView(matBuf(in[1], false, batch), in[1].Storage()))
 	})
 }

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sync/atomic"
 
+	"github.com/fathom-go/fathom/internal/strided"
+
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/backend/cpu"
 )
@@ -54,7 +56,7 @@ func bufOf(a *array.Array) cpu.Buf {
 // trailing axes; size-1 and missing axes repeat with stride 0).
 func bcastBufOf(a *array.Array, shape []int) cpu.Buf {
 	b := bufOf(a)
-	b.Strides, _ = array.BroadcastStrides(b.Shape, b.Strides, shape)
+	b.Strides, _ = strided.Broadcast(b.Shape, b.Strides, shape)
 	b.Shape = slices.Clone(shape)
 	return b
 }
@@ -62,7 +64,7 @@ func bcastBufOf(a *array.Array, shape []int) cpu.Buf {
 // alloc gives out fresh row-major CPU memory and returns its view.
 func alloc(out *array.Array) cpu.Buf {
 	st := array.AllocCPU(out.NBytes())
-	strides := array.RowMajorStrides(out.Shape())
+	strides := strided.RowMajor(out.Shape())
 	out.SetData(st, strides, 0)
 	return cpu.Buf{Data: st.Bytes(), DType: out.DType(), Shape: out.Shape(), Strides: strides}
 }

@@ -18,7 +18,7 @@ type scanPrim struct {
 	Inclusive bool
 }
 
-func (p *scanPrim) Name() string { return p.Op.String() }
+func (p *scanPrim) Name() string                                      { return p.Op.String() }
 func (p *scanPrim) Eval(s array.Stream, in, out []*array.Array) error { return dispatch(p, s, in, out) }
 func (p *scanPrim) evalCPU(in, out []*array.Array) error {
 	return cpu.Scan(p.Op, alloc(out[0]), bufOf(in[0]), p.Axis, p.Reverse, p.Inclusive)

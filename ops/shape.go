@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 
+	"github.com/fathom-go/fathom/internal/strided"
+
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/backend/cpu"
 	"github.com/fathom-go/fathom/backend/metal"
@@ -29,13 +31,13 @@ func (p *reshapePrim) evalCPU(in, out []*array.Array) error {
 	// with the input's shape lays the elements out in the new shape.
 	o := alloc(out[0])
 	o.Shape = in[0].Shape()
-	o.Strides = array.RowMajorStrides(o.Shape)
+	o.Strides = strided.RowMajor(o.Shape)
 	return cpu.Copy(o, bufOf(in[0]))
 }
 func (p *reshapePrim) evalGPU(s array.Stream, in, out []*array.Array) error {
 	return gpuOut(s, out[0], func(o metal.View) ([]metal.Launch, error) {
 		o.Shape = in[0].Shape()
-		o.Strides = array.RowMajorStrides(o.Shape)
+		o.Strides = strided.RowMajor(o.Shape)
 		return metal.Copy(o, viewOf(in[0]))
 	})
 }
@@ -72,7 +74,7 @@ func reshapeStrides(oldShape, oldStrides, newShape []int) ([]int, bool) {
 		size *= d
 	}
 	if size == 0 {
-		return array.RowMajorStrides(newShape), true
+		return strided.RowMajor(newShape), true
 	}
 	var od, os []int
 	for i, d := range oldShape {

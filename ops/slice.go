@@ -4,6 +4,8 @@ import (
 	"math"
 	"slices"
 
+	"github.com/fathom-go/fathom/internal/strided"
+
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/backend/cpu"
 	"github.com/fathom-go/fathom/backend/metal"
@@ -97,7 +99,7 @@ func (p *slicePrim) Eval(s array.Stream, in, out []*array.Array) error {
 	if out[0].Size() == 0 {
 		// An empty result's start may lie past the end of the memory;
 		// nothing is ever read through it.
-		out[0].SetData(in[0].Storage(), array.RowMajorStrides(out[0].Shape()), in[0].Offset())
+		out[0].SetData(in[0].Storage(), strided.RowMajor(out[0].Shape()), in[0].Offset())
 		return nil
 	}
 	off, ns := sliceView(p.Start, p.Step, in[0].Strides())

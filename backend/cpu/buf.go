@@ -3,6 +3,8 @@ package cpu
 import (
 	"unsafe"
 
+	"github.com/fathom-go/fathom/internal/strided"
+
 	"github.com/fathom-go/fathom/array"
 )
 
@@ -71,7 +73,7 @@ func repeated(b Buf) bool {
 
 // Contiguous returns a row-major Buf over data for shape.
 func contiguous(data []byte, dt array.DType, shape []int) Buf {
-	return Buf{Data: data, DType: dt, Shape: shape, Strides: array.RowMajorStrides(shape)}
+	return Buf{Data: data, DType: dt, Shape: shape, Strides: strided.RowMajor(shape)}
 }
 
 // walker visits elements shared by several operands of one shape in

@@ -5,7 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/internal/strided"
+
 	"github.com/fathom-go/fathom/internal/fused"
 	"github.com/fathom-go/fathom/internal/opset"
 )
@@ -648,7 +649,7 @@ func (f *interp) slots(outOf map[int]int) map[int]int {
 
 // broadcastBuf views b broadcast to shape (numpy's rule).
 func broadcastBuf(b Buf, shape []int) Buf {
-	b.Strides, _ = array.BroadcastStrides(b.Shape, b.Strides, shape)
+	b.Strides, _ = strided.Broadcast(b.Shape, b.Strides, shape)
 	b.Shape = shape
 	return b
 }

@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/internal/strided"
 )
 
 // MatMul computes out = a @ b over the last two axes: a is [..., M, K], b
@@ -74,8 +75,8 @@ func newMatmulPlan(out, a, b Buf) *matmulPlan {
 	batch := out.Shape[:nd-2]
 	p.aOffs = make([]int, 0, p.batches)
 	p.bOffs = make([]int, 0, p.batches)
-	array.ForEachOffset(batch, a.Strides[:nd-2], a.Offset, func(off int) { p.aOffs = append(p.aOffs, off) })
-	array.ForEachOffset(batch, b.Strides[:nd-2], b.Offset, func(off int) { p.bOffs = append(p.bOffs, off) })
+	strided.ForEachOffset(batch, a.Strides[:nd-2], a.Offset, func(off int) { p.aOffs = append(p.aOffs, off) })
+	strided.ForEachOffset(batch, b.Strides[:nd-2], b.Offset, func(off int) { p.bOffs = append(p.bOffs, off) })
 	return p
 }
 

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/fathom-go/fathom/internal/strided"
+
 	"github.com/fathom-go/fathom/array"
 )
 
@@ -15,7 +17,7 @@ import (
 // row-major).
 func viewOf[T any](data []T, dt array.DType, shape, strides []int, off int) Buf {
 	if strides == nil {
-		strides = array.RowMajorStrides(shape)
+		strides = strided.RowMajor(shape)
 	}
 	var z T
 	var b []byte

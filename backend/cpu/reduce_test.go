@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/fathom-go/fathom/internal/strided"
+
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/internal/opset"
 )
@@ -39,7 +41,7 @@ func rdMake(dt array.DType, shape []int, layout string, gen func() float64) rdAr
 	case "transposed":
 		rev := slices.Clone(shape)
 		slices.Reverse(rev)
-		rs := array.RowMajorStrides(rev)
+		rs := strided.RowMajor(rev)
 		for i := range strides {
 			strides[i] = rs[nd-1-i]
 		}
@@ -49,14 +51,14 @@ func rdMake(dt array.DType, shape []int, layout string, gen func() float64) rdAr
 		for i, d := range shape {
 			base[i] = 2*d + 1
 		}
-		bs := array.RowMajorStrides(base)
+		bs := strided.RowMajor(base)
 		for i := range strides {
 			strides[i] = 2 * bs[i]
 			off += bs[i]
 		}
 		storage = rdSize(base)
 	case "reversed":
-		copy(strides, array.RowMajorStrides(shape))
+		copy(strides, strided.RowMajor(shape))
 		for _, i := range slices.Compact([]int{0, nd - 1}) {
 			if i >= 0 && i < nd && shape[i] > 0 {
 				off += (shape[i] - 1) * strides[i]
@@ -65,7 +67,7 @@ func rdMake(dt array.DType, shape []int, layout string, gen func() float64) rdAr
 		}
 		storage = rdSize(shape)
 	case "broadcast":
-		copy(strides, array.RowMajorStrides(shape))
+		copy(strides, strided.RowMajor(shape))
 		storage = rdSize(shape)
 		for i, d := range shape {
 			if d > 1 {
@@ -79,7 +81,7 @@ func rdMake(dt array.DType, shape []int, layout string, gen func() float64) rdAr
 			}
 		}
 	default:
-		copy(strides, array.RowMajorStrides(shape))
+		copy(strides, strided.RowMajor(shape))
 		storage = rdSize(shape)
 	}
 	data := make([]byte, storage*dt.Size())
@@ -89,7 +91,7 @@ func rdMake(dt array.DType, shape []int, layout string, gen func() float64) rdAr
 	}
 	stored := rdLoadAll(b)
 	a := rdArr{layout: layout, buf: b, vals: make([]float64, 0, rdSize(shape))}
-	array.ForEachOffset(shape, strides, off, func(o int) { a.vals = append(a.vals, stored[o]) })
+	strided.ForEachOffset(shape, strides, off, func(o int) { a.vals = append(a.vals, stored[o]) })
 	return a
 }
 
@@ -177,7 +179,7 @@ func rdOut(dt array.DType, shape []int) Buf {
 func rdValues(b Buf) []float64 {
 	stored := rdLoadAll(b)
 	out := make([]float64, 0, rdSize(b.Shape))
-	array.ForEachOffset(b.Shape, b.Strides, b.Offset, func(o int) { out = append(out, stored[o]) })
+	strided.ForEachOffset(b.Shape, b.Strides, b.Offset, func(o int) { out = append(out, stored[o]) })
 	return out
 }
 
@@ -206,7 +208,7 @@ func rdFold(shape, axes []int, f func(in, out int)) {
 		}
 	}
 	i := 0
-	array.ForEachOffset(shape, st, 0, func(o int) {
+	strided.ForEachOffset(shape, st, 0, func(o int) {
 		f(i, o)
 		i++
 	})
@@ -458,7 +460,7 @@ func TestReduceSumAccuracy(t *testing.T) {
 	}
 	in := viewOf(x, array.Float32, []int{n}, nil, 0)
 	for _, shape := range [][]int{{n}, {n / 8, 8}} {
-		in.Shape, in.Strides = shape, array.RowMajorStrides(shape)
+		in.Shape, in.Strides = shape, strided.RowMajor(shape)
 		out := rdOut(array.Float32, shape[1:])
 		if err := Reduce(opset.Sum, out, in, []int{0}); err != nil {
 			t.Fatal(err)

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/fathom-go/fathom/internal/strided"
+
 	"github.com/fathom-go/fathom/array"
 )
 
@@ -110,7 +112,7 @@ func TestSoftmaxF32Paths(t *testing.T) {
 		for i := range b {
 			b[i] = fill
 		}
-		st := array.RowMajorStrides(shape)
+		st := strided.RowMajor(shape)
 		for i := range st {
 			st[i] *= 2
 		}

@@ -68,6 +68,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/fathom-go/fathom/internal/strided"
+
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/backend/cpu"
 	"github.com/fathom-go/fathom/backend/metal"
@@ -347,13 +349,13 @@ func materialize(r *rand.Rand, o Operand) operandData {
 	switch layout {
 	case Contig:
 		store = shape
-		copy(d.strides, array.RowMajorStrides(shape))
+		copy(d.strides, strided.RowMajor(shape))
 	case Transposed:
 		store = make([]int, nd)
 		for i := range shape {
 			store[i] = shape[nd-1-i]
 		}
-		rs := array.RowMajorStrides(store)
+		rs := strided.RowMajor(store)
 		for i := range shape {
 			d.strides[i] = rs[nd-1-i]
 		}
@@ -362,7 +364,7 @@ func materialize(r *rand.Rand, o Operand) operandData {
 		for i, s := range shape {
 			store[i] = 2*s + 1
 		}
-		rs := array.RowMajorStrides(store)
+		rs := strided.RowMajor(store)
 		for i := range shape {
 			d.strides[i] = 2 * rs[i]
 			d.offset += rs[i] // start at index 1 of every axis
@@ -373,7 +375,7 @@ func materialize(r *rand.Rand, o Operand) operandData {
 		}
 	case Broadcast:
 		store = shape[1:]
-		rs := array.RowMajorStrides(store)
+		rs := strided.RowMajor(store)
 		copy(d.strides[1:], rs)
 	case Scalar:
 		store = nil

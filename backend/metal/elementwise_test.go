@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fathom-go/fathom/internal/strided"
+
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/backend/metal"
 	"github.com/fathom-go/fathom/internal/opset"
@@ -15,7 +17,7 @@ func view(dt array.DType, shape ...int) metal.View {
 	for _, d := range shape {
 		n *= d
 	}
-	return metal.View{Mem: newMem(n * dt.Size()), DType: dt, Shape: shape, Strides: array.RowMajorStrides(shape)}
+	return metal.View{Mem: newMem(n * dt.Size()), DType: dt, Shape: shape, Strides: strided.RowMajor(shape)}
 }
 
 func TestPlansRejectBadOperands(t *testing.T) {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/fathom-go/fathom/internal/strided"
+
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/internal/fused"
 	"github.com/fathom-go/fathom/internal/opset"
@@ -235,7 +237,7 @@ func Fused(p *fused.Program, outs []View, ins []View) ([]Launch, error) {
 		if v.DType != p.InDTypes[i] {
 			return nil, array.Errorf(op, "input %d has dtype %v, the program %v", i, v.DType, p.InDTypes[i])
 		}
-		v.Strides, _ = array.BroadcastStrides(v.Shape, v.Strides, shape)
+		v.Strides, _ = strided.Broadcast(v.Shape, v.Strides, shape)
 		v.Shape = shape
 		views = append(views, v)
 	}

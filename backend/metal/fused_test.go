@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fathom-go/fathom/internal/strided"
+
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/backend/cpu"
 	"github.com/fathom-go/fathom/backend/metal"
@@ -124,7 +126,7 @@ func evalProgram(p *fused.Program, ins []cpu.Buf, shape []int) ([]cpu.Buf, error
 		n *= d
 	}
 	for _, in := range p.Instrs {
-		out := cpu.Buf{Data: make([]byte, n*in.DType.Size()), DType: in.DType, Shape: shape, Strides: array.RowMajorStrides(shape)}
+		out := cpu.Buf{Data: make([]byte, n*in.DType.Size()), DType: in.DType, Shape: shape, Strides: strided.RowMajor(shape)}
 		var err error
 		switch in.Kind {
 		case fused.Unary:
@@ -149,7 +151,7 @@ func evalProgram(p *fused.Program, ins []cpu.Buf, shape []int) ([]cpu.Buf, error
 }
 
 func broadcastBuf(b cpu.Buf, shape []int) cpu.Buf {
-	b.Strides, _ = array.BroadcastStrides(b.Shape, b.Strides, shape)
+	b.Strides, _ = strided.Broadcast(b.Shape, b.Strides, shape)
 	b.Shape = shape
 	return b
 }

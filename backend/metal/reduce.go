@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/fathom-go/fathom/internal/strided"
+
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/internal/opset"
 )
@@ -237,7 +239,7 @@ func Reduce(op opset.ReduceOp, out, in View, axes []int) ([]Launch, error) {
 		first := pass(rows(in.DType, acc), parts, chunk, inArg, tmp, inOff, 0, kin, kout, n, r)
 		// The second pass folds the [outs, parts] partials: its kept dims
 		// are the first pass's with row-major strides scaled by parts.
-		sin := array.RowMajorStrides(k.shape)
+		sin := strided.RowMajor(k.shape)
 		for i := range sin {
 			sin[i] *= parts
 		}

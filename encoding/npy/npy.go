@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 
+	"github.com/fathom-go/fathom/internal/strided"
+
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/encoding/internal/tensorio"
 )
@@ -174,7 +176,7 @@ func load(op string, r io.Reader, avail, limit int64) (*array.Array, error) {
 	}
 	b := st.Bytes()[:h.nbytes]
 	tensorio.Fix(h.kind, b, h.little)
-	strides := array.RowMajorStrides(h.shape)
+	strides := strided.RowMajor(h.shape)
 	if h.fortran {
 		strides = tensorio.ColumnMajorStrides(h.shape)
 	}

@@ -4,6 +4,8 @@ import (
 	"io"
 	"os"
 
+	"github.com/fathom-go/fathom/internal/strided"
+
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/backend/metal"
 )
@@ -46,7 +48,7 @@ func (p *Lazy) Eval(s array.Stream, _, out []*array.Array) error {
 		return err
 	}
 	Fix(p.Kind, b, p.Little)
-	o.SetData(st, array.RowMajorStrides(o.Shape()), 0)
+	o.SetData(st, strided.RowMajor(o.Shape()), 0)
 	return nil
 }
 
