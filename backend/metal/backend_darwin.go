@@ -33,7 +33,9 @@ func openHostEnv(getenv func(string) string) (*host, error) {
 	)
 	objc.WithAutoreleasePool(func() {
 		name = dev.Name()
-		unified = dev.HasUnifiedMemory()
+		// darwinkit reads BOOL properties through a 1-byte libffi return slot
+		// that may be written 8 bytes wide: the shim reads it in Objective-C.
+		unified = shimHasUnifiedMemory(p)
 		workingSet = dev.RecommendedMaxWorkingSetSize()
 		maxLength = dev.MaxBufferLength()
 		if unified {

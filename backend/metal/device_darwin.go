@@ -22,16 +22,18 @@ type mtlDriver struct {
 	queue metal.CommandQueueObject
 }
 
-// compile builds a library from MSL source. Fast math is off, so NaN and
-// infinity behave as on the CPU backend (isnan is not folded away);
-// kernels that want the fast versions call metal::fast:: explicitly. The
-// language version is the newest the system supports.
+// compile builds a library from MSL source. Fast math is off (mathMode
+// safe with the precise functions on macOS 15 and later, fastMathEnabled
+// off before: the shim asks which the system has), so NaN and infinity
+// behave as on the CPU backend (isnan is not folded away); kernels that
+// want the fast versions call metal::fast:: explicitly. The language
+// version is the newest the system supports.
 func (m *mtlDriver) compile(source string) (unsafe.Pointer, error) {
 	var lib metal.LibraryObject
 	var msg string
 	objc.WithAutoreleasePool(func() {
 		opts := metal.NewCompileOptions()
-		opts.SetFastMathEnabled(false)
+		shimSetPreciseMath(opts.Ptr())
 		var nserr unsafe.Pointer
 		lib = m.dev.NewLibraryWithSourceOptionsError(source, opts, unsafe.Pointer(&nserr))
 		if lib.IsNil() {

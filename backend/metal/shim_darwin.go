@@ -91,6 +91,18 @@ func shimWait(cb cmdBuf) error {
 	return nil
 }
 
+// shimHasUnifiedMemory reads MTLDevice.hasUnifiedMemory through the shim,
+// not darwinkit: its bool getters (objc.Call[bool]) return through a
+// 1-byte slot that libffi may write a whole register into.
+func shimHasUnifiedMemory(device unsafe.Pointer) bool {
+	return C.fm_device_has_unified_memory(device) != 0
+}
+
+// shimSetPreciseMath makes compile options compile IEEE math (mathMode
+// safe and precise functions where the system has them, fastMathEnabled
+// off before macOS 15).
+func shimSetPreciseMath(options unsafe.Pointer) { C.fm_set_precise_math(options) }
+
 func shimPoll(cb cmdBuf) (bool, error) {
 	var e C.fm_error
 	switch C.fm_poll(cb.cb, &e) {

@@ -53,4 +53,15 @@ int32_t fm_wait(void *command_buffer, fm_error *err);
 // finished, -1 with err filled if it failed.
 int32_t fm_poll(void *command_buffer, fm_error *err);
 
+// fm_device_has_unified_memory returns 1 if the MTLDevice device has
+// unified memory, else 0. (darwinkit's bool getters return through a
+// 1-byte slot that libffi may write a whole register into.)
+int32_t fm_device_has_unified_memory(void *device);
+
+// fm_set_precise_math makes the MTLCompileOptions options compile IEEE
+// math: mathMode MTLMathModeSafe and the precise float functions where the
+// system has them (macOS 15 and later), else fastMathEnabled NO (which
+// macOS 15 deprecates).
+void fm_set_precise_math(void *options);
+
 #endif

@@ -3,6 +3,7 @@
 // autorelease pool, since cgo calls come from threads that have none.
 #import <Foundation/Foundation.h>
 #import <Metal/Metal.h>
+#import <objc/message.h>
 #include <stdlib.h>
 #include <string.h>
 #include "shim_darwin.h"
@@ -128,5 +129,32 @@ int32_t fm_wait(void *command_buffer, fm_error *err) {
 int32_t fm_poll(void *command_buffer, fm_error *err) {
 	@autoreleasepool {
 		return status((__bridge id<MTLCommandBuffer>)command_buffer, err);
+	}
+}
+
+int32_t fm_device_has_unified_memory(void *device) {
+	@autoreleasepool {
+		return [(__bridge id<MTLDevice>)device hasUnifiedMemory] ? 1 : 0;
+	}
+}
+
+// MTLMathModeSafe and MTLMathFloatingPointFunctionsPrecise (macOS 15
+// SDK); the setters are sent through objc_msgSend so that the shim builds
+// with older SDKs too, and is asked first whether the system has them.
+enum { fm_math_mode_safe = 0, fm_math_functions_precise = 1 };
+
+void fm_set_precise_math(void *options) {
+	@autoreleasepool {
+		id opts = (__bridge id)options;
+		SEL mode = @selector(setMathMode:);
+		SEL functions = @selector(setMathFloatingPointFunctions:);
+		if ([opts respondsToSelector:mode]) {
+			((void (*)(id, SEL, NSInteger))objc_msgSend)(opts, mode, fm_math_mode_safe);
+			if ([opts respondsToSelector:functions]) {
+				((void (*)(id, SEL, NSInteger))objc_msgSend)(opts, functions, fm_math_functions_precise);
+			}
+			return;
+		}
+		((void (*)(id, SEL, BOOL))objc_msgSend)(opts, @selector(setFastMathEnabled:), NO);
 	}
 }

@@ -4,8 +4,9 @@
 # the minimal Foundation/Metal stubs next to this script, warnings as
 # errors. It catches syntax errors, definitions that disagree with the
 # shim's C header (the one the cgo preamble includes), ARC bridging
-# mistakes, and unknown selectors or properties as far as the stubs
-# declare them. It does not prove the file builds against Apple's SDK:
+# mistakes, and unknown selectors (in messages and in @selector) or
+# properties as far as the stubs declare them. It does not prove the file
+# builds against Apple's SDK:
 # the stubs are hand-written, so a Mac build is the final word.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -21,7 +22,7 @@ fi
 rc=0
 for f in "$@"; do
 	if "$cc" -fsyntax-only -x objective-c -fobjc-runtime=macosx-11.0 -fobjc-arc \
-		-Wall -Wextra -Wno-unused-parameter -Wno-unused-function -Werror \
+		-Wall -Wextra -Wundeclared-selector -Wno-unused-parameter -Wno-unused-function -Werror \
 		-isystem "$here" -I "$(dirname "$f")" "$f"; then
 		echo "ok  $f"
 	else

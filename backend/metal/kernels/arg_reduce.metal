@@ -137,13 +137,17 @@ struct ArgParams {
 
 // arg_reduce folds one line per simdgroup (short lines) or per
 // threadgroup, the lanes reading consecutive elements of the line.
+// The plans (lineGrid in reduce.go) launch 256 threads per threadgroup, or
+// 1024 for lines longer than 8192: the kernel declares that maximum, so
+// Metal compiles it to fit 1024 threads however many registers it needs.
 template <typename In, typename V, typename Op>
-kernel void arg_reduce(device const In* in [[buffer(0)]], device int* out [[buffer(1)]],
-                       constant ArgParams& p [[buffer(2)]],
-                       uint tg [[threadgroup_position_in_grid]], uint ntg [[threadgroups_per_grid]],
-                       uint lid [[thread_index_in_threadgroup]], uint tpg [[threads_per_threadgroup]],
-                       uint sg [[simdgroup_index_in_threadgroup]], uint nsg [[simdgroups_per_threadgroup]],
-                       uint lane [[thread_index_in_simdgroup]]) {
+[[kernel, max_total_threads_per_threadgroup(1024)]] void arg_reduce(
+    device const In* in [[buffer(0)]], device int* out [[buffer(1)]],
+    constant ArgParams& p [[buffer(2)]],
+    uint tg [[threadgroup_position_in_grid]], uint ntg [[threadgroups_per_grid]],
+    uint lid [[thread_index_in_threadgroup]], uint tpg [[threads_per_threadgroup]],
+    uint sg [[simdgroup_index_in_threadgroup]], uint nsg [[simdgroups_per_threadgroup]],
+    uint lane [[thread_index_in_simdgroup]]) {
   threadgroup V val_tg[32];
   threadgroup uint idx_tg[32];
   long first = p.per_simd ? long(tg) * nsg + sg : long(tg);

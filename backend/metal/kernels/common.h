@@ -24,6 +24,17 @@
 //    of contiguous kernels for more than 2^32 elements) checks its index.
 //  * Kernels assume precise math (MTLCompileOptions fast math off): they rely
 //    on NaN and Inf semantics (isnan, Maximum's NaN propagation).
+//  * The harness compiles kernels as C++, which accepts what Metal rejects;
+//    it also lints every library (mslcpu.Lint) and compiles it with Metal's
+//    address spaces (mslcpu.SyntaxCheck). In short: a kernel's position and
+//    size attributes (thread_position_in_grid, threads_per_threadgroup,
+//    threadgroup_position_in_grid, ...) have one component count, each
+//    position/size pair one type; thread_index_in_threadgroup and the
+//    simdgroup attributes are scalars; pointers keep their address space;
+//    no double, recursion, variable-length arrays, or min/max on 64-bit
+//    integers (min64, max64 below). A kernel whose plans use a large or
+//    fixed threadgroup declares [[max_total_threads_per_threadgroup(N)]],
+//    and the harness refuses a launch above N, as a Metal pipeline would.
 #include <metal_stdlib>
 using namespace metal;
 
@@ -149,6 +160,13 @@ inline long strided_offset(constant long* p, int k, uint3 g) {
 // Linear index of a contiguous kernel's thread: the grid is (n, 1, 1), or
 // (X, ceil(n/X), 1) when n does not fit a 32-bit grid dimension.
 inline ulong linear_index(uint2 gid, uint2 gsz) { return ulong(gid.y) * ulong(gsz.x) + ulong(gid.x); }
+
+// ------------------------------------------------------ 64-bit min and max
+// Metal's min and max take no 64-bit integers (MLX writes them out too),
+// and the CPU harness refuses them like Metal: long bounds go through
+// these.
+inline long min64(long a, long b) { return a < b ? a : b; }
+inline long max64(long a, long b) { return a < b ? b : a; }
 
 // -------------------------------------------------------- wrapping integers
 // Signed overflow is undefined in C++ (the harness) and MSL: integer

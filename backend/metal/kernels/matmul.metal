@@ -132,10 +132,13 @@ template <> inline float mul_add(float acc, float x, float y) { return fma(x, y,
 #define MM_BN 64
 #define MM_BK 16
 
+// The position attributes agree in component count (uint3, as the grid is
+// 3-D: the batch is z), as Metal requires of every kernel.
 template <typename T, typename A>
-kernel void gemm(device const T* a [[buffer(0)]], device const T* b [[buffer(1)]], device T* out [[buffer(2)]],
-                 constant MatmulParams& p [[buffer(3)]], uint3 tg [[threadgroup_position_in_grid]],
-                 uint2 lid [[thread_position_in_threadgroup]], uint t [[thread_index_in_threadgroup]]) {
+[[kernel, max_total_threads_per_threadgroup(256)]] void gemm(
+    device const T* a [[buffer(0)]], device const T* b [[buffer(1)]], device T* out [[buffer(2)]],
+    constant MatmulParams& p [[buffer(3)]], uint3 tg [[threadgroup_position_in_grid]],
+    uint3 lid [[thread_position_in_threadgroup]], uint t [[thread_index_in_threadgroup]]) {
   threadgroup A ta[MM_BK][MM_BM];
   threadgroup A tb[MM_BK][MM_BN];
   long batch = tg.z;

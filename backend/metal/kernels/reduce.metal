@@ -133,13 +133,17 @@ inline long fold_offset(long r, constant ReduceParams& p) {
 // kernel for folds that are contiguous in memory; the general offset
 // arithmetic makes it right for every layout. With parts > 1 it writes
 // partial results to out as [outs, parts] row-major (a scratch buffer).
+// The plans (lineGrid in reduce.go) launch 256 threads per threadgroup, or
+// 1024 for lines longer than 8192: the kernel declares that maximum, so
+// Metal compiles it to fit 1024 threads however many registers it needs.
 template <typename In, typename Acc, typename Out, typename Op>
-kernel void reduce_rows(device const In* in [[buffer(0)]], device Out* out [[buffer(1)]],
-                        constant ReduceParams& p [[buffer(2)]],
-                        uint tg [[threadgroup_position_in_grid]], uint ntg [[threadgroups_per_grid]],
-                        uint lid [[thread_index_in_threadgroup]], uint tpg [[threads_per_threadgroup]],
-                        uint sg [[simdgroup_index_in_threadgroup]], uint nsg [[simdgroups_per_threadgroup]],
-                        uint lane [[thread_index_in_simdgroup]]) {
+[[kernel, max_total_threads_per_threadgroup(1024)]] void reduce_rows(
+    device const In* in [[buffer(0)]], device Out* out [[buffer(1)]],
+    constant ReduceParams& p [[buffer(2)]],
+    uint tg [[threadgroup_position_in_grid]], uint ntg [[threadgroups_per_grid]],
+    uint lid [[thread_index_in_threadgroup]], uint tpg [[threads_per_threadgroup]],
+    uint sg [[simdgroup_index_in_threadgroup]], uint nsg [[simdgroups_per_threadgroup]],
+    uint lane [[thread_index_in_simdgroup]]) {
   threadgroup Acc part[32];
   long items = p.outs * p.parts;
   long first = p.per_simd ? long(tg) * nsg + sg : long(tg);
@@ -150,7 +154,7 @@ kernel void reduce_rows(device const In* in [[buffer(0)]], device Out* out [[buf
   // every thread runs the loop equally often and the barriers are uniform.
   for (long it = first; it < items; it += stride) {
     long o = it / p.parts, q = it % p.parts;
-    long lo = q * p.chunk, hi = min(p.n, lo + p.chunk);
+    long lo = q * p.chunk, hi = min64(p.n, lo + p.chunk);
     Acc acc = Op::template init<Acc>();
     device const In* base = in + p.in_off + offset_of(o, p.nk, p.kshape, p.kin);
     if (p.nr == 1 && p.rin[0] == 1) {
@@ -178,10 +182,12 @@ kernel void reduce_rows(device const In* in [[buffer(0)]], device Out* out [[buf
 // kept dims are the contiguous ones (a column sum of a row-major matrix);
 // the threadgroup's 8 rows split each fold and are combined through
 // threadgroup memory.
+// The plan launches 32x8 threadgroups, which the kernel's layout assumes.
 template <typename In, typename Acc, typename Out, typename Op>
-kernel void reduce_cols(device const In* in [[buffer(0)]], device Out* out [[buffer(1)]],
-                        constant ReduceParams& p [[buffer(2)]],
-                        uint2 tg [[threadgroup_position_in_grid]], uint2 lid [[thread_position_in_threadgroup]]) {
+[[kernel, max_total_threads_per_threadgroup(256)]] void reduce_cols(
+    device const In* in [[buffer(0)]], device Out* out [[buffer(1)]],
+    constant ReduceParams& p [[buffer(2)]],
+    uint2 tg [[threadgroup_position_in_grid]], uint2 lid [[thread_position_in_threadgroup]]) {
   threadgroup Acc acc_tg[8][32];
   long o = long(tg.x) * 32 + lid.x;
   Acc acc = Op::template init<Acc>();

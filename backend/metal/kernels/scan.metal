@@ -141,13 +141,17 @@ struct ScanParams {
 // a chunk of as many elements as lanes at a time: a scan inside each
 // simdgroup, then across the simdgroups' totals through threadgroup
 // memory, then the carry from earlier chunks.
+// The plans (lineGrid in reduce.go) launch 256 threads per threadgroup, or
+// 1024 for lines longer than 8192: the kernel declares that maximum, so
+// Metal compiles it to fit 1024 threads however many registers it needs.
 template <typename In, typename Acc, typename Out, typename Op>
-kernel void scan_lines(device const In* in [[buffer(0)]], device Out* out [[buffer(1)]],
-                       constant ScanParams& p [[buffer(2)]],
-                       uint tg [[threadgroup_position_in_grid]], uint ntg [[threadgroups_per_grid]],
-                       uint lid [[thread_index_in_threadgroup]], uint tpg [[threads_per_threadgroup]],
-                       uint sg [[simdgroup_index_in_threadgroup]], uint nsg [[simdgroups_per_threadgroup]],
-                       uint lane [[thread_index_in_simdgroup]]) {
+[[kernel, max_total_threads_per_threadgroup(1024)]] void scan_lines(
+    device const In* in [[buffer(0)]], device Out* out [[buffer(1)]],
+    constant ScanParams& p [[buffer(2)]],
+    uint tg [[threadgroup_position_in_grid]], uint ntg [[threadgroups_per_grid]],
+    uint lid [[thread_index_in_threadgroup]], uint tpg [[threads_per_threadgroup]],
+    uint sg [[simdgroup_index_in_threadgroup]], uint nsg [[simdgroups_per_threadgroup]],
+    uint lane [[thread_index_in_simdgroup]]) {
   threadgroup Acc part[33];
   long first = p.per_simd ? long(tg) * nsg + sg : long(tg);
   long stride = p.per_simd ? long(ntg) * nsg : long(ntg);

@@ -127,13 +127,17 @@ struct SoftmaxParams {
 // threadgroup: three passes over the line (maximum, sum of exponentials,
 // results), each folded across lanes with simd collectives and, per
 // threadgroup, through threadgroup memory.
+// The plans (lineGrid in reduce.go) launch 256 threads per threadgroup, or
+// 1024 for lines longer than 8192: the kernel declares that maximum, so
+// Metal compiles it to fit 1024 threads however many registers it needs.
 template <typename T, int Kind>
-kernel void softmax_lines(device const T* in [[buffer(0)]], device T* out [[buffer(1)]],
-                          constant SoftmaxParams& p [[buffer(2)]],
-                          uint tg [[threadgroup_position_in_grid]], uint ntg [[threadgroups_per_grid]],
-                          uint lid [[thread_index_in_threadgroup]], uint tpg [[threads_per_threadgroup]],
-                          uint sg [[simdgroup_index_in_threadgroup]], uint nsg [[simdgroups_per_threadgroup]],
-                          uint lane [[thread_index_in_simdgroup]]) {
+[[kernel, max_total_threads_per_threadgroup(1024)]] void softmax_lines(
+    device const T* in [[buffer(0)]], device T* out [[buffer(1)]],
+    constant SoftmaxParams& p [[buffer(2)]],
+    uint tg [[threadgroup_position_in_grid]], uint ntg [[threadgroups_per_grid]],
+    uint lid [[thread_index_in_threadgroup]], uint tpg [[threads_per_threadgroup]],
+    uint sg [[simdgroup_index_in_threadgroup]], uint nsg [[simdgroups_per_threadgroup]],
+    uint lane [[thread_index_in_simdgroup]]) {
   threadgroup float part[32];
   long first = p.per_simd ? long(tg) * nsg + sg : long(tg);
   long stride = p.per_simd ? long(ntg) * nsg : long(ntg);

@@ -82,13 +82,19 @@ inline void sort_store(device uchar* ov, device uint* oi, constant SortParams& p
 // sort_block sorts block tg.x (width elements) of line tg.y with a
 // bitonic network in threadgroup memory, its threads sharing the width/2
 // compare-exchanges of each step.
+// The plans launch at most SORT_THREADS threads per threadgroup (sortThreads
+// in sort.go); tg and the group size are both uint2, as Metal requires of
+// position and size attributes.
+#define SORT_THREADS 512
+
 template <typename In, typename K, bool Desc, int Mode>
-kernel void sort_block(device const In* in [[buffer(0)]], device uchar* ov [[buffer(1)]],
-                       device uint* oi [[buffer(2)]], constant SortParams& p [[buffer(3)]],
-                       uint2 tg [[threadgroup_position_in_grid]], uint t [[thread_index_in_threadgroup]],
-                       uint tpg [[threads_per_threadgroup]]) {
+[[kernel, max_total_threads_per_threadgroup(SORT_THREADS)]] void sort_block(
+    device const In* in [[buffer(0)]], device uchar* ov [[buffer(1)]], device uint* oi [[buffer(2)]],
+    constant SortParams& p [[buffer(3)]], uint2 tg [[threadgroup_position_in_grid]],
+    uint t [[thread_index_in_threadgroup]], uint2 tgsize [[threads_per_threadgroup]]) {
   threadgroup K keys[SORT_BLOCK];
   threadgroup uint idx[SORT_BLOCK];
+  uint tpg = tgsize.x;
   long o = tg.y;
   uint B = uint(p.width);
   long start = long(tg.x) * B;
@@ -137,7 +143,7 @@ kernel void sort_merge(device const K* keys [[buffer(0)]], device const uint* id
   long run = i / p.width;
   long mine = run * p.width;
   long other = (run ^ 1) * p.width;
-  long lo = other, hi = min(p.n, other + p.width);
+  long lo = other, hi = min64(p.n, other + p.width);
   K key = kl[i];
   uint ix = il[i];
   // Count the other run's elements that come before this one (none when
@@ -150,7 +156,7 @@ kernel void sort_merge(device const K* keys [[buffer(0)]], device const uint* id
       hi = mid;
     }
   }
-  long merged = min(mine, other);
+  long merged = min64(mine, other);
   long rank = (i - mine) + (lo - other);
   sort_store<In, K, Mode>(ov, oi, p, o, merged + rank, key, ix);
 }

@@ -23,6 +23,7 @@ typedef unsigned long NSUInteger;
 
 @protocol NSObject
 - (BOOL)isEqual:(id)object;
+- (BOOL)respondsToSelector:(SEL)aSelector;
 - (instancetype)retain;
 - (oneway void)release;
 - (instancetype)autorelease;

@@ -75,5 +75,22 @@ typedef NS_ENUM(NSUInteger, MTLCommandBufferStatus) {
 - (id<MTLCommandBuffer>)commandBuffer;
 @end
 
+// MTLCompileOptions: fastMathEnabled (deprecated from macOS 15), and its
+// replacements mathMode and mathFloatingPointFunctions (macOS 15).
+typedef NS_ENUM(NSInteger, MTLMathMode) {
+	MTLMathModeSafe = 0,
+	MTLMathModeRelaxed = 1,
+	MTLMathModeFast = 2,
+};
+typedef NS_ENUM(NSInteger, MTLMathFloatingPointFunctions) {
+	MTLMathFloatingPointFunctionsFast = 0,
+	MTLMathFloatingPointFunctionsPrecise = 1,
+};
+@interface MTLCompileOptions : NSObject
+@property (readwrite, nonatomic) BOOL fastMathEnabled __attribute__((deprecated("Use mathMode instead")));
+@property (readwrite, nonatomic) MTLMathMode mathMode;
+@property (readwrite, nonatomic) MTLMathFloatingPointFunctions mathFloatingPointFunctions;
+@end
+
 id<MTLDevice> MTLCreateSystemDefaultDevice(void) NS_RETURNS_RETAINED;
 NSArray<id<MTLDevice>> *MTLCopyAllDevices(void) NS_RETURNS_RETAINED;

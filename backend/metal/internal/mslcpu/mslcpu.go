@@ -4,6 +4,14 @@
 // and a runner process per compiled binary executes dispatches sent over a
 // pipe. It is the test harness that stands in for a GPU on Linux.
 //
+// It is stricter than a plain C++ compile, to fail where Apple's compiler
+// or a Metal pipeline would: every library is linted against rules of the
+// MSL specification (Lint: attribute types, buffer indices, threadgroup
+// memory, no double, recursion or variable-length arrays) and compiled a
+// second time with device, constant and threadgroup as distinct address
+// spaces (SyntaxCheck); a launch with more threads than its kernel's
+// [[max_total_threads_per_threadgroup]] fails.
+//
 // A binary holds every kernel of its libraries and selects one by host
 // name per request, so each library is compiled once per test run (and
 // cached across runs in MSL_CACHE_DIR, default os.TempDir()/fathom-mslcpu),
@@ -14,6 +22,8 @@
 //	MSL_CACHE_DIR where binaries are cached
 //	MSL_SCHEDULE  default thread order (forward, reverse, shuffle)
 //	MSL_WORKERS   worker threads of the runner (default: all cores)
+//	MSL_MAX_THREADS  the most threads any pipeline allows (default 1024;
+//	              see PipelineMaxThreads)
 package mslcpu
 
 import (
@@ -94,6 +104,16 @@ func (e *Executor) Run(l plan.Launch) error {
 	b, lib, err := binaryFor(Library{Name: l.Library, Source: l.Source})
 	if err != nil {
 		return err
+	}
+	// A kernel's pipeline allows no more threads than it declares (Metal:
+	// maxTotalThreadsPerThreadgroup), nor than MSL_MAX_THREADS.
+	if n, m := l.Group[0]*l.Group[1]*l.Group[2], pipelineLimit(b.maxThreads[l.Library][l.Kernel]); n > m {
+		why := "MSL_MAX_THREADS"
+		if d := b.maxThreads[l.Library][l.Kernel]; d > 0 && d == m {
+			why = fmt.Sprintf("the kernel's [[max_total_threads_per_threadgroup(%d)]]", d)
+		}
+		return fmt.Errorf("mslcpu: kernel %s: threadgroup %v has %d threads; its pipeline allows at most %d (%s)",
+			l.Kernel, l.Group, n, m, why)
 	}
 	req, mems, err := e.request(l, lib)
 	if err != nil {
@@ -202,9 +222,10 @@ func schedule(s string) uint32 {
 
 // runnerBin is a compiled runner and its idle processes.
 type runnerBin struct {
-	exe     string
-	libs    map[string]int    // library name -> index in the binary
-	sources map[string]string // library name -> source
+	exe        string
+	libs       map[string]int            // library name -> index in the binary
+	sources    map[string]string         // library name -> source
+	maxThreads map[string]map[string]int // library -> kernel -> declared max_total_threads_per_threadgroup
 
 	mu   sync.Mutex
 	idle []*proc
@@ -250,6 +271,12 @@ func Prepare(libs ...Library) error {
 func prepare(libs []Library) (*runnerBin, error) {
 	if err := Available(); err != nil {
 		return nil, err
+	}
+	// Libraries that Metal would reject are refused before they run.
+	for _, l := range libs {
+		if err := lintOf(l).Err(); err != nil {
+			return nil, err
+		}
 	}
 	key := buildKey(libs)
 	binMu.Lock()
@@ -342,6 +369,48 @@ func runtimeDir() (string, error) {
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_.-]`)
 
+// PipelineMaxThreads is the maxTotalThreadsPerThreadgroup a Metal
+// pipeline of kernel would report under the harness: its declared
+// [[max_total_threads_per_threadgroup]], else 1024, and at most
+// MSL_MAX_THREADS if that is set. Lowering MSL_MAX_THREADS (512, 896)
+// stands in for the register-heavy kernels whose pipelines allow fewer
+// threads on a GPU, so that a host's clamping runs in CI; Run refuses a
+// launch above the limit.
+func PipelineMaxThreads(lib Library, kernel string) int {
+	for _, k := range lintOf(lib).Kernels {
+		if k.Name == kernel {
+			return pipelineLimit(k.MaxThreads)
+		}
+	}
+	return pipelineLimit(0)
+}
+
+// pipelineLimit is the thread limit of a pipeline whose kernel declares
+// declared threads (0: none).
+func pipelineLimit(declared int) int {
+	m := 1024
+	if declared > 0 {
+		m = min(m, declared)
+	}
+	if v, err := strconv.Atoi(os.Getenv("MSL_MAX_THREADS")); err == nil && v > 0 {
+		m = min(m, v)
+	}
+	return m
+}
+
+// lintCache holds the Lint of every library seen, by name and source.
+var lintCache sync.Map
+
+func lintOf(l Library) *LintReport {
+	k := sha256.Sum256([]byte(l.Name + "\x00" + l.Source))
+	if r, ok := lintCache.Load(k); ok {
+		return r.(*LintReport)
+	}
+	r := Lint(l)
+	lintCache.Store(k, r)
+	return r
+}
+
 func build(key string, libs []Library) (*runnerBin, error) {
 	if err := os.MkdirAll(cacheDir(), 0o755); err != nil {
 		return nil, err
@@ -352,10 +421,17 @@ func build(key string, libs []Library) (*runnerBin, error) {
 	}
 	dir := filepath.Join(cacheDir(), key)
 	exe := filepath.Join(dir, "runner")
-	b := &runnerBin{exe: exe, libs: map[string]int{}, sources: map[string]string{}}
+	b := &runnerBin{exe: exe, libs: map[string]int{}, sources: map[string]string{}, maxThreads: map[string]map[string]int{}}
 	for i, l := range libs {
 		b.libs[l.Name] = i
 		b.sources[l.Name] = l.Source
+		m := map[string]int{}
+		for _, k := range lintOf(l).Kernels {
+			if k.MaxThreads > 0 {
+				m[k.Name] = k.MaxThreads
+			}
+		}
+		b.maxThreads[l.Name] = m
 	}
 	if _, err := os.Stat(exe); err == nil {
 		return b, nil
@@ -365,22 +441,15 @@ func build(key string, libs []Library) (*runnerBin, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	var inc strings.Builder
-	for i, l := range libs {
-		// The file is named after the library, so compiler messages say
-		// "unary.metal:12:3" (the sources carry #line directives too).
-		name := fmt.Sprintf("%d-%s", i, unsafeName.ReplaceAllString(l.Name, "_"))
-		if !strings.HasSuffix(name, ".metal") {
-			name += ".metal"
-		}
-		if err := os.WriteFile(filepath.Join(tmp, name), []byte(l.Source), 0o644); err != nil {
-			return nil, err
-		}
-		fmt.Fprintf(&inc, "namespace mslcpu_lib%d {\nconstexpr int msl_lib_id = %d;\n#include %q\n}\n", i, i, name)
-	}
-	if err := os.WriteFile(filepath.Join(tmp, "libs.inc"), []byte(inc.String()), 0o644); err != nil {
+	if err := writeLibs(tmp, libs); err != nil {
 		return nil, err
 	}
+	// The syntax-only compile (Metal's address spaces) runs beside the
+	// build; a library fails if either fails.
+	var syntaxErr error
+	syntaxDone := make(chan struct{})
+	go func() { syntaxErr = syntaxCheck(rt, tmp, libs); close(syntaxDone) }()
+	defer func() { <-syntaxDone }() // before tmp is removed
 	args := append([]string{}, cxxFlags...)
 	args = append(args, "-I", filepath.Join(rt, "include"), "-I", rt, "-I", tmp,
 		`-DMSL_LIBS_FILE="libs.inc"`, filepath.Join(rt, "msl_run.cpp"), "-o", filepath.Join(tmp, "runner"), "-lpthread")
@@ -393,6 +462,9 @@ func build(key string, libs []Library) (*runnerBin, error) {
 			names[i] = l.Name
 		}
 		return nil, fmt.Errorf("mslcpu: compiling %s: %v\n%s", strings.Join(names, ", "), err, firstLines(stderr.String(), 40))
+	}
+	if <-syntaxDone; syntaxErr != nil {
+		return nil, syntaxErr
 	}
 	if err := os.MkdirAll(filepath.Dir(exe), 0o755); err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package mslcpu_test
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"os"
 	"strings"
@@ -64,6 +65,13 @@ kernel void divergent_barrier(device float* out [[buffer(0)]], uint lid [[thread
   out[lid] = 1.0f;
 }
 register_kernel(divergent_barrier)
+
+// Declares its largest threadgroup: Metal's pipeline allows no more.
+template <typename T>
+[[kernel, max_total_threads_per_threadgroup(64)]] void capped(device T* y [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  y[i] = T(1);
+}
+instantiate_kernel("capped_float", capped, float)
 `
 
 var lib = mslcpu.Library{Name: "gen:mslcpu-test", Source: testLib}
@@ -88,7 +96,7 @@ func TestKernelsAreSelectedByName(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(names, " "); got != "scale_float scale_int row_sum_missing_barrier divergent_barrier" {
+	if got := strings.Join(names, " "); got != "scale_float scale_int row_sum_missing_barrier divergent_barrier capped_float" {
 		t.Errorf("kernels %q", got)
 	}
 	x := f32s(1, 2, 3, 4, 5)
@@ -188,5 +196,87 @@ func TestCompileErrorsNameTheLine(t *testing.T) {
 	err := mslcpu.Prepare(bad)
 	if err == nil || !strings.Contains(err.Error(), "bad.metal:3:") || !strings.Contains(err.Error(), "undeclared") {
 		t.Errorf("compile error %v, want one at bad.metal:3", err)
+	}
+}
+
+func TestDeclaredMaxThreadsAreEnforced(t *testing.T) {
+	requireHarness(t)
+	var e mslcpu.Executor
+	y := make(mem, 4*128)
+	if err := e.Run(launch("capped_float", []plan.BufArg{{Mem: y, Write: true}}, nil, [3]int{128, 1, 1}, [3]int{64, 1, 1})); err != nil {
+		t.Errorf("64 threads: %v", err)
+	}
+	err := e.Run(launch("capped_float", []plan.BufArg{{Mem: y, Write: true}}, nil, [3]int{128, 1, 1}, [3]int{32, 4, 1}))
+	if err == nil || !strings.Contains(err.Error(), "max_total_threads_per_threadgroup(64)") {
+		t.Errorf("128 threads for a kernel that declares 64: error %v", err)
+	}
+	if got := mslcpu.PipelineMaxThreads(lib, "capped_float"); got != 64 {
+		t.Errorf("PipelineMaxThreads(capped_float) = %d, want 64", got)
+	}
+	if got := mslcpu.PipelineMaxThreads(lib, "scale_float"); got != 1024 {
+		t.Errorf("PipelineMaxThreads(scale_float) = %d, want 1024", got)
+	}
+	// MSL_MAX_THREADS lowers every pipeline's limit.
+	t.Setenv("MSL_MAX_THREADS", "32")
+	if got := mslcpu.PipelineMaxThreads(lib, "capped_float"); got != 32 {
+		t.Errorf("PipelineMaxThreads(capped_float) with MSL_MAX_THREADS=32 = %d", got)
+	}
+	x := f32s(1, 2, 3, 4, 5)
+	err = e.Run(launch("scale_float", []plan.BufArg{{Mem: x}, {Mem: y, Write: true}}, f32s(2), [3]int{5, 1, 1}, [3]int{64, 1, 1}))
+	if err == nil || !strings.Contains(err.Error(), "MSL_MAX_THREADS") {
+		t.Errorf("64 threads with MSL_MAX_THREADS=32: error %v", err)
+	}
+}
+
+func TestLibrariesMetalRejectsAreRefused(t *testing.T) {
+	requireHarness(t)
+	for _, c := range []struct{ name, src, want string }{
+		{"gen:lint", "#include <metal_stdlib>\nusing namespace metal;\n#line 1 \"lint.metal\"\n" +
+			"kernel void k(device float* y [[buffer(0)]], uint3 g [[threadgroup_position_in_grid]], uint2 l [[thread_position_in_threadgroup]]) {\n  y[g.x] = float(l.x);\n}\nregister_kernel(k)\n",
+			"lint.metal:1: k: [[threadgroup_position_in_grid]] g is uint3 but [[thread_position_in_threadgroup]] l is uint2"},
+		{"gen:syntax", "#include <metal_stdlib>\nusing namespace metal;\n#line 1 \"syntax.metal\"\n" +
+			"inline float first(constant float* x) { return x[0]; }\n" +
+			"kernel void k(device float* y [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n  y[i] = first(y);\n}\nregister_kernel(k)\n",
+			"syntax.metal:3:"},
+	} {
+		err := mslcpu.Prepare(mslcpu.Library{Name: c.name, Source: c.src})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one with %q", c.name, err, c.want)
+		}
+	}
+}
+
+func TestLintPreprocessesLikeMetal(t *testing.T) {
+	src := `#include <metal_stdlib>
+using namespace metal;
+#define instantiate_kernel(name, func, ...) \
+  template [[host_name(name)]] [[kernel]] decltype(func<__VA_ARGS__>) func<__VA_ARGS__>;
+#define N_(a, b) a##b
+#if defined(instantiate_kernel) && N_(1, 6) == 16
+#define ROWS N_(1, 6)
+#else
+#define ROWS 1
+#endif
+#define inst(op, T, ...) instantiate_kernel("k_" #op "_" #T, k, T, __VA_ARGS__)
+typedef ushort bf16_t;
+template <typename T, int M>
+[[kernel, max_total_threads_per_threadgroup(M * 32)]] void k(device T* y [[buffer(0)]], uint2 l [[thread_position_in_threadgroup]]) {
+  threadgroup T t[ROWS][M];
+  t[l.y][l.x] = y[l.x];
+  y[l.x] = t[0][l.x];
+}
+inst(add, float, 4)
+inst(add, bf16_t, 2)
+`
+	r := mslcpu.Lint(mslcpu.Library{Name: "pp", Source: src})
+	if len(r.Findings) > 0 {
+		t.Fatalf("findings: %v", r.Findings)
+	}
+	want := []mslcpu.KernelInfo{
+		{Name: "k_add_float", Function: "k", MaxThreads: 128, ThreadgroupBytes: 16 * 4 * 4, Buffers: []int{0}},
+		{Name: "k_add_bf16_t", Function: "k", MaxThreads: 64, ThreadgroupBytes: 16 * 2 * 2, Buffers: []int{0}},
+	}
+	if fmt.Sprint(r.Kernels) != fmt.Sprint(want) {
+		t.Errorf("kernels %+v, want %+v", r.Kernels, want)
 	}
 }

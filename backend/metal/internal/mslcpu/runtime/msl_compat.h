@@ -29,6 +29,14 @@
 // so that one runner binary serves every kernel of its libraries, and
 // workers whose fiber stacks persist across dispatches.
 //
+// Syntax-only mode (-DMSL_SYNTAX_ONLY, compiled with -fsyntax-only; see
+// SyntaxCheck in package mslcpu): device, constant and threadgroup become
+// distinct clang address spaces (__attribute__((address_space(N)))), so a
+// pointer or reference passed where another address space is expected
+// fails to compile as it would on Metal; kernel parameter attributes stay
+// attributes (ignored), and instantiate_kernel explicitly instantiates each
+// kernel as Metal's does. Nothing of a library runs in this mode.
+//
 // Include standard headers BEFORE this one: it defines macros named kernel,
 // device, constant, thread, threadgroup, buffer(...), float4(...), ...
 #ifndef MSL_COMPAT_H
@@ -116,6 +124,12 @@ constexpr uint16_t f2h_bits(float x) {  // round to nearest even
 #if defined(__FLT16_MANT_DIG__) && !defined(MSL_FORCE_SOFT_HALF)
 #define MSL_NATIVE_HALF 1
 typedef _Float16 half;
+#elif defined(MSL_SYNTAX_ONLY)
+// Syntax-only mode needs a scalar half (a struct cannot be copied out of
+// another address space): clang's storage-only __fp16, whose arithmetic
+// is float's (compile with -Xclang -fallow-half-arguments-and-returns).
+#define MSL_NATIVE_HALF 1
+typedef __fp16 half;
 #else
 #define MSL_NATIVE_HALF 0
 // 16-bit storage, float arithmetic, rounded to half on every store/operation.
@@ -943,13 +957,14 @@ MSL_UNARY_LIST(MSL_GEN_UNARY)
 MSL_BINARY_LIST(MSL_GEN_BINARY)
 MSL_TERNARY_LIST(MSL_GEN_TERNARY)
 
-// abs/min/max/clamp for every scalar and vector type
+// min/max/clamp for every scalar and vector type but the 64-bit integers,
+// which Metal's min and max do not take: a call on long or ulong fails to
+// compile here (a deleted function) as it would on a Mac.
 #define MSL_ALL_TYPES(X)                                                              \
   X(float) X(float2) X(float3) X(float4) X(half) X(half2) X(half3) X(half4)          \
   X(int) X(int2) X(int3) X(int4) X(uint) X(uint2) X(uint3) X(uint4)                  \
   X(short) X(short2) X(short3) X(short4) X(ushort) X(ushort2) X(ushort3) X(ushort4)  \
-  X(char) X(char2) X(char3) X(char4) X(uchar) X(uchar2) X(uchar3) X(uchar4)          \
-  X(long) X(long2) X(long3) X(long4) X(ulong) X(ulong2) X(ulong3) X(ulong4)
+  X(char) X(char2) X(char3) X(char4) X(uchar) X(uchar2) X(uchar3) X(uchar4)
 #define MSL_DEF_MINMAX(T)                                                               \
   inline T min(T x, T y) {                                                              \
     using E = typename ::msl::vec_info<T>::elem;                                        \
@@ -967,6 +982,10 @@ MSL_TERNARY_LIST(MSL_GEN_TERNARY)
   }                                                                                     \
   inline T clamp(T x, T lo, T hi) { return min(max(x, lo), hi); }
 MSL_ALL_TYPES(MSL_DEF_MINMAX)
+long min(long, long) = delete;     // Metal has no 64-bit min: min64 (common.h)
+long max(long, long) = delete;     // Metal has no 64-bit max: max64 (common.h)
+ulong min(ulong, ulong) = delete;  // Metal has no 64-bit min
+ulong max(ulong, ulong) = delete;  // Metal has no 64-bit max
 #define MSL_DEF_FABS(T, ...) \
   inline T abs(T x) { return fabs(x); }
 MSL_FP_TYPES(MSL_DEF_FABS, )
@@ -1226,6 +1245,7 @@ typedef _atomic<bool> atomic_bool;
 template <class T>
 using atomic = _atomic<T>;
 
+#ifndef MSL_SYNTAX_ONLY
 // generic __atomic builtins: work for int, uint and float alike
 template <class T, class U>
 inline void atomic_store_explicit(volatile _atomic<T> *o, U v, memory_order) {
@@ -1273,6 +1293,30 @@ MSL_ATOMIC_RMW(xor, a ^ v)
 MSL_ATOMIC_RMW(max, a < v ? v : a)
 MSL_ATOMIC_RMW(min, v < a ? v : a)
 #undef MSL_ATOMIC_RMW
+#else
+// Syntax-only: atomics live in device or threadgroup memory, and the
+// functions take pointers to those address spaces only (bodies are never
+// run).
+#define MSL_ATOMIC_FNS(AS)                                                                          \
+  template <class T, class U>                                                                       \
+  inline void atomic_store_explicit(volatile AS _atomic<T> *, U, memory_order) {}                   \
+  template <class T>                                                                                \
+  inline T atomic_load_explicit(volatile AS _atomic<T> *, memory_order) { return T(); }             \
+  template <class T, class U>                                                                       \
+  inline T atomic_exchange_explicit(volatile AS _atomic<T> *, U, memory_order) { return T(); }      \
+  template <class T, class U>                                                                       \
+  inline bool atomic_compare_exchange_weak_explicit(volatile AS _atomic<T> *, T *, U,               \
+                                                    memory_order, memory_order) { return true; }    \
+  MSL_ATOMIC_RMW(AS, add) MSL_ATOMIC_RMW(AS, sub) MSL_ATOMIC_RMW(AS, and) MSL_ATOMIC_RMW(AS, or)    \
+  MSL_ATOMIC_RMW(AS, xor) MSL_ATOMIC_RMW(AS, max) MSL_ATOMIC_RMW(AS, min)
+#define MSL_ATOMIC_RMW(AS, name) \
+  template <class T, class U>    \
+  inline T atomic_fetch_##name##_explicit(volatile AS _atomic<T> *, U, memory_order) { return T(); }
+MSL_ATOMIC_FNS(__attribute__((address_space(1))))
+MSL_ATOMIC_FNS(__attribute__((address_space(3))))
+#undef MSL_ATOMIC_RMW
+#undef MSL_ATOMIC_FNS
+#endif
 
 }  // namespace metal
 
@@ -1300,6 +1344,23 @@ constexpr half operator""h(unsigned long long v) { return half(float(v)); }
 #define M_2_SQRTPI_F 1.12837916709551257389615890312154517f
 
 // ============================================================== MSL syntax
+#ifdef MSL_SYNTAX_ONLY
+// Distinct address spaces (the numbers are arbitrary but distinct; thread
+// is the default one). threadgroup variables are static, as clang allows
+// no automatic variable in an address space; a threadgroup pointer
+// parameter is a compile error here (not supported).
+#define kernel
+#define device __attribute__((address_space(1)))
+#define constant const __attribute__((address_space(2)))
+#define thread
+#define threadgroup static __attribute__((address_space(3)))
+// Kernel parameter attributes ([[buffer(n)]], [[thread_position_in_grid]],
+// ...) stay undefined: clang ignores them as unknown attributes. Each
+// instantiate_kernel is an explicit instantiation, as on Metal (whose
+// [[host_name]] and [[kernel]] attributes clang does not accept there).
+#define instantiate_kernel(name, func, ...) template decltype(func<__VA_ARGS__>) func<__VA_ARGS__>;
+#define register_kernel(func)
+#else
 // Address spaces. threadgroup storage must be declared without initializer
 // (as in MSL); a `threadgroup T* p = ...` local or a threadgroup pointer
 // parameter is a compile error here (not supported), never a silent bug.
@@ -1326,6 +1387,7 @@ constexpr half operator""h(unsigned long long v) { return half(float(v)); }
 #define threads_per_simdgroup MSL_BIND_(::msl::rt::builtin(::msl::rt::TPSG))
 #define thread_execution_width MSL_BIND_(::msl::rt::builtin(::msl::rt::TPSG))
 #define grid_origin MSL_BIND_(::msl::rt::builtin(::msl::rt::ZERO))
+#endif  // MSL_SYNTAX_ONLY
 
 // Vector constructors: float4(x), float4(a.xy, b.zw), float3(v.xyz), ...
 // (function-like macros: a bare `float4` is still the type).
@@ -1354,6 +1416,7 @@ constexpr half operator""h(unsigned long long v) { return half(float(v)); }
 #define uchar3(...) ::msl::make_vec<uchar, 3>(__VA_ARGS__)
 #define uchar4(...) ::msl::make_vec<uchar, 4>(__VA_ARGS__)
 
+#ifndef MSL_SYNTAX_ONLY
 // Kernel registry: a library's instantiate_kernel("host name", template,
 // args...) and register_kernel(function) lines (see the prelude of the
 // project's kernels) add its kernels here, so one runner binary serves every
@@ -1387,5 +1450,6 @@ constexpr int msl_lib_id = 0;
 // Host-side launch helper: enc.dispatch_threads(MSL_KERNEL(name), grid, tg, "name")
 // (every kernel parameter has a default argument, so the kernel is called as name()).
 #define MSL_KERNEL(name) (+[] { name(); })
+#endif  // MSL_SYNTAX_ONLY
 
 #endif  // MSL_COMPAT_H
