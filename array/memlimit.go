@@ -17,8 +17,8 @@ var ErrOutOfMemory = errors.New("out of memory")
 // against the memory the machine has free. Go cannot recover from running
 // out of memory (the runtime ends the process, or the kernel's OOM killer
 // does once the pages are touched), so an allocation that cannot fit must
-// be refused before it is made. Reading the free memory costs tens of
-// microseconds; touching 256 MiB of fresh pages costs over 100 ms.
+// be refused before it is made. Reading the free memory costs little
+// beside touching checkedFrom bytes of fresh pages (docs/performance.md).
 const checkedFrom = 256 << 20
 
 var physical = sync.OnceValue(physicalMemory)

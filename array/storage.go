@@ -34,8 +34,8 @@ func (s *Storage) Bytes() []byte { return s.bytes }
 func (s *Storage) Device() Device { return s.device }
 
 // The CPU pool keeps freed buffers by size class and hands them out again:
-// on these machines touching a fresh 4 KiB page costs about 2.2 µs, more
-// than most kernels spend on it. Classes are powers of two split in four
+// touching a fresh page costs more than most kernels spend on it
+// (docs/performance.md, Memory). Classes are powers of two split in four
 // (so at most 25% of a buffer is slack); buffers below minPooled bytes are
 // left to the Go allocator, which is fast for them.
 const (
@@ -191,16 +191,15 @@ func AllocCPU(n int) *Storage {
 // through cleanups, which run after a collection, so a loop that drops a
 // large result every iteration finds the pool empty once it has reused
 // every buffer in circulation. The pool then either runs a collection
-// (0.1-0.8 ms here, for fathom's heap of pointer-free buffers) or takes
-// fresh memory (~2.2 ms for 4 MiB of fresh pages), which adds a buffer to
-// the circulation for good. Until collections have given back
+// (cheap for fathom's heap of pointer-free buffers) or takes fresh memory
+// (dearer: docs/performance.md), which adds a buffer to the circulation
+// for good. Until collections have given back
 // reclaimYield bytes, or two buffers of a bigger class, a miss takes
 // fresh memory, up to the difference; after that a miss runs a
 // collection. So a loop that drops 4 MiB a call keeps 16 buffers in
 // circulation and collects once every 16 calls, and one that drops 64 MiB
 // keeps two and collects every other call. A pool that grew by a buffer
-// at every collection had, after 4000 iterations of a 1024² Add, 90
-// buffers in circulation and a 360 MiB heap.
+// at every collection kept growing (docs/performance.md).
 const reclaimYield = 64 << 20
 
 // shouldReclaim counts a miss of a buffer of size bytes and reports
