@@ -14,7 +14,7 @@ type elements struct {
 	dtype array.DType
 	shape []int
 	bools []bool    // Bool
-	ints  []int64   // Uint8, Int32, Int64
+	ints  []int64   // the integer dtypes (uint64 as its bits)
 	re    []float64 // floats, and the real parts of complex values
 	im    []float64 // the imaginary parts of complex values
 }
@@ -31,6 +31,17 @@ func read(a *array.Array) (elements, error) {
 		e.ints, err = widen[int32](a, func(v int32) int64 { return int64(v) })
 	case array.Int64:
 		e.ints, err = array.ToSlice[int64](a)
+	case array.Int8:
+		e.ints, err = widen[int8](a, func(v int8) int64 { return int64(v) })
+	case array.Int16:
+		e.ints, err = widen[int16](a, func(v int16) int64 { return int64(v) })
+	case array.Uint16:
+		e.ints, err = widen[uint16](a, func(v uint16) int64 { return int64(v) })
+	case array.Uint32:
+		e.ints, err = widen[uint32](a, func(v uint32) int64 { return int64(v) })
+	case array.Uint64:
+		// the bits, which compare exactly (values beyond 2^63 read negative)
+		e.ints, err = widen[uint64](a, func(v uint64) int64 { return int64(v) })
 	case array.Float16:
 		e.re, err = widen[array.F16](a, func(v array.F16) float64 { return float64(v.Float32()) })
 	case array.BFloat16:
@@ -92,6 +103,8 @@ func (e elements) format(i int) string {
 	switch {
 	case e.dtype == array.Bool:
 		return strconv.FormatBool(e.bools[i])
+	case e.dtype == array.Uint64:
+		return strconv.FormatUint(uint64(e.ints[i]), 10)
 	case e.dtype.IsInteger():
 		return strconv.FormatInt(e.ints[i], 10)
 	case e.dtype.IsComplex():

@@ -89,6 +89,8 @@ func elementwiseResult(t *testing.T, c refCase, inputs []*array.Array) *array.Ar
 		return ops.Linspace(start, stop, n, dt)
 	case "Eye":
 		return ops.Eye(n, m, k, dt)
+	case "AsType":
+		return ops.AsType(inputs[0], dt)
 	}
 	t.Fatalf("%s: unknown op %q", c.Name, c.Op)
 	return nil

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/backend/cpu"
+	"github.com/fathom-go/fathom/internal/opset"
 )
 
 // kernels is what a primitive that runs on a backend has: a CPU kernel
@@ -21,12 +22,32 @@ type kernels interface {
 	evalGPU(s array.Stream, in, out []*array.Array) error
 }
 
-// dispatch runs p's kernel for the stream's device.
+// dispatch runs p's kernel for the stream's device. On the GPU, an
+// operand of a dtype Metal's kernels do not take yet (int8, int16, uint16,
+// uint32, uint64) is an error naming it, before any kernel is looked up.
 func dispatch(p kernels, s array.Stream, in, out []*array.Array) error {
 	if s.Device.Type == array.DeviceCPU {
 		return p.evalCPU(in, out)
 	}
+	if err := gpuDTypes(p.Name(), in, out); err != nil {
+		return err
+	}
 	return p.evalGPU(s, in, out)
+}
+
+// gpuDTypes reports the first operand whose dtype the GPU lacks among the
+// integer dtypes it does not take yet (float64 keeps Metal's own error).
+func gpuDTypes(name string, in, out []*array.Array) error {
+	for _, xs := range [2][]*array.Array{in, out} {
+		for _, x := range xs {
+			if dt := x.DType(); dt != array.Float64 {
+				if err := opset.CheckDTypes("ops."+name, array.DeviceGPU, dt); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // sameParams is the Equivalent of a primitive whose parameters compare
@@ -250,6 +271,19 @@ func newScalar(v float64, dt array.DType) *array.Array {
 		return array.Scalar(float32(v))
 	case array.Float64:
 		return array.Scalar(v)
+	case array.Int8:
+		return array.Scalar(int8(v))
+	case array.Int16:
+		return array.Scalar(int16(v))
+	case array.Uint16:
+		return array.Scalar(uint16(v))
+	case array.Uint32:
+		return array.Scalar(uint32(v))
+	case array.Uint64:
+		if v >= 1<<63 {
+			return array.Scalar(uint64(v-(1<<63)) + 1<<63)
+		}
+		return array.Scalar(uint64(int64(v)))
 	default:
 		return array.Scalar(complex(float32(v), 0))
 	}

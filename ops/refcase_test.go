@@ -120,6 +120,16 @@ func (r refArray) array(t testing.TB) *array.Array {
 		return array.FromSlice(mapSlice(v, func(c complex128) int32 { return int32(real(c)) }), shape...)
 	case array.Int64:
 		return array.FromSlice(r.ints(t), shape...)
+	case array.Int8:
+		return array.FromSlice(mapSlice(r.ints(t), func(v int64) int8 { return int8(v) }), shape...)
+	case array.Int16:
+		return array.FromSlice(mapSlice(r.ints(t), func(v int64) int16 { return int16(v) }), shape...)
+	case array.Uint16:
+		return array.FromSlice(mapSlice(r.ints(t), func(v int64) uint16 { return uint16(v) }), shape...)
+	case array.Uint32:
+		return array.FromSlice(mapSlice(r.ints(t), func(v int64) uint32 { return uint32(v) }), shape...)
+	case array.Uint64:
+		return array.FromSlice(r.uints(t), shape...)
 	case array.Float16:
 		return array.FromSlice(mapSlice(v, func(c complex128) array.F16 { return array.NewF16(float32(real(c))) }), shape...)
 	case array.BFloat16:
@@ -138,6 +148,18 @@ func (r refArray) array(t testing.TB) *array.Array {
 func (r refArray) ints(t testing.TB) []int64 {
 	t.Helper()
 	out := make([]int64, len(r.Data))
+	for i, m := range r.Data {
+		if err := json.Unmarshal(m, &out[i]); err != nil {
+			t.Fatalf("bad integer %s: %v", m, err)
+		}
+	}
+	return out
+}
+
+// uints returns uint64 data exactly.
+func (r refArray) uints(t testing.TB) []uint64 {
+	t.Helper()
+	out := make([]uint64, len(r.Data))
 	for i, m := range r.Data {
 		if err := json.Unmarshal(m, &out[i]); err != nil {
 			t.Fatalf("bad integer %s: %v", m, err)

@@ -28,6 +28,16 @@ func intRange(dt array.DType) (lo, hi float64, ok bool) {
 		return math.MinInt32, -math.MinInt32, true
 	case array.Int64:
 		return math.MinInt64, -math.MinInt64, true
+	case array.Int8:
+		return math.MinInt8, 1 << 7, true
+	case array.Int16:
+		return math.MinInt16, 1 << 15, true
+	case array.Uint16:
+		return 0, 1 << 16, true
+	case array.Uint32:
+		return 0, 1 << 32, true
+	case array.Uint64:
+		return 0, 1 << 64, true
 	}
 	return 0, 0, false
 }

@@ -37,6 +37,16 @@ func ArgReduce(op opset.ArgOp, out, in Buf, axis int) error {
 		argRun(l, redIO[int32]{x: elems[int32](in)}, o, isMax)
 	case array.Int64:
 		argRun(l, redIO[int64]{x: elems[int64](in)}, o, isMax)
+	case array.Int8:
+		argRun(l, redIO[int8]{x: elems[int8](in)}, o, isMax)
+	case array.Int16:
+		argRun(l, redIO[int16]{x: elems[int16](in)}, o, isMax)
+	case array.Uint16:
+		argRun(l, redIO[uint16]{x: elems[uint16](in)}, o, isMax)
+	case array.Uint32:
+		argRun(l, redIO[uint32]{x: elems[uint32](in)}, o, isMax)
+	case array.Uint64:
+		argRun(l, redIO[uint64]{x: elems[uint64](in)}, o, isMax)
 	case array.Float16, array.BFloat16:
 		argRun(l, redIO[float32]{load: redLoadHalf(in)}, o, isMax)
 	case array.Float32:

@@ -39,6 +39,16 @@ func Binary(op opset.BinaryOp, out, a, b Buf) error {
 		realBinary[int32](op, out, a, b)
 	case array.Int64:
 		realBinary[int64](op, out, a, b)
+	case array.Int8:
+		realBinary[int8](op, out, a, b)
+	case array.Int16:
+		realBinary[int16](op, out, a, b)
+	case array.Uint16:
+		realBinary[uint16](op, out, a, b)
+	case array.Uint32:
+		realBinary[uint32](op, out, a, b)
+	case array.Uint64:
+		realBinary[uint64](op, out, a, b)
 	case array.Float16:
 		halfBinary[array.F16](op, out, a, b)
 	case array.BFloat16:
@@ -485,6 +495,16 @@ func intKernel[T ewReal](op opset.BinaryOp) binKernel[T, T] {
 		k = intKernelOf[int32](op)
 	case int64:
 		k = intKernelOf[int64](op)
+	case int8:
+		k = intKernelOf[int8](op)
+	case int16:
+		k = intKernelOf[int16](op)
+	case uint16:
+		k = intKernelOf[uint16](op)
+	case uint32:
+		k = intKernelOf[uint32](op)
+	case uint64:
+		k = intKernelOf[uint64](op)
 	}
 	return k.(binKernel[T, T])
 }

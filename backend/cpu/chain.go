@@ -17,9 +17,10 @@ import (
 // rounds as its tile kernel does (unaryTileFunc, binaryTileFunc,
 // binaryScalarTileFuncs, productTileFuncs), NaNs and signed zeros
 // included, so the results are the same, bit for bit. The fused
-// interpreter runs programs of this form with it: compiled tanh-GELU over
-// 16M float32 took 36% less time on two cores (7.5 to 4.8 ms), over 1M
-// 45%. The kernel is AVX-512 only, and has the functions Neg, Square,
+// interpreter runs programs of this form with it, saving the store and
+// load per element that each tile kernel's pass costs
+// (docs/performance.md, Chains). The kernel is AVX-512 only, and has the
+// functions Neg, Square,
 // Exp, Expm1, Log, Log1p, Tanh, Sigmoid and Erf.
 //
 // A chain is built once and may then be run by many goroutines.

@@ -78,7 +78,7 @@ func convertRuns[S, D any](w *walker, out, in Buf, f func(S) D) {
 // numeric is every real Go element type that converts with a plain Go
 // conversion.
 type numeric interface {
-	uint8 | int32 | int64 | float32 | float64
+	ewInt | float32 | float64
 }
 
 func convertCopy(w *walker, out, in Buf) {
@@ -97,6 +97,11 @@ func convertCopy(w *walker, out, in Buf) {
 	}
 	switch in.DType {
 	case array.Bool:
+		if out.DType.IsInteger() {
+			// a bool is the byte 0 or 1: read it as a uint8
+			convertNumeric[uint8](w, out, Buf{Data: in.Data, DType: array.Uint8, Shape: in.Shape, Strides: in.Strides, Offset: in.Offset})
+			return
+		}
 		convertFrom(w, out, in, func(v bool) float64 {
 			if v {
 				return 1
@@ -109,6 +114,16 @@ func convertCopy(w *walker, out, in Buf) {
 		convertNumeric[int32](w, out, in)
 	case array.Int64:
 		convertNumeric[int64](w, out, in)
+	case array.Int8:
+		convertNumeric[int8](w, out, in)
+	case array.Int16:
+		convertNumeric[int16](w, out, in)
+	case array.Uint16:
+		convertNumeric[uint16](w, out, in)
+	case array.Uint32:
+		convertNumeric[uint32](w, out, in)
+	case array.Uint64:
+		convertNumeric[uint64](w, out, in)
 	case array.Float32:
 		convertNumeric[float32](w, out, in)
 	case array.Float64:
@@ -135,15 +150,26 @@ func convertCopy(w *walker, out, in Buf) {
 }
 
 // convertNumeric converts from a plain numeric type, with direct Go
-// conversions for numeric targets.
+// conversions for numeric targets: integers to integers wrap (numpy's
+// astype), floats to integers go through floatToInt.
 func convertNumeric[S numeric](w *walker, out, in Buf) {
 	switch out.DType {
 	case array.Uint8:
-		convertRuns(w, out, in, func(v S) uint8 { return uint8(toInt64(v)) })
+		convertToInt[S, uint8](w, out, in)
 	case array.Int32:
-		convertRuns(w, out, in, func(v S) int32 { return int32(toInt64(v)) })
+		convertToInt[S, int32](w, out, in)
 	case array.Int64:
-		convertRuns(w, out, in, toInt64[S])
+		convertToInt[S, int64](w, out, in)
+	case array.Int8:
+		convertToInt[S, int8](w, out, in)
+	case array.Int16:
+		convertToInt[S, int16](w, out, in)
+	case array.Uint16:
+		convertToInt[S, uint16](w, out, in)
+	case array.Uint32:
+		convertToInt[S, uint32](w, out, in)
+	case array.Uint64:
+		convertToInt[S, uint64](w, out, in)
 	case array.Float32:
 		convertRuns(w, out, in, func(v S) float32 { return float32(v) })
 	case array.Float64:
@@ -152,8 +178,22 @@ func convertNumeric[S numeric](w *walker, out, in Buf) {
 		convertRuns(w, out, in, func(v S) array.F16 { return array.NewF16(float32(v)) })
 	case array.BFloat16:
 		convertRuns(w, out, in, func(v S) array.BF16 { return array.NewBF16(float32(v)) })
+	case array.Bool:
+		convertRuns(w, out, in, func(v S) bool { return v != 0 })
+	default: // complex64
+		convertRuns(w, out, in, func(v S) complex64 { return complex(float32(v), 0) })
+	}
+}
+
+// convertToInt converts to the integer type D: from an integer type by
+// Go's conversion (which wraps, as numpy's astype does), from a float
+// by floatToInt.
+func convertToInt[S numeric, D ewInt](w *walker, out, in Buf) {
+	switch any(*new(S)).(type) {
+	case float32, float64:
+		convertRuns(w, out, in, func(v S) D { return floatToInt[D](float64(v)) })
 	default:
-		convertFrom(w, out, in, func(v S) float64 { return float64(v) })
+		convertRuns(w, out, in, func(v S) D { return D(v) })
 	}
 }
 
@@ -167,17 +207,40 @@ func toInt64[S numeric](v S) int64 {
 	return int64(v)
 }
 
+// floatToInt converts a float to the integer type D as numpy does on
+// amd64 and arm64 for values in range: truncation toward zero. Values
+// outside D's range but inside int64's wrap (they are truncated to int64
+// first: -1.0 gives 255 as uint8, as numpy on amd64); uint64 takes
+// [2^63, 2^64) exactly; NaN and values beyond int64 (and, for uint64,
+// beyond 2^64) give 0, where numpy's result is platform-defined.
+func floatToInt[D ewInt](f float64) D {
+	if _, ok := any(D(0)).(uint64); ok && f >= 9.223372036854775807e18 && f < 1.8446744073709551616e19 {
+		return D(uint64(f))
+	}
+	return D(toInt64(f))
+}
+
 // convertFrom converts through float64, for the less common pairs.
 func convertFrom[S any](w *walker, out, in Buf, get func(S) float64) {
 	switch out.DType {
 	case array.Bool:
 		convertRuns(w, out, in, func(v S) bool { return get(v) != 0 })
 	case array.Uint8:
-		convertRuns(w, out, in, func(v S) uint8 { return uint8(toInt64(get(v))) })
+		convertRuns(w, out, in, func(v S) uint8 { return floatToInt[uint8](get(v)) })
 	case array.Int32:
-		convertRuns(w, out, in, func(v S) int32 { return int32(toInt64(get(v))) })
+		convertRuns(w, out, in, func(v S) int32 { return floatToInt[int32](get(v)) })
 	case array.Int64:
 		convertRuns(w, out, in, func(v S) int64 { return toInt64(get(v)) })
+	case array.Int8:
+		convertRuns(w, out, in, func(v S) int8 { return floatToInt[int8](get(v)) })
+	case array.Int16:
+		convertRuns(w, out, in, func(v S) int16 { return floatToInt[int16](get(v)) })
+	case array.Uint16:
+		convertRuns(w, out, in, func(v S) uint16 { return floatToInt[uint16](get(v)) })
+	case array.Uint32:
+		convertRuns(w, out, in, func(v S) uint32 { return floatToInt[uint32](get(v)) })
+	case array.Uint64:
+		convertRuns(w, out, in, func(v S) uint64 { return floatToInt[uint64](get(v)) })
 	case array.Float16:
 		convertRuns(w, out, in, func(v S) array.F16 { return array.NewF16(float32(get(v))) })
 	case array.BFloat16:

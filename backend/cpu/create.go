@@ -15,6 +15,16 @@ func Arange(out Buf, start, step float64) error {
 		arangeRuns(out, start, step, func(v float64) int32 { return int32(toInt64(v)) })
 	case array.Int64:
 		arangeRuns(out, start, step, toInt64[float64])
+	case array.Int8:
+		arangeRuns(out, start, step, floatToInt[int8])
+	case array.Int16:
+		arangeRuns(out, start, step, floatToInt[int16])
+	case array.Uint16:
+		arangeRuns(out, start, step, floatToInt[uint16])
+	case array.Uint32:
+		arangeRuns(out, start, step, floatToInt[uint32])
+	case array.Uint64:
+		arangeRuns(out, start, step, floatToInt[uint64])
 	case array.Float16:
 		arangeRuns(out, start, step, func(v float64) array.F16 { return array.NewF16(float32(v)) })
 	case array.BFloat16:
@@ -59,6 +69,16 @@ func Eye(out Buf, k int) error {
 		eyeFill(out, k, int32(1))
 	case array.Int64:
 		eyeFill(out, k, int64(1))
+	case array.Int8:
+		eyeFill(out, k, int8(1))
+	case array.Int16:
+		eyeFill(out, k, int16(1))
+	case array.Uint16:
+		eyeFill(out, k, uint16(1))
+	case array.Uint32:
+		eyeFill(out, k, uint32(1))
+	case array.Uint64:
+		eyeFill(out, k, uint64(1))
 	case array.Float16:
 		eyeFill(out, k, array.NewF16(1))
 	case array.BFloat16:

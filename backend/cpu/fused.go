@@ -219,7 +219,8 @@ const tileElems = 2048
 var streamBytes = 32 << 20
 
 // prefetchTiles is how far ahead the interpreter prefetches its direct
-// inputs (measured against 0, 1 and into L1 with BenchmarkGELU: 5-10%).
+// inputs (measured against 0, 1 and prefetching into L1 with
+// BenchmarkGELU: docs/performance.md).
 const prefetchTiles = 2
 
 func (f *interp) run(outs, ins []Buf) error {
@@ -410,7 +411,7 @@ func (f *interp) runTiles(tlo, thi, n int, inBufs []Buf, walkers []*walker, dire
 	// overlaps the arithmetic. A whole tile at once stalls the core:
 	// prefetches beyond the misses it can have outstanding are dropped,
 	// and non-temporal stores wait for the write-combining buffers
-	// (compiled GELU over 16M took 16–21% longer). Smaller results, which
+	// (docs/performance.md, compile). Smaller results, which
 	// come from the caches, lose more to the calls than they gain.
 	steps, outSteps := 0, []int(nil)
 	straight := make([]bool, len(calls)) // steps computed into the output
@@ -538,8 +539,8 @@ func (f *interp) runTiles(tlo, thi, n int, inBufs []Buf, walkers []*walker, dire
 // the inputs ins, over tiles [tlo, thi) of an n-element result: in one
 // call where the inputs' elements are in order (walkers[i] nil), else a
 // tile at a time from copies. It does not prefetch: the hardware follows
-// the streams in and out (compiled GELU over 16M took 16% longer with the
-// interpreter's prefetches of a quarter tile).
+// the streams in and out, and the interpreter's prefetches of a quarter
+// tile slowed it (docs/performance.md, Chains).
 func runChain(tlo, thi, n int, ch *chain, ins []int, inBufs []Buf, walkers []*walker, out []byte, stream bool) {
 	const sz = 4 // float32
 	run := ch.Run

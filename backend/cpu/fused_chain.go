@@ -15,8 +15,8 @@ type chainMemo struct {
 
 // chainFor is chainOf, answered from the last call's when the scalar
 // inputs are the same ones with the same values, as a compiled function's
-// constants are: building the chain took about 8% of a 16-element GELU
-// call.
+// constants are: building the chain is a visible part of a small call
+// (docs/performance.md).
 func (f *interp) chainFor(sc [][]byte) (*chain, []int) {
 	if m := f.chain.Load(); m != nil && sameScalars(m.sc, sc) {
 		return m.ch, m.tiles

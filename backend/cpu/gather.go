@@ -14,9 +14,7 @@ type word interface {
 }
 
 // indexElem is the Go type of every dtype that can index.
-type indexElem interface {
-	uint8 | int32 | int64
-}
+type indexElem interface{ ewInt }
 
 // firstError keeps the first error of a parallel loop; the other
 // goroutines see it and stop early.
@@ -35,8 +33,11 @@ func (f *firstError) err() error {
 // a position in [0, n).
 func wrapIndex[I indexElem](v I, n int) (int, bool) {
 	j := int(v)
-	if j < 0 {
+	switch {
+	case v < 0:
 		j += n
+	case j < 0: // a uint64 beyond int's range
+		return j, false
 	}
 	return j, j >= 0 && j < n
 }
@@ -76,6 +77,16 @@ func gatherWord[T word](g *gatherPlan) error {
 		return gatherRuns[T, uint8](g)
 	case array.Int32:
 		return gatherRuns[T, int32](g)
+	case array.Int8:
+		return gatherRuns[T, int8](g)
+	case array.Int16:
+		return gatherRuns[T, int16](g)
+	case array.Uint16:
+		return gatherRuns[T, uint16](g)
+	case array.Uint32:
+		return gatherRuns[T, uint32](g)
+	case array.Uint64:
+		return gatherRuns[T, uint64](g)
 	default:
 		return gatherRuns[T, int64](g)
 	}
@@ -224,6 +235,16 @@ func scatterWord[T word](out, idx, values Buf, axis int) error {
 		return scatterLines[T, uint8](out, idx, values, axis)
 	case array.Int32:
 		return scatterLines[T, int32](out, idx, values, axis)
+	case array.Int8:
+		return scatterLines[T, int8](out, idx, values, axis)
+	case array.Int16:
+		return scatterLines[T, int16](out, idx, values, axis)
+	case array.Uint16:
+		return scatterLines[T, uint16](out, idx, values, axis)
+	case array.Uint32:
+		return scatterLines[T, uint32](out, idx, values, axis)
+	case array.Uint64:
+		return scatterLines[T, uint64](out, idx, values, axis)
 	default:
 		return scatterLines[T, int64](out, idx, values, axis)
 	}
@@ -308,6 +329,16 @@ func ScatterAddAlongAxis(out, idx, updates Buf, axis int) error {
 		return scatterAddIndex[uint8](out, idx, updates, axis)
 	case array.Int32:
 		return scatterAddIndex[int32](out, idx, updates, axis)
+	case array.Int8:
+		return scatterAddIndex[int8](out, idx, updates, axis)
+	case array.Int16:
+		return scatterAddIndex[int16](out, idx, updates, axis)
+	case array.Uint16:
+		return scatterAddIndex[uint16](out, idx, updates, axis)
+	case array.Uint32:
+		return scatterAddIndex[uint32](out, idx, updates, axis)
+	case array.Uint64:
+		return scatterAddIndex[uint64](out, idx, updates, axis)
 	default:
 		return scatterAddIndex[int64](out, idx, updates, axis)
 	}
@@ -321,6 +352,16 @@ func scatterAddIndex[I indexElem](out, idx, upd Buf, axis int) error {
 		return scatterAddLines[int32, I](out, idx, upd, axis)
 	case array.Int64:
 		return scatterAddLines[int64, I](out, idx, upd, axis)
+	case array.Int8:
+		return scatterAddLines[int8, I](out, idx, upd, axis)
+	case array.Int16:
+		return scatterAddLines[int16, I](out, idx, upd, axis)
+	case array.Uint16:
+		return scatterAddLines[uint16, I](out, idx, upd, axis)
+	case array.Uint32:
+		return scatterAddLines[uint32, I](out, idx, upd, axis)
+	case array.Uint64:
+		return scatterAddLines[uint64, I](out, idx, upd, axis)
 	case array.Float32:
 		return scatterAddLines[float32, I](out, idx, upd, axis)
 	case array.Float64:
@@ -338,7 +379,7 @@ func scatterAddIndex[I indexElem](out, idx, upd Buf, axis int) error {
 
 // scatterAddLines accumulates each line along axis straight into out:
 // distinct lines own distinct parts of out, so they run in parallel.
-func scatterAddLines[T uint8 | int32 | int64 | float32 | float64 | complex64, I indexElem](out, idx, upd Buf, axis int) error {
+func scatterAddLines[T ewInt | float32 | float64 | complex64, I indexElem](out, idx, upd Buf, axis int) error {
 	o, ix, v := elems[T](out), elems[I](idx), elems[T](upd)
 	n, m := out.Shape[axis], idx.Shape[axis]
 	so, si, sv := out.Strides[axis], idx.Strides[axis], upd.Strides[axis]

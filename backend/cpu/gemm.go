@@ -123,16 +123,17 @@ func blockingFor(es, mr, nr, m, k int, c cacheSizes) blocking {
 
 // minKC is the depth a block is cut to even where half of L1 holds less
 // (float64): a C tile is loaded and stored once a depth block, and below
-// about 256 steps that shows (float64 1024³ products took 3% longer at
-// depth 147). Three quarters of L1 still leaves room for B̃'s stream.
+// about 256 steps that cost shows in a large product's time
+// (docs/performance.md, "Measurements behind design choices"). Three
+// quarters of L1 still leaves room for B̃'s stream.
 const minKC = 256
 
 func ceilDiv(n, d int) int { return (n + d - 1) / d }
 
 // parallelFlops is the size of product (2·m·n·k) below which one core
-// does it all. Measured on the target machines (2 cores): 96³ products
-// gain little or lose from the second core, 112³ ones (2.8M flops) run
-// 40% faster.
+// does it all: a smaller product gains little or loses from a second
+// core. The bound sits at the crossover measured between 96³ and 112³
+// products (docs/performance.md).
 var parallelFlops = 1 << 21
 
 // packers fill Ã and B̃ from the operands: packA packs rows×kc of A from
@@ -170,9 +171,9 @@ func gemmHalf[S half](m, n, k int, a, b mat[S], c []float32, ldc int, parallel b
 // ranges of row panels when there are too few columns to go round. Ã is
 // packed a block of mb rows at a time. A small Ã is packed by every
 // worker for itself (the row ranges of the items it takes): moving a
-// cache line that one core wrote to the other costs these machines about
-// as much as packing it, so at 256³ packing Ã once for all workers took
-// a quarter longer. A big one is packed once, the workers taking pieces
+// cache line that one core wrote to the other costs about as much as
+// packing it, so packing a small Ã once for all workers is slower
+// (docs/performance.md). A big one is packed once, the workers taking pieces
 // of it, before the items start (see sharedPackBytes): there each
 // worker's copy would cost it more than the moves.
 func gemmPacked[T float32 | float64](m, n, k int, pk packers[T], c []T, ldc int, parallel bool) {
@@ -291,10 +292,10 @@ func gemmPacked[T float32 | float64](m, n, k int, pk packers[T], c []T, ldc int,
 // sharedPackBytes is the size of Ã from which the workers pack it
 // together rather than each packing all of it (when each item spans all
 // rows). A panel that one core packs and the other reads costs a cache
-// line's move between cores, and the wait for the last piece; at 256³
-// that cost more than the packing saved, at 512³ float64 (2 MiB) the two
-// came out even, and at 1024³ sharing took 2.4% (float32) and 6%
-// (float64) less time.
+// line's move between cores, and the wait for the last piece. For a small
+// Ã that costs more than the packing saves; 2 MiB (a 512³ float64
+// product) is where the two came out even, and larger products gain from
+// sharing (docs/performance.md).
 var sharedPackBytes = 2 << 20
 
 // packChunksPerWorker is how many pieces a shared Ã is packed in per
@@ -375,7 +376,7 @@ func runItems[W any](workers, n int, newScratch func() W, item func(w W, it int)
 		work(0)
 	}
 	// Waiting for the others' last items by spinning beats parking and
-	// being woken, which takes tens of microseconds here.
+	// being woken (see team).
 	for done.Load() < int64(n) {
 		runtime.Gosched()
 	}
@@ -425,9 +426,9 @@ func (s spans) take(id int) (int, bool) {
 }
 
 // team is a set of helper goroutines that stay awake for a while after a
-// product. Waking a parked thread takes about 100 µs on the target
-// machines (virtual CPUs), a third of a 256×256 product; OpenBLAS keeps
-// its threads spinning for the same reason. A helper spins (yielding to
+// product. Waking a parked thread on virtual CPUs costs a large part of
+// a small product (docs/performance.md); OpenBLAS keeps its threads
+// spinning for the same reason. A helper spins (yielding to
 // any other goroutine) for teamSpin after its last job, then parks until
 // the next.
 var team = &teamT{wake: make(chan struct{}, 64)}
@@ -712,8 +713,8 @@ func goKernel[T float32 | float64]() microKernel[T] {
 }
 
 // bufPool keeps packing buffers for reuse: touching fresh memory costs
-// about 2.2 µs per 4 KiB page on the target machines, more than packing
-// the page does. Buffers are kept by size class (powers of two split in
+// more than packing the page does (docs/performance.md, Memory). Buffers
+// are kept by size class (powers of two split in
 // four) so that small requests do not take, and then drop, big buffers.
 // Big buffers are not kept in a sync.Pool, which empties over two
 // garbage collections: the array package forces collections to get its
@@ -738,7 +739,7 @@ const poolBytes = 64 << 20
 // that of a shared Ã (sharedPackBytes). The smaller Ã and B̃ that each
 // worker packs for itself stay in a per-P sync.Pool, which tends to hand
 // a worker back the buffer whose lines are still in its core's cache
-// (sgemm 512³, whose 1 MiB Ã went to the list at first, ran 4% faster).
+// (docs/performance.md).
 const listFrom = 2 << 20
 
 var (

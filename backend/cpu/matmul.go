@@ -48,6 +48,16 @@ func MatMul(out, a, b Buf) error {
 		matmulLoop[int32](mm)
 	case array.Int64:
 		matmulLoop[int64](mm)
+	case array.Int8:
+		matmulLoop[int8](mm)
+	case array.Int16:
+		matmulLoop[int16](mm)
+	case array.Uint16:
+		matmulLoop[uint16](mm)
+	case array.Uint32:
+		matmulLoop[uint32](mm)
+	case array.Uint64:
+		matmulLoop[uint64](mm)
 	case array.Complex64:
 		matmulLoop[complex64](mm)
 	default:
@@ -145,7 +155,7 @@ func matmulHalf[S half](p *matmulPlan, round func(float32) S) {
 
 // matmulLoop is the plain i-k-j product for types without BLAS. Rows of
 // out are independent and split over cores.
-func matmulLoop[T uint8 | int32 | int64 | complex64](p *matmulPlan) {
+func matmulLoop[T ewInt | complex64](p *matmulPlan) {
 	O, A, B := elems[T](p.out), elems[T](p.a), elems[T](p.b)
 	ars, acs := p.aStrides()
 	brs, bcs := p.bStrides()

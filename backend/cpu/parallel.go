@@ -13,9 +13,8 @@ import (
 // grain is the number of elements below which an elementwise kernel runs
 // on the calling goroutine: splitting smaller jobs costs more in goroutine
 // wake-ups than it saves. BenchmarkGrain measures the crossover (serial
-// against split float32 Add from 8K to 256K elements); on the project's
-// 2-core machines it lies at or above 64K, and the 16M-element benchmarks
-// gain from splitting.
+// against split float32 Add from 8K to 256K elements), and grain is set
+// where it lay on the project's machines (docs/performance.md).
 var grain = 1 << 16
 
 // ParallelFor runs body over [0, n) in chunks of at least grain items. The
@@ -37,8 +36,8 @@ func ParallelFor(n, grain int, body func(lo, hi int)) {
 	// About sixteen chunks a worker: a core that loses time late in the
 	// loop (the second core of these machines is sometimes busy) leaves
 	// the other at most a sixteenth of its share to finish, and a handoff
-	// is one atomic add (3-8% faster than four a worker on the compiled
-	// GELU, BenchmarkGELU).
+	// is one atomic add (measured against four a worker with
+	// BenchmarkGELU: docs/performance.md).
 	chunk := max(grain, n/(workers*16))
 	nchunks := (n + chunk - 1) / chunk
 	workers = min(workers, nchunks)

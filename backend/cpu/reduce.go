@@ -67,8 +67,35 @@ func Reduce(op opset.ReduceOp, out, in Buf, axes []int) error {
 		k := ordKernel[float32](op)
 		k.io = redIO[float32]{load: redLoadHalf(in), store: redStoreHalf(out)}
 		redRun(p, &k)
+	case (op == opset.Sum || op == opset.Prod) && want != in.DType:
+		// int8 and int16 accumulate in int32, uint8 and uint16 in uint32
+		switch in.DType {
+		case array.Int8:
+			redWiden[int8, int32](p, op, out, in)
+		case array.Int16:
+			redWiden[int16, int32](p, op, out, in)
+		case array.Uint8:
+			redWiden[uint8, uint32](p, op, out, in)
+		default:
+			redWiden[uint16, uint32](p, op, out, in)
+		}
 	case in.DType == array.Uint8:
 		k := ordKernel[uint8](op)
+		redDirect(p, &k, out, in)
+	case in.DType == array.Int8:
+		k := ordKernel[int8](op)
+		redDirect(p, &k, out, in)
+	case in.DType == array.Int16:
+		k := ordKernel[int16](op)
+		redDirect(p, &k, out, in)
+	case in.DType == array.Uint16:
+		k := ordKernel[uint16](op)
+		redDirect(p, &k, out, in)
+	case in.DType == array.Uint32:
+		k := ordKernel[uint32](op)
+		redDirect(p, &k, out, in)
+	case in.DType == array.Uint64:
+		k := ordKernel[uint64](op)
 		redDirect(p, &k, out, in)
 	case in.DType == array.Int32:
 		k := ordKernel[int32](op)
@@ -87,6 +114,19 @@ func Reduce(op opset.ReduceOp, out, in Buf, axes []int) error {
 		redDirect(p, &k, out, in)
 	}
 	return nil
+}
+
+// redWiden runs Sum or Prod of elements of type S in the wider
+// accumulator type A, which is out's.
+func redWiden[S, A ewInt](p *redPlan, op opset.ReduceOp, out, in Buf) {
+	k := numKernel[A](op)
+	src := elems[S](in)
+	k.io = redIO[A]{load: func(dst []A, off, stride int) {
+		for i := range dst {
+			dst[i] = A(src[off+i*stride])
+		}
+	}, o: elems[A](out)}
+	redRun(p, &k)
 }
 
 func redDirect[A any](p *redPlan, k *redKernel[A], out, in Buf) {
@@ -414,11 +454,11 @@ func redColumns[A any](p *redPlan, k *redKernel[A]) {
 // redNumber is the accumulator types of Sum and Prod, redOrdered those of
 // Max and Min.
 type redNumber interface {
-	uint8 | int32 | int64 | float32 | float64 | complex64
+	ewInt | float32 | float64 | complex64
 }
 
 type redOrdered interface {
-	uint8 | int32 | int64 | float32 | float64
+	ewInt | float32 | float64
 }
 
 func numKernel[A redNumber](op opset.ReduceOp) redKernel[A] {
@@ -468,6 +508,10 @@ func ordKernel[A redOrdered](op opset.ReduceOp) redKernel[A] {
 func redLowest[A redOrdered]() A {
 	var z A
 	switch p := any(&z).(type) {
+	case *int8:
+		*p = math.MinInt8
+	case *int16:
+		*p = math.MinInt16
 	case *int32:
 		*p = math.MinInt32
 	case *int64:
@@ -485,6 +529,16 @@ func redHighest[A redOrdered]() A {
 	switch p := any(&z).(type) {
 	case *uint8:
 		*p = math.MaxUint8
+	case *uint16:
+		*p = math.MaxUint16
+	case *uint32:
+		*p = math.MaxUint32
+	case *uint64:
+		*p = math.MaxUint64
+	case *int8:
+		*p = math.MaxInt8
+	case *int16:
+		*p = math.MaxInt16
 	case *int32:
 		*p = math.MaxInt32
 	case *int64:
@@ -723,8 +777,14 @@ func redLoadNonzero(in Buf) func(dst []uint8, off, stride int) {
 		return redNonzero(elems[uint8](in), 0xff)
 	case array.Int32:
 		return redNonzero(elems[int32](in), -1)
-	case array.Int64:
+	case array.Int64, array.Uint64:
 		return redNonzero(elems[int64](in), -1)
+	case array.Int8:
+		return redNonzero(elems[uint8](in), 0xff)
+	case array.Int16, array.Uint16:
+		return redNonzero(elems[uint16](in), 0xffff)
+	case array.Uint32:
+		return redNonzero(elems[int32](in), -1)
 	case array.Float32:
 		return redNonzeroFloat(elems[float32](in))
 	case array.Float64:

@@ -128,6 +128,8 @@ func rdSet(b Buf, i int, v float64) {
 		elems[int32](b)[i] = int32(v)
 	case array.Int64:
 		elems[int64](b)[i] = int64(v)
+	case array.Uint32:
+		elems[uint32](b)[i] = uint32(v)
 	case array.Float16:
 		elems[array.F16](b)[i] = array.NewF16(float32(v))
 	case array.BFloat16:
@@ -152,6 +154,8 @@ func rdGet(b Buf, i int) float64 {
 		return float64(elems[int32](b)[i])
 	case array.Int64:
 		return float64(elems[int64](b)[i])
+	case array.Uint32:
+		return float64(elems[uint32](b)[i])
 	case array.Float16:
 		return float64(elems[array.F16](b)[i].Float32())
 	case array.BFloat16:
@@ -514,15 +518,17 @@ func TestReduceIntegersWrap(t *testing.T) {
 		op   opset.ReduceOp
 		want float64
 	}{
-		{array.Uint8, []float64{200, 100}, opset.Sum, 44},
-		{array.Uint8, []float64{16, 17}, opset.Prod, 16},
+		// uint8 accumulates in uint32 (MLX's rule), so it does not wrap at 256
+		{array.Uint8, []float64{200, 100}, opset.Sum, 300},
+		{array.Uint8, []float64{16, 17}, opset.Prod, 272},
 		{array.Int32, []float64{math.MaxInt32, 1}, opset.Sum, math.MinInt32},
 		{array.Int32, []float64{65536, 65536}, opset.Prod, 0},
 		{array.Int64, []float64{1 << 62, 1 << 62}, opset.Sum, math.MinInt64},
 	} {
 		i := 0
 		a := rdMake(c.dt, []int{len(c.vals)}, "contiguous", func() float64 { i++; return c.vals[i-1] })
-		out := rdOut(c.dt, nil)
+		rt, _ := c.op.Result(c.dt)
+		out := rdOut(rt, nil)
 		if err := Reduce(c.op, out, a.buf, []int{0}); err != nil || rdValues(out)[0] != c.want {
 			t.Errorf("%v of %v %v = %v (%v), want %v", c.op, c.dt, c.vals, rdValues(out), err, c.want)
 		}

@@ -50,6 +50,21 @@ func Scan(op opset.ScanOp, out, in Buf, axis int, reverse, inclusive bool) error
 	case array.Int64:
 		k := scanOrd[int64](op)
 		scanDirect(l, &k, out, in, reverse, inclusive)
+	case array.Int8:
+		k := scanOrd[int8](op)
+		scanDirect(l, &k, out, in, reverse, inclusive)
+	case array.Int16:
+		k := scanOrd[int16](op)
+		scanDirect(l, &k, out, in, reverse, inclusive)
+	case array.Uint16:
+		k := scanOrd[uint16](op)
+		scanDirect(l, &k, out, in, reverse, inclusive)
+	case array.Uint32:
+		k := scanOrd[uint32](op)
+		scanDirect(l, &k, out, in, reverse, inclusive)
+	case array.Uint64:
+		k := scanOrd[uint64](op)
+		scanDirect(l, &k, out, in, reverse, inclusive)
 	case array.Float32:
 		k := scanOrd[float32](op)
 		scanDirect(l, &k, out, in, reverse, inclusive)

@@ -11,7 +11,7 @@ import (
 // sortKey is a type the sorts compare: each dtype's elements are sorted
 // as one of these (float16 and bfloat16 as float32, bool as uint8).
 type sortKey interface {
-	uint8 | int32 | int64 | float32 | float64
+	ewInt | float32 | float64
 }
 
 func isNaNKey[K sortKey](x K) bool { return x != x }
@@ -81,6 +81,16 @@ func sorterFor(dt array.DType) (lineSorter, bool) {
 		return keyed[int32, int32]{keySame[int32], keySame[int32]}, true
 	case array.Int64:
 		return keyed[int64, int64]{keySame[int64], keySame[int64]}, true
+	case array.Int8:
+		return keyed[int8, int8]{keySame[int8], keySame[int8]}, true
+	case array.Int16:
+		return keyed[int16, int16]{keySame[int16], keySame[int16]}, true
+	case array.Uint16:
+		return keyed[uint16, uint16]{keySame[uint16], keySame[uint16]}, true
+	case array.Uint32:
+		return keyed[uint32, uint32]{keySame[uint32], keySame[uint32]}, true
+	case array.Uint64:
+		return keyed[uint64, uint64]{keySame[uint64], keySame[uint64]}, true
 	case array.Float16:
 		return keyed[array.F16, float32]{array.F16.Float32, array.NewF16}, true
 	case array.BFloat16:

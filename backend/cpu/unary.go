@@ -36,6 +36,16 @@ func Unary(op opset.UnaryOp, out, x Buf) error {
 		intUnary[int32](op, out, x)
 	case array.Int64:
 		intUnary[int64](op, out, x)
+	case array.Int8:
+		intUnary[int8](op, out, x)
+	case array.Int16:
+		intUnary[int16](op, out, x)
+	case array.Uint16:
+		intUnary[uint16](op, out, x)
+	case array.Uint32:
+		intUnary[uint32](op, out, x)
+	case array.Uint64:
+		intUnary[uint64](op, out, x)
 	case array.Float16:
 		halfUnary[array.F16](op, out, x)
 	case array.BFloat16:
@@ -123,7 +133,9 @@ func copyKernel[T any](d, s []T) { copy(d, s) }
 type ewFloat interface{ float32 | float64 }
 
 // ewInt is the set of integer element types.
-type ewInt interface{ uint8 | int32 | int64 }
+type ewInt interface {
+	int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64
+}
 
 // ewReal is the set of real element types with Go arithmetic.
 type ewReal interface{ ewInt | ewFloat }

@@ -133,16 +133,14 @@ var vecFuncs = func() (fs [numVecOps]func(dst, src []float32)) {
 // binary operations with vector kernels on this machine, to run in place
 // of binary.go's: the kernel over the whole vectors, binary.go's loop
 // over the rest. The loops of the other ops, and of all without kernels,
-// are nil. On one core of the project's machines the vv loops beat
-// the Go loops 3x (Add, Mul) to 8x (Div) on operands in L1 or L2,
-// 1.8-4.7x at 1M elements and 1.2-1.6x at 16M (BenchmarkVecBinary).
+// are nil. The vv loops beat the Go loops at every size, most on
+// operands in L1 or L2 (BenchmarkVecBinary; docs/performance.md).
 var vecArith = vecArithLoops(vecBest, false)
 
 // vecArithNT are vecArith's loops with the stores of the whole vectors
 // from dst's first 64-byte boundary on going around the caches, for
-// results of streamFrom bytes or more (see vecApplyStream): over 16M
-// float32 on two cores, Add took 29% less time. Their flush fences the
-// stores.
+// results of streamFrom bytes or more (see vecApplyStream), which no
+// cache would keep for their reader. Their flush fences the stores.
 var vecArithNT = vecArithLoops(vecBest, true)
 
 func vecArithLoops(impl *vecImpl, nt bool) (loops [opset.NumBinaryOps]binKernel[float32, float32]) {
@@ -248,9 +246,9 @@ func goBinaryKernel(op opset.BinaryOp) binKernel[float32, float32] {
 // kernels: the kernel over the whole vectors, the Go loop over the rest. A
 // comparison with a scalar first runs the converse kernel with it second.
 // The kernels store a vector's bytes at once where the Go loops store a
-// byte an element. On one core of the project's machines Greater runs
-// 6.5-9x faster in L1 and L2 on float32, 5x at 1M elements and 1.6x at 16M;
-// on float64 3.3-3.7x, 1.8x and level (BenchmarkVecCompare).
+// byte an element, so they are several times faster on operands in the
+// caches and no slower from memory (BenchmarkVecCompare;
+// docs/performance.md).
 var (
 	vecCompare   = vecCompareLoops(vecBest, compareKernels32)
 	vecCompare64 = vecCompareLoops(vecBest, compareKernels64)
@@ -409,7 +407,7 @@ func vecSumFunc(impl *vecImpl) func(x []float32) float32 {
 	k, w := impl.sumRed, impl.width
 	// lanes is the kernel's accumulator for every leaf: the kernel is
 	// called through a func value, so a lanes array declared per leaf
-	// would escape to the heap once per 2048 elements (20% of a 16M sum)
+	// would escape to the heap once per 2048 elements (docs/performance.md)
 	var pairwise func(x []float32, lanes *[16]float32) float32
 	pairwise = func(x []float32, lanes *[16]float32) float32 {
 		if len(x) > sumLeaf {
@@ -483,7 +481,7 @@ func vecApply(impl *vecImpl, op vecOp, dst, src []float32) {
 // dst's first 64-byte boundary on going around the caches, where impl
 // has the kernels for it. For a result larger than the last-level cache
 // that saves the read of each line an ordinary store fetches first
-// (float32 exp over 16M took 24% less time on two cores, tanh 12%). The
+// (docs/performance.md, Elementwise float32 math). The
 // stores are weakly ordered: call storeFence after them, before another
 // goroutine may read dst.
 func vecApplyStream(impl *vecImpl, op vecOp, dst, src []float32) {

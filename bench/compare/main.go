@@ -35,6 +35,7 @@ import (
 	"github.com/fathom-go/fathom/internal/mlp"
 	"github.com/fathom-go/fathom/internal/workload"
 	"github.com/fathom-go/fathom/ops"
+	"github.com/fathom-go/fathom/random"
 )
 
 //go:embed workloads.py
@@ -107,6 +108,17 @@ func workloads() []task {
 		add("argmax", 4*n, func(_, _, _, flat *array.Array) func() { return func() { eval(ops.ArgMax(flat, 0)) } })
 		add("softmax", 8*n, func(x, _, _, _ *array.Array) func() { return func() { eval(ops.Softmax(x, -1)) } })
 	}
+	// random numbers: Threefry-2x32 counters against numpy's PCG64
+	// (default_rng) and torch's Philox, 16M float32
+	const rn = 16 << 20
+	key := random.Key(0)
+	ws = append(ws,
+		task{name: "uniform/16M", bytes: 4 * rn, setup: func() func() {
+			return func() { eval(random.Uniform(key, 0, 1, []int{rn}, array.Float32)) }
+		}},
+		task{name: "normal/16M", bytes: 4 * rn, setup: func() func() {
+			return func() { eval(random.Normal(key, []int{rn}, array.Float32, 0, 1)) }
+		}})
 	ws = append(ws, task{name: "mlp-step/256", flops: mlp.StepFlops, setup: func() func() {
 		step := compile.Compile(mlp.Step)
 		args := mlp.Args()

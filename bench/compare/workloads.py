@@ -105,6 +105,15 @@ def build(engine, workload):
         ta, tb = torch.from_numpy(a), torch.from_numpy(b)
         return lambda: ta @ tb
     r, c = SIZES[size]
+    if kind in ("uniform", "normal"):  # 16M float32 random numbers
+        n = r * c
+        if engine == "numpy":
+            gen = np.random.default_rng(0)  # PCG64
+            if kind == "uniform":
+                return lambda: gen.random(n, dtype=np.float32)
+            return lambda: gen.standard_normal(n, dtype=np.float32)
+        torch.manual_seed(0)
+        return (lambda: torch.rand(n)) if kind == "uniform" else (lambda: torch.randn(n))
     x = rng.uniform(-1, 1, (r, c)).astype(np.float32)
     y = rng.uniform(-1, 1, (r, c)).astype(np.float32)
     z = rng.uniform(-1, 1, (r, c)).astype(np.float32)

@@ -57,8 +57,7 @@ func TestEveryOpHasOneName(t *testing.T) {
 	}
 }
 
-var dtypes = []array.DType{array.Bool, array.Uint8, array.Int32, array.Int64, array.Float16, array.BFloat16,
-	array.Float32, array.Float64, array.Complex64}
+var dtypes = array.DTypes()
 
 // rule is one operation's Result and Supported.
 type rule struct {
@@ -96,7 +95,7 @@ func TestCapabilities(t *testing.T) {
 			if got := r.supported(array.DeviceCPU, dt); got != ok {
 				t.Errorf("%s %v: CPU supported %v, Result %v", r.name, dt, got, ok)
 			}
-			if r.supported(array.DeviceGPU, dt) && (!ok || dt == array.Float64) {
+			if r.supported(array.DeviceGPU, dt) && (!ok || !HasDType(array.DeviceGPU, dt)) {
 				t.Errorf("%s %v: GPU supported without a CPU kernel or on float64", r.name, dt)
 			}
 		}
@@ -112,14 +111,47 @@ func TestGPUGaps(t *testing.T) {
 	var gaps []string
 	for _, r := range rules() {
 		for _, dt := range dtypes {
-			if _, ok := r.result(dt); ok && dt != array.Float64 && !r.supported(array.DeviceGPU, dt) {
+			if _, ok := r.result(dt); ok && HasDType(array.DeviceGPU, dt) && !r.supported(array.DeviceGPU, dt) {
 				gaps = append(gaps, r.name+"/"+dt.String())
 			}
 		}
 	}
 	want := "[Sin/complex64 Cos/complex64 Tan/complex64 Sinh/complex64 Cosh/complex64 Tanh/complex64 Pow/complex64 " +
-		"Sum/complex64 Prod/complex64 All/complex64 Any/complex64 CumSum/complex64 CumProd/complex64]"
+		"Sum/uint8 Sum/complex64 Prod/uint8 Prod/complex64 All/complex64 Any/complex64 CumSum/complex64 CumProd/complex64]"
 	if got := fmt.Sprint(gaps); got != want {
 		t.Errorf("GPU gaps:\n got %s\nwant %s", got, want)
+	}
+}
+
+// TestSumDTypes checks Sum's and Prod's result dtypes against MLX's rule,
+// and that the GPU refuses the integer dtypes Metal lacks with a message
+// that names them.
+func TestSumDTypes(t *testing.T) {
+	want := map[array.DType]array.DType{
+		array.Bool: array.Int32, array.Int8: array.Int32, array.Int16: array.Int32, array.Int32: array.Int32,
+		array.Int64: array.Int64, array.Uint8: array.Uint32, array.Uint16: array.Uint32, array.Uint32: array.Uint32,
+		array.Uint64: array.Uint64, array.Float16: array.Float16, array.Float32: array.Float32,
+	}
+	for dt, w := range want {
+		for _, op := range []ReduceOp{Sum, Prod} {
+			if got, ok := op.Result(dt); !ok || got != w {
+				t.Errorf("%v(%v) = %v %v, want %v", op, dt, got, ok, w)
+			}
+		}
+		if got, _ := Max.Result(dt); got != dt {
+			t.Errorf("Max(%v) = %v", dt, got)
+		}
+	}
+	for _, dt := range []array.DType{array.Int8, array.Int16, array.Uint16, array.Uint32, array.Uint64} {
+		if HasDType(array.DeviceGPU, dt) || !HasDType(array.DeviceCPU, dt) {
+			t.Errorf("HasDType(%v): GPU %v CPU %v", dt, HasDType(array.DeviceGPU, dt), HasDType(array.DeviceCPU, dt))
+		}
+		err := CheckDTypes("ops.Add", array.DeviceGPU, array.Float32, dt)
+		if err == nil || err.Error() != "ops.Add: "+dt.String()+" is not supported on the GPU yet" {
+			t.Errorf("CheckDTypes(%v) = %v", dt, err)
+		}
+		if err := CheckDTypes("ops.Add", array.DeviceCPU, dt); err != nil {
+			t.Errorf("CPU CheckDTypes(%v) = %v", dt, err)
+		}
 	}
 }

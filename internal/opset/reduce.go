@@ -34,8 +34,10 @@ func (op ReduceOp) String() string {
 }
 
 // Result returns the dtype of op's result on elements of dtype dt, and
-// whether op is defined for dt. Sum and Prod of bool give int32 (as MLX);
-// All and Any give bool; Max and Min of complex64 have no meaning.
+// whether op is defined for dt. Sum and Prod accumulate as MLX's do: bool,
+// int8 and int16 give int32, uint8 and uint16 give uint32, the wider types
+// keep theirs. All and Any give bool; Max and Min of complex64 have no
+// meaning.
 func (op ReduceOp) Result(dt array.DType) (array.DType, bool) {
 	switch {
 	case !dt.Valid() || op >= NumReduceOps:
@@ -44,18 +46,31 @@ func (op ReduceOp) Result(dt array.DType) (array.DType, bool) {
 		return array.Bool, true
 	case dt == array.Complex64 && (op == Max || op == Min):
 		return 0, false
-	case dt == array.Bool && (op == Sum || op == Prod):
-		return array.Int32, true
+	case op == Sum || op == Prod:
+		return SumDType(dt), true
 	}
 	return dt, true
 }
 
+// SumDType is the dtype Sum and Prod of elements of dtype dt give (MLX's
+// rule): integers narrower than 32 bits and bool widen to 32 bits,
+// keeping their signedness (bool: int32).
+func SumDType(dt array.DType) array.DType {
+	switch dt {
+	case array.Bool, array.Int8, array.Int16:
+		return array.Int32
+	case array.Uint8, array.Uint16:
+		return array.Uint32
+	}
+	return dt
+}
+
 // Supported reports whether device d has op's kernel for dt: Result
-// accepts dt, d has dt (HasDType), and, on the GPU, dt is not complex64,
-// which Metal's line-wise kernels lack.
+// accepts dt, d has dt and the result's dtype (HasDType), and, on the
+// GPU, dt is not complex64, which Metal's line-wise kernels lack.
 func (op ReduceOp) Supported(d array.DeviceType, dt array.DType) bool {
-	_, ok := op.Result(dt)
-	return ok && lineWise(d, dt)
+	r, ok := op.Result(dt)
+	return ok && lineWise(d, dt) && HasDType(d, r)
 }
 
 // lineWise reports whether device d's kernels along lines (reductions,

@@ -561,9 +561,174 @@ def creation_cases():
     return cases
 
 
+# ---------------------------------------------------------------- new integer dtypes
+# int8, int16, uint16, uint32 and uint64 (issue 17): each op that takes
+# integers, promotion among every integer dtype, weak scalars, Where,
+# creation and AsType both ways. Promotion is array.Promote's: numpy's
+# result_type except uint64 with a signed integer, which gives float32
+# (MLX; numpy: float64). Float to integer conversions are numpy's on this
+# machine (amd64): truncation, and wrapping through int64 for values
+# outside the target's range (the cases stay inside int64's).
+
+NEW_INTS = ["int8", "int16", "uint16", "uint32", "uint64"]
+EVERY_INT = ["uint8", "int8", "int16", "uint16", "int32", "uint32", "int64", "uint64"]
+INT_SIZE = {"int8": 1, "uint8": 1, "int16": 2, "uint16": 2, "int32": 4, "uint32": 4, "int64": 8, "uint64": 8}
+
+
+def ipromote(a, b):
+    """array.Promote for bool and integer dtypes."""
+    if a == b:
+        return a
+    if a == "bool":
+        return b
+    if b == "bool":
+        return a
+    sa, sb = not a.startswith("u"), not b.startswith("u")
+    if sa == sb:
+        return a if INT_SIZE[a] >= INT_SIZE[b] else b
+    s, u = (a, b) if sa else (b, a)
+    n = max(INT_SIZE[s], 2 * INT_SIZE[u])
+    return {2: "int16", 4: "int32", 8: "int64"}.get(n, "float32")
+
+
+def ext(d):
+    info = np.iinfo(d)
+    return int(info.min), int(info.max)
+
+
+def ivals(d, kind="any"):
+    lo, hi = ext(d)
+    if kind == "small":
+        return [[0, 1, 2], [3, 5, 7]] if lo == 0 else [[-3, -1, 0], [1, 2, 5]]
+    if lo == 0:
+        return [[0, 1, 2], [3, 200, hi]]
+    return [[lo, -3, 0], [1, 5, hi]]
+
+
+def int_binary_ref(op, a, b, d):
+    if op == "Pow":
+        if a.dtype.kind == "u":  # no negative exponents; int_pow's np.where would widen uint64 to float64
+            return np.power(a, b, dtype=a.dtype), d
+        return int_pow(a, b), d
+    if op in ("FloorDivide", "Remainder"):
+        with np.errstate(all="ignore"):
+            r = NP_BINARY[op](a, b)
+        return np.where(b == 0, 0, r).astype(a.dtype), d
+    r = NP_BINARY[op](a, b)
+    if op in COMPARE:
+        return r, "bool"
+    return r.astype(npdt(d)), d
+
+
+def newint_cases():
+    cases = []
+    for d in NEW_INTS:
+        for op in list(KEEP_FUNCS) + PREDICATES:
+            x = np.array(ivals(d), dtype=np.uint64 if d == "uint64" else None).astype(d)
+            r, rd = unary_ref(op, x, d) if op not in ("Floor", "Ceil", "Round") else (x.copy(), d)
+            cases.append(case(f"{op}/{d}", op, [enc(x)], [out_enc(r, rd)]))
+        for op in ("Exp", "Sqrt", "Sin"):
+            x = np.array(ivals(d, "small") if op != "Sqrt" else [[0, 1, 2], [3, 5, 7]]).astype(d)
+            r = FLOAT_FUNCS[op](x.astype(np.float32))
+            cases.append(case(f"{op}/{d}", op, [enc(x)], [out_enc(r.astype(np.float32), "float32")]))
+        # binary: wrapping arithmetic, floored division, comparisons
+        lo, hi = ext(d)
+        a = np.array([[hi, lo, 7, 0], [hi, 9, 0, 1]], dtype=np.uint64 if d == "uint64" else object).astype(d)
+        b = np.array([[1, 1, 2, 3], [hi, 2, 5, 1]], dtype=np.uint64 if d == "uint64" else object).astype(d)
+        if lo < 0:
+            a = np.array([[hi, lo, -7, 7], [lo, 9, -2, 1]]).astype(d)
+            b = np.array([[1, -1, 2, -2], [-1, 2, 5, -1]]).astype(d)
+        for op in ["Add", "Sub", "Mul", "FloorDivide", "Remainder", "Maximum", "Minimum"] + COMPARE:
+            r, rd = int_binary_ref(op, a, b, d)
+            cases.append(case(f"{op}/{d}", op, [enc(a), enc(b)], [out_enc(r, rd)]))
+        for op in ("FloorDivide", "Remainder"):
+            z = np.zeros_like(a)
+            r, rd = int_binary_ref(op, a, z, d)
+            cases.append(case(f"{op}/{d}/zero", op, [enc(a), enc(z)], [out_enc(r, rd)]))
+        pa = np.array([[2, 3, 0, 5], [7, 1, 1, 2]]).astype(d)
+        pb = np.array([[3, 3, 0, 2], [20, 5, 7, 10]]).astype(d)
+        r, rd = int_binary_ref("Pow", pa, pb, d)
+        cases.append(case(f"Pow/{d}", "Pow", [enc(pa), enc(pb)], [out_enc(r, rd)]))
+        for op in ("Div", "ArcTan2"):
+            x, y = np.array([[1, 2, 3]]).astype(d), np.array([[2, 4, 5]]).astype(d)
+            f = np.true_divide if op == "Div" else np.arctan2
+            r = f(x.astype(np.float32), y.astype(np.float32)).astype(np.float32)
+            cases.append(case(f"{op}/{d}", op, [enc(x), enc(y)], [out_enc(r, "float32")]))
+        # weak scalars keep the dtype; a fraction gives float32
+        x = np.array([[1, 2, 3]]).astype(d)
+        for op, base in (("AddScalar", np.add), ("MulScalar", np.multiply), ("MaximumScalar", np.maximum)):
+            cases.append(case(f"{op}/{d}/2.0", op, [enc(x)], [enc(base(x, np.array(2).astype(d)).astype(d))], v=2.0))
+            r = base(x.astype(np.float32), np.float32(0.5)).astype(np.float32)
+            cases.append(case(f"{op}/{d}/0.5", op, [enc(x)], [enc(r)], v=0.5))
+        # Where and creation
+        cond = np.array([[True, False, True], [False, False, True]])
+        xw, yw = np.array([[1, 2, 3], [4, 5, 6]]).astype(d), np.array([[hi, 0, hi], [0, 1, 2]], dtype=np.uint64 if d == "uint64" else object).astype(d)
+        cases.append(case(f"Where/{d}", "Where", [enc(cond), enc(xw), enc(yw)], [enc(np.where(cond, xw, yw))]))
+        cases.append(case(f"Zeros/{d}/2x3", "Zeros", [], [enc(np.zeros((2, 3), d))], shape=[2, 3], dtype=d))
+        cases.append(case(f"Ones/{d}/2x3", "Ones", [], [enc(np.ones((2, 3), d))], shape=[2, 3], dtype=d))
+        cases.append(case(f"Full/{d}/7", "Full", [], [enc(np.full((3,), 7, d))], shape=[3], v=7.0, dtype=d))
+        cases.append(case(f"Arange/{d}/0:10:3", "Arange", [], [enc(np.arange(0, 10, 3, dtype=d))],
+                          start=0, stop=10, step=3, dtype=d))
+        cases.append(case(f"Eye/{d}", "Eye", [], [enc(np.eye(3, 4, 1, dtype=d))], n=3, m=4, k=1, dtype=d))
+    # promotion among every integer dtype and bool, and with float32
+    a = [[1, 0, 3], [2, 1, 0]]
+    b = [[2, 1, 0], [1, 1, 4]]
+    for da in EVERY_INT + ["bool"]:
+        for db in EVERY_INT + ["bool", "float32", "float16"]:
+            if da not in NEW_INTS and db not in NEW_INTS:
+                continue
+            x, y = np.array(a).astype(npdt(da)), np.array(b).astype(npdt(db))
+            if db in ("float32", "float16"):
+                d = db
+            else:
+                d = ipromote(da, db)
+            for op in ("Add", "Mul", "Less"):
+                if d == "bool" and op == "Add":
+                    continue
+                r = NP_BINARY[op](x.astype(npdt(d)), y.astype(npdt(d)))
+                cases.append(case(f"{op}/promote/{da}+{db}", op, [enc(x), enc(y)],
+                                  [enc(r if op == "Less" else r.astype(npdt(d)))]))
+    # AsType both ways: integers wrap; floats truncate toward zero
+    every = EVERY_INT + ["bool", "float16", "float32", "float64", "complex64"]
+    for d in NEW_INTS:
+        lo, hi = ext(d)
+        src = np.array([lo, -1 if lo < 0 else 1, 0, 1, 100, hi], dtype=np.uint64 if d == "uint64" else object).astype(d)
+        for to in every:
+            r = src.astype(npdt(to))
+            cases.append(case(f"AsType/{d}->{to}", "AsType", [enc(src)], [enc(r)], dtype=to))
+        for frm in every:
+            if frm in NEW_INTS and frm == d:
+                continue
+            if frm in ("float16", "float32", "float64", "complex64"):
+                v = [-2.75, -1.5, -0.5, 0.0, 0.5, 1.5, 2.75, 100.25, 127.0]
+                if not (np.dtype(d).kind == "u"):
+                    v += [float(lo)]
+                x = np.array(v).astype(npdt(frm))
+                r = (x.real if frm == "complex64" else x).astype(np.float64)
+                r = np.trunc(r).astype(np.int64).astype(d)
+            elif frm == "bool":
+                x = np.array([True, False, True])
+                r = x.astype(d)
+            else:
+                flo, fhi = ext(frm)
+                x = np.array([flo, 0, 1, 127, fhi], dtype=np.uint64 if frm == "uint64" else object).astype(frm)
+                r = x.astype(d)
+            cases.append(case(f"AsType/{frm}->{d}/values", "AsType", [enc(x)], [enc(r)], dtype=d))
+    # float to unsigned below zero and to narrow types beyond their range wrap through int64 (numpy on amd64)
+    x = np.array([-1.0, -2.5, 300.0, 65537.0, -129.0], np.float32)
+    for d in ["uint8", "int8", "int16", "uint16", "uint32", "uint64"]:
+        with np.errstate(all="ignore"):
+            r = x.astype(d)
+        cases.append(case(f"AsType/float32->{d}/wrap", "AsType", [enc(x)], [enc(r)], dtype=d))
+    # uint64 beyond 2^63 from float64
+    x = np.array([2.0 ** 63, 2.0 ** 64 - 2048, 1e19], np.float64)
+    cases.append(case("AsType/float64->uint64/large", "AsType", [enc(x)], [enc(x.astype(np.uint64))], dtype="uint64"))
+    return cases
+
+
 def main():
     cases = (unary_cases() + binary_cases() + broadcast_cases() + promotion_cases() + scalar_cases()
-             + where_cases() + creation_cases())
+             + where_cases() + creation_cases() + newint_cases())
     names = [c["name"] for c in cases]
     dup = {n for n in names if names.count(n) > 1}
     assert not dup, sorted(dup)[:10]

@@ -266,4 +266,49 @@ a, b = make((3, 4), "int32"), make((4, 2), "float32")
 add("tensordot int32 float32", "tensordot", "float32", [(a, "int32"), b],
     [np.tensordot(a.astype(np.float32), b, axes=([1], [0]))], axes_a=[1], axes_b=[0])
 
+# The integer dtypes of issue 17: as values (take, take_along_axis,
+# put_along_axis, sort, argsort, topk, matmul) and as indices. Their own
+# generator keeps the values of the cases above.
+NEW_INTS = ["int8", "int16", "uint16", "uint32", "uint64"]
+rng_new = np.random.default_rng(20250117)
+
+
+def make_int(shape, dtype):
+    n = int(np.prod(shape, dtype=np.int64))
+    info = np.iinfo(dtype)
+    v = rng_new.integers(max(info.min, -20), 20, size=n).astype(dtype)
+    f = v.reshape(-1)
+    if n > 3:
+        f[0], f[3] = info.max, info.min
+    return v.reshape(shape)
+
+
+for dt in NEW_INTS:
+    a = make_int((3, 4), dt)
+    for name, idx, axis in [("int32 rows", np.array([2, 0, 2], np.int32), 0),
+                            ("int64 negative", np.array([-1, 0, -4], np.int64), 1)]:
+        add("take %s %s" % (dt, name), "take", dt, [a, (idx, str(idx.dtype))], [np.take(a, idx, axis=axis)], axis=axis)
+    idx = np.array([[3, 0], [-1, 1], [2, 2]], np.int64)
+    add("take_along_axis %s axis 1" % dt, "take_along_axis", dt, [a, (idx, "int64")],
+        [np.take_along_axis(a, idx, axis=1)], axis=1)
+    idx = np.array([[0], [2], [1]], np.int32)
+    vals = make_int((3, 1), dt)
+    add("put_along_axis %s" % dt, "put_along_axis", dt, [a, (idx, "int32"), vals], [put(a, idx, vals, 1)], axis=1)
+    # indices of this dtype (negative ones where it has them)
+    f = np.arange(12, dtype=np.float32).reshape(3, 4)
+    idx = (np.array([3, 1, 0, -2]) if dt[0] != "u" else np.array([3, 1, 0, 2])).astype(dt)
+    add("take float32 %s indices" % dt, "take", "float32", [f, (idx, dt)], [np.take(f, idx.astype(np.int64), axis=1)], axis=1)
+    idx2 = (np.array([[2, 0, 1, 1]]) if dt[0] == "u" else np.array([[2, -3, 1, -1]])).astype(dt)
+    add("take_along_axis float32 %s indices" % dt, "take_along_axis", "float32", [f, (idx2, dt)],
+        [np.take_along_axis(f, idx2.astype(np.int64), axis=0)], axis=0)
+    x = make_int((3, 5), dt)
+    for axis in [0, 1, -1]:
+        add("sort %s axis %d" % (dt, axis), "sort", dt, [x], [np.sort(x, axis=axis)], axis=axis)
+        add("argsort %s axis %d" % (dt, axis), "argsort", dt, [x],
+            [np.argsort(x, axis=axis, kind="stable").astype(np.int32)], out_dtype="int32", axis=axis)
+    for k, axis in [(2, 1), (3, -2)]:
+        add("topk %s k=%d axis %d" % (dt, k, axis), "topk", dt, [x], [topk(x, k, axis)], k=k, axis=axis)
+    a, b = (rng_new.integers(0, 5, (2, 3)).astype(dt), rng_new.integers(0, 5, (3, 4)).astype(dt))
+    add("matmul %s" % dt, "matmul", dt, [a, b], [np.matmul(a, b).astype(dt)])
+
 write("indexing.json", cases)

@@ -24,6 +24,8 @@ rng = np.random.default_rng(20240602)
 
 FLOATS = ["float32", "float64", "float16", "bfloat16"]
 INTS = ["int32", "int64", "uint8"]
+NEW_INTS = ["int8", "int16", "uint16", "uint32", "uint64"]  # issue 17; cases at the end, from their own generator
+SUM_DT = {"int8": "int32", "int16": "int32", "uint8": "uint32", "uint16": "uint32"}
 SHAPES = [(), (0,), (5,), (3, 4), (2, 3, 4), (2, 0, 3), (4, 1, 3)]
 
 
@@ -115,9 +117,13 @@ def reduce_expected(op, x, dt, axes):
     if dt == "bool" and op in ("sum", "prod"):
         f = np.sum if op == "sum" else np.prod
         return enc(f(x.astype(np.int64), axis=ax).astype(np.int32))
-    if dt in INTS or dt == "bool":
+    if dt in INTS + NEW_INTS or dt == "bool":
         f = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min}[op]
-        return enc(f(x, axis=ax, dtype=x.dtype) if op in ("sum", "prod") else f(x, axis=ax))
+        # Sum and Prod accumulate as MLX's: int8 and int16 in int32, uint8
+        # and uint16 in uint32, wider types in their own (numpy: the
+        # platform's 64-bit integers)
+        odt = SUM_DT.get(dt, dt)
+        return enc(f(x.astype(odt), axis=ax, dtype=odt) if op in ("sum", "prod") else f(x, axis=ax))
     if dt == "complex64":
         f = np.sum if op == "sum" else np.prod
         return enc(f(x.astype(np.complex128), axis=ax).astype(np.complex64))
@@ -298,7 +304,7 @@ def identity(op, dt):
         return 1
     if dt == "bool":
         return op == "cummin"
-    if dt in INTS:
+    if dt in INTS + NEW_INTS:
         info = np.iinfo(dt)
         return info.min if op == "cummax" else info.max
     return -inf if op == "cummax" else inf
@@ -353,5 +359,52 @@ for dt, vals in [("uint8", [200, 100, 7]), ("int32", [2**31 - 1, 1, 5])]:
     x = np.array(vals, dtype=dt)
     add("cumsum %s wraps" % dt, "cumsum", x, dt, scan_expected("cumsum", x, dt, 0, False, True),
         axis=0, reverse=False, inclusive=True)
+
+# --- the integer dtypes of issue 17 ------------------------------------------
+# From their own generator, so the cases above keep their values.
+rng_new = np.random.default_rng(20250117)
+
+
+def int_values(shape, dt, kind="any"):
+    n = int(np.prod(shape))
+    info = np.iinfo(dt)
+    if kind == "prod":
+        lo, hi = (0, 4) if info.min == 0 else (-3, 4)
+    else:
+        lo, hi = (0, 250) if info.min == 0 else (-100, 100)
+    return rng_new.integers(lo, hi, n).astype(dt).reshape(shape)
+
+
+for dt in NEW_INTS:
+    for op in ["sum", "prod", "max", "min", "all", "any"]:
+        for shape in [(), (5,), (3, 4), (2, 3, 4), (2, 0, 3)]:
+            x = int_values(shape, dt, "prod" if op == "prod" else "any")
+            for axes in axes_for(shape):
+                if op in ("max", "min") and not nonempty_fold(shape, axes):
+                    continue
+                add("%s %s %s axes=%s" % (op, dt, shape, axes), op, x, dt,
+                    reduce_expected(op, x, dt, axes), axes=axes)
+    # the extremes: sums that leave the dtype, wrapping in 64 bits
+    info = np.iinfo(dt)
+    x = np.array([info.max, info.max, 1, info.min], dtype=dt)
+    for op in ["sum", "max", "min"]:
+        add("%s %s extremes" % (op, dt), op, x, dt, reduce_expected(op, x, dt, None), axes=None)
+    for op in ["cumsum", "cumprod", "cummax", "cummin"]:
+        for shape in [(5,), (3, 4)]:
+            x = int_values(shape, dt, "prod" if op == "cumprod" else "any")
+            for axis in range(-len(shape), len(shape)):
+                for reverse in [False, True]:
+                    for inclusive in [True, False]:
+                        add("%s %s %s axis=%d reverse=%s inclusive=%s" % (op, dt, shape, axis, reverse, inclusive),
+                            op, x, dt, scan_expected(op, x, dt, axis, reverse, inclusive),
+                            axis=axis, reverse=reverse, inclusive=inclusive)
+    for op in ["argmax", "argmin"]:
+        f = np.argmax if op == "argmax" else np.argmin
+        for shape in [(5,), (3, 4), (2, 3, 4)]:
+            x = int_values(shape, dt)
+            x.reshape(-1)[0] = info.max if op == "argmax" else info.min
+            for axis in range(-len(shape), len(shape)):
+                add("%s %s %s axis=%d" % (op, dt, shape, axis), op, x, dt,
+                    enc(f(x, axis=axis).astype(np.int32)), axis=axis)
 
 write("reduce.json", cases)

@@ -36,8 +36,8 @@ type kernel struct {
 	bcast bool
 	// prefetchA is how far ahead (bytes) each step prefetches Ã, 0 for
 	// not at all. The driver streams a micro-panel of Ã from L3 on its
-	// first use; the hardware prefetcher alone left 1-3% of the FMA rate
-	// waiting on it in 1024³ products.
+	// first use; the hardware prefetcher alone left the FMAs waiting on
+	// it in large products (docs/performance.md).
 	prefetchA int
 	// astep is how many elements of Ã a step takes, when it differs
 	// from mr: a short kernel computes the first mr rows of a panel

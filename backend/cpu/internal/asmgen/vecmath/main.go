@@ -405,8 +405,8 @@ func (s *isa) blend(m, a, b operand.Op) reg.Register {
 		// avo takes a masked instruction's destination for an operand
 		// too, so a fresh one is live from the function's entry: through
 		// the chain kernel's every handler, whose registers ran out. The
-		// other kernels keep the fresh register: the copies made them
-		// 1-8% slower (expm1, log1p, sigmoid, erf, ArgMax by columns).
+		// other kernels keep the fresh register: the copies made some of
+		// them slower (docs/performance.md, What did not help).
 		r := s.copy(a)
 		s.c.VBLENDMPS(b, r, m, r)
 		return r
@@ -649,10 +649,9 @@ type fn struct {
 	bail func(s *isa, x reg.Register) reg.Register
 	// stream gives the function a twin that stores around the caches
 	// (name ending in NT), for results too large for them. Only the
-	// cheaper functions have one: over 16M float32 on two cores, exp,
-	// expm1, tanh, sigmoid, sin and cos took 10–23% less time with it,
-	// log as long, and erf and log1p, which take longer to compute than
-	// their memory traffic, 5–14% more.
+	// cheaper functions have one: log gained nothing from it, and erf and
+	// log1p, which take longer to compute than their memory traffic, lost
+	// (docs/performance.md, Elementwise float32 math).
 	stream bool
 }
 
