@@ -25,11 +25,12 @@ func openHostEnv(getenv func(string) string) (*host, error) {
 	}
 	dev := metal.DeviceObject{Object: objc.ObjectFrom(p)}
 	var (
-		name       string
-		unified    bool
-		workingSet uint64
-		maxLength  uint
-		queue      metal.CommandQueueObject
+		name        string
+		unified     bool
+		workingSet  uint64
+		maxLength   uint
+		maxTGMemory uint
+		queue       metal.CommandQueueObject
 	)
 	objc.WithAutoreleasePool(func() {
 		name = dev.Name()
@@ -38,6 +39,7 @@ func openHostEnv(getenv func(string) string) (*host, error) {
 		unified = shimHasUnifiedMemory(p)
 		workingSet = dev.RecommendedMaxWorkingSetSize()
 		maxLength = dev.MaxBufferLength()
+		maxTGMemory = dev.MaxThreadgroupMemoryLength()
 		if unified {
 			queue = dev.NewCommandQueue()
 		}
@@ -62,7 +64,15 @@ func openHostEnv(getenv func(string) string) (*host, error) {
 		releaseHandle(p)
 		return nil, err
 	}
-	drv := &mtlDriver{dev: dev, queue: queue}
+	archive, err := openArchive(p, name, getenv)
+	if err != nil {
+		releaseHandle(queue.Ptr())
+		releaseHandle(p)
+		return nil, err
+	}
+	drv := &mtlDriver{dev: dev, queue: queue, archive: archive}
 	cache := newBufCache(cfg, int(maxLength), drv.newBuffer, releaseHandle)
-	return newHost(drv, cfg, cache, librarySource), nil
+	h := newHost(drv, cfg, cache, libraryUnit)
+	h.pipes.maxTGMemory = int(maxTGMemory)
+	return h, nil
 }

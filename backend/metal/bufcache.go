@@ -17,6 +17,7 @@ type devBuf struct {
 	id    unsafe.Pointer // retained id<MTLBuffer>
 	data  []byte         // contents, class bytes long
 	class int
+	cache *bufCache // the allocator it came from (plans allocate scratch beside it)
 	// links in the cache's least-recently-freed list while cached
 	prev, next *devBuf
 }
@@ -61,6 +62,11 @@ type bufCache struct {
 	// newBuf creates a buffer of size bytes; freeBuf releases one.
 	newBuf  func(size int) (id unsafe.Pointer, contents []byte, err error)
 	freeBuf func(id unsafe.Pointer)
+
+	// onFull, if set, runs when an allocation finds no room, before
+	// allocWaiting collects garbage and tries again: the host waits
+	// there for the queued GPU work, whose buffers may then be freed.
+	onFull func()
 
 	cacheLimit int64 // bytes of freed buffers kept
 	memLimit   int64 // bytes of live plus cached buffers
@@ -147,7 +153,7 @@ func (c *bufCache) take(class int) (*devBuf, error) {
 		c.mu.Unlock()
 		return nil, array.Errorf("metal.Alloc", "allocating %d bytes: %v", class, err)
 	}
-	return &devBuf{id: id, data: data[:class:class], class: class}, nil
+	return &devBuf{id: id, data: data[:class:class], class: class, cache: c}, nil
 }
 
 func (c *bufCache) addLive(class int) {
@@ -220,6 +226,20 @@ func (c *bufCache) clear() {
 	}
 	c.mu.Unlock()
 	c.release(evicted)
+}
+
+// allocWaiting is alloc, except that when memory runs out it first calls
+// onFull (waiting for the GPU work in flight) and collects garbage before
+// it gives up with an error.
+func (c *bufCache) allocWaiting(n int) (*array.Storage, error) {
+	st, err := c.alloc(n)
+	if err == nil {
+		return st, nil
+	}
+	if c.onFull != nil {
+		c.onFull()
+	}
+	return c.allocReclaiming(n)
 }
 
 // allocReclaiming retries alloc after a collection, for as long as the

@@ -35,7 +35,10 @@ func matmulCases() []Case {
 		{[]int{2}, 40, 300, 1, Sliced, Broadcast, Contig}, // gemv, batched
 		{nil, 1, 29, 45, Contig, Transposed, Contig},      // gemv_t
 		{[]int{3}, 1, 7, 300, Broadcast, Sliced, Contig},
-		{nil, 3, 0, 4, Contig, Contig, Contig}, // K = 0: zeros
+		{nil, 1, 1500, 45, Contig, Transposed, Contig},    // gemv_t, K split in parts
+		{[]int{2}, 1, 700, 33, Broadcast, Sliced, Contig}, // gemv_t, K split, batched
+		{nil, 1, 200000, 3, Contig, Contig, Contig},       // gemv_t, K split in the most parts
+		{nil, 3, 0, 4, Contig, Contig, Contig},            // K = 0: zeros
 		{nil, 0, 5, 4, Contig, Contig, Contig},
 	}
 	for _, dt := range lineDTypes {

@@ -185,6 +185,87 @@ func schedules() []string {
 	return s
 }
 
+// TestConformanceSmallPipelines runs the suite on pipelines that allow
+// fewer threads per threadgroup than the plans ask for, as a Mac's
+// register-heavy kernels may (896 and 512, below the line kernels' 1024;
+// 160, below every plan's 256 and sort's 512 and not a power of two), so
+// every launch is fitted as the host fits it (metal.FitLaunch) and must
+// still agree with the CPU. Only gemm and reduce_cols need their exact
+// 256 threads: under 160 their cases must fail with an error naming the
+// kernel and the limit.
+func TestConformanceSmallPipelines(t *testing.T) {
+	requireHarness(t)
+	if testing.Short() {
+		t.Skip("the conformance suite under small pipeline limits is long")
+	}
+	for _, limit := range []int{896, 512, 160} {
+		t.Run(fmt.Sprint(limit), func(t *testing.T) {
+			for _, f := range families {
+				t.Run(f.name, func(t *testing.T) {
+					t.Parallel()
+					refused := 0
+					for _, c := range f.cases() {
+						if !runCaseLimited(t, c, limit) {
+							refused++
+						}
+					}
+					if refused > 0 {
+						t.Logf("%d cases need a kernel's exact threadgroup of 256 threads, above %d", refused, limit)
+					}
+				})
+			}
+		})
+	}
+}
+
+// TestFixedThreadgroupsFailByName checks that a pipeline allowing fewer
+// than the 256 threads gemm and reduce_cols need makes their plans fail
+// with an error that names the kernel and the limit, and that every other
+// kernel fits.
+func TestFixedThreadgroupsFailByName(t *testing.T) {
+	requireHarness(t)
+	seen := map[string]bool{}
+	for _, f := range families {
+		for _, c := range f.cases() {
+			if c.WantErr != "" {
+				continue
+			}
+			r := rand.New(rand.NewSource(1))
+			_, gpuIn := materializeAll(r, c.In, false)
+			_, gpuOut := materializeAll(r, c.Out, true)
+			ls, err := c.GPU(views(gpuOut), views(gpuIn))
+			if err != nil {
+				t.Fatalf("%s/%s: %v", f.name, c.Name, err)
+			}
+			for _, l := range ls {
+				_, err := metal.FitLaunch(l, 160, 32)
+				fixed := strings.HasPrefix(l.Kernel, "gemm_") || strings.HasPrefix(l.Kernel, "reduce_cols_")
+				switch {
+				case fixed && err == nil:
+					t.Errorf("%s: kernel %s fitted into 160 threads", c.Name, l.Kernel)
+				case fixed:
+					if _, ok := err.(*array.Error); !ok {
+						t.Errorf("%s: error %T, want *array.Error", c.Name, err)
+					}
+					want := "kernel " + l.Kernel + " needs threadgroups of exactly 256 threads ([16 16 1]); its pipeline allows at most 160"
+					if strings.HasPrefix(l.Kernel, "reduce_cols_") {
+						want = strings.Replace(want, "[16 16 1]", "[32 8 1]", 1)
+					}
+					if !strings.HasSuffix(err.Error(), want) {
+						t.Errorf("%s: error %q, want %q", c.Name, err, want)
+					}
+					seen[strings.SplitN(l.Kernel, "_", 2)[0]] = true
+				case err != nil:
+					t.Errorf("%s: kernel %s: %v", c.Name, l.Kernel, err)
+				}
+			}
+		}
+	}
+	if !seen["gemm"] || !seen["reduce"] {
+		t.Errorf("no case planned gemm or reduce_cols: %v", seen)
+	}
+}
+
 func TestConformance(t *testing.T) {
 	requireHarness(t)
 	for _, f := range families {
@@ -466,8 +547,7 @@ func drawValue(r *rand.Rand, o Operand, i int) value {
 	case o.DType == array.Bool:
 		return value{i: int64(r.Intn(2)), isInt: true}
 	case o.DType.IsInteger():
-		if special {
-			ex := intExtremes[o.DType]
+		if ex := intExtremes[o.DType]; special && len(ex) > 0 {
 			return value{i: ex[r.Intn(len(ex))], isInt: true}
 		}
 		if o.DType == array.Uint8 {
@@ -650,13 +730,21 @@ func closeEnough(g, w complex128, atol, rtol float64) bool {
 	return part(real(g), real(w)) && part(imag(g), imag(w))
 }
 
+type execKey struct {
+	schedule   string
+	maxThreads int
+}
+
 var (
 	execMu    sync.Mutex
-	executors = map[string]*mslcpu.Executor{}
+	executors = map[execKey]*mslcpu.Executor{}
 )
 
-// sourced runs launches with the harness, filling in the sources of the
-// embedded libraries, which plans name only (the host does the same).
+// sourced runs launches with the harness as the host runs them on a Mac:
+// it fills in the sources of the embedded libraries, which plans name
+// only, and fits each launch's threadgroup to what the kernel's pipeline
+// allows (its declared maximum, MSL_MAX_THREADS, and the executor's
+// MaxThreads).
 type sourced struct{ e *mslcpu.Executor }
 
 func (s sourced) Run(l metal.Launch) error {
@@ -667,16 +755,31 @@ func (s sourced) Run(l metal.Launch) error {
 		}
 		l.Source = src
 	}
+	limit := mslcpu.PipelineMaxThreads(mslcpu.Library{Name: l.Library, Source: l.Source}, l.Kernel)
+	if m := s.e.MaxThreads; m > 0 {
+		limit = min(limit, m)
+	}
+	l, err := metal.FitLaunch(l, limit, 32)
+	if err != nil {
+		return err
+	}
 	return s.e.Run(l)
 }
 
-func executor(schedule string) sourced {
+// executor is the shared harness executor of a schedule.
+func executor(schedule string) sourced { return limitedExecutor(schedule, 0) }
+
+// limitedExecutor is the shared harness executor of a schedule whose
+// pipelines allow at most maxThreads threads per threadgroup (0: no
+// limit but the kernels' own).
+func limitedExecutor(schedule string, maxThreads int) sourced {
 	execMu.Lock()
 	defer execMu.Unlock()
-	e, ok := executors[schedule]
+	k := execKey{schedule, maxThreads}
+	e, ok := executors[k]
 	if !ok {
-		e = &mslcpu.Executor{Schedule: schedule}
-		executors[schedule] = e
+		e = &mslcpu.Executor{Schedule: schedule, MaxThreads: maxThreads}
+		executors[k] = e
 	}
 	return sourced{e}
 }
@@ -691,6 +794,15 @@ func caseSeed(name string) int64 {
 // and reports differences as errors of t.
 func runCase(t *testing.T, c Case) {
 	t.Helper()
+	runCaseLimited(t, c, 0)
+}
+
+// runCaseLimited is runCase on executors whose pipelines allow at most
+// maxThreads threads per threadgroup (0: no limit but the kernels' own).
+// It returns false if a launch cannot fit that limit (a kernel that needs
+// its exact threadgroup), which it leaves to the caller to judge.
+func runCaseLimited(t *testing.T, c Case, maxThreads int) (fits bool) {
+	t.Helper()
 	r := rand.New(rand.NewSource(caseSeed(c.Name)))
 	cpuIn, gpuIn := materializeAll(r, c.In, false)
 	cpuOut, gpuOut := materializeAll(r, c.Out, true)
@@ -699,11 +811,11 @@ func runCase(t *testing.T, c Case) {
 		if err == nil || !strings.Contains(err.Error(), c.WantErr) {
 			t.Errorf("%s: plan error %v, want one containing %q", c.Name, err, c.WantErr)
 		}
-		return
+		return true
 	}
 	if err := c.CPU(bufs(cpuOut), bufs(cpuIn)); err != nil {
 		t.Errorf("%s: CPU kernel: %v", c.Name, err)
-		return
+		return true
 	}
 	for _, sched := range schedules() {
 		ins := make([]operandData, len(gpuIn))
@@ -717,13 +829,16 @@ func runCase(t *testing.T, c Case) {
 		ls, err := c.GPU(views(outs), views(ins))
 		if err != nil {
 			t.Errorf("%s: plan: %v", c.Name, err)
-			return
+			return true
 		}
-		e := executor(sched)
+		e := limitedExecutor(sched, maxThreads)
 		for _, l := range ls {
 			if err := e.Run(l); err != nil {
+				if maxThreads > 0 && strings.Contains(err.Error(), "needs threadgroups of exactly") {
+					return false
+				}
 				t.Errorf("%s (%s): %v", c.Name, sched, err)
-				return
+				return true
 			}
 		}
 		for k := range outs {
@@ -737,6 +852,7 @@ func runCase(t *testing.T, c Case) {
 			}
 		}
 	}
+	return true
 }
 
 func kernelNames(ls []metal.Launch) string {

@@ -4,7 +4,7 @@ package metal
 
 import (
 	"errors"
-	"fmt"
+	"os"
 	"unsafe"
 
 	"github.com/progrium/darwinkit/macos/foundation"
@@ -20,6 +20,9 @@ import (
 type mtlDriver struct {
 	dev   metal.DeviceObject
 	queue metal.CommandQueueObject
+	// archive keeps compiled pipelines across runs (nil: off, or the
+	// system has none).
+	archive *pipeArchive
 }
 
 // compile builds a library from MSL source. Fast math is off (mathMode
@@ -47,27 +50,45 @@ func (m *mtlDriver) compile(source string) (unsafe.Pointer, error) {
 }
 
 // pipeline builds the compute pipeline of the kernel whose [[host_name]]
-// (or function name) is kernel.
+// (or function name) is kernel, in one shim call: through the pipeline
+// archive when there is one (looked up there first; compiled and added on
+// a miss).
 func (m *mtlDriver) pipeline(lib unsafe.Pointer, kernel string) (pipeline, error) {
-	var p pipeline
-	var err error
-	objc.WithAutoreleasePool(func() {
-		l := metal.LibraryObject{Object: objc.ObjectFrom(lib)}
-		f := l.NewFunctionWithName(kernel)
-		if f.IsNil() {
-			err = fmt.Errorf("the library has no kernel %q", kernel)
-			return
-		}
-		defer releaseHandle(f.Ptr())
-		var nserr unsafe.Pointer
-		pso := m.dev.NewComputePipelineStateWithFunctionError(f, unsafe.Pointer(&nserr))
-		if pso.IsNil() {
-			err = errors.New(nsErrorText(nserr))
-			return
-		}
-		p = pipeline{id: pso.Ptr(), maxThreads: int(pso.MaxTotalThreadsPerThreadgroup())}
-	})
-	return p, err
+	var (
+		pso  unsafe.Pointer
+		info pipelineInfo
+		err  error
+	)
+	if m.archive == nil {
+		pso, info, err = shimPipelineNew(m.dev.Ptr(), lib, kernel, nil)
+	} else {
+		m.archive.use(func(h unsafe.Pointer) (bool, bool) {
+			pso, info, err = shimPipelineNew(m.dev.Ptr(), lib, kernel, h)
+			return info.hit, info.added
+		})
+	}
+	if err != nil {
+		return pipeline{}, err
+	}
+	return pipeline{id: pso, maxThreads: info.maxThreads, simdWidth: info.simdWidth, tgMemory: info.tgMemory}, nil
+}
+
+// openArchive opens the pipeline archive of the device named name (see
+// pipearchive.go), or returns nil where it is off or unavailable: the
+// archive only saves time, so its failures are not errors.
+func openArchive(dev unsafe.Pointer, name string, getenv func(string) string) (*pipeArchive, error) {
+	path, err := archivePath(getenv, os.UserCacheDir, name)
+	if err != nil || path == "" {
+		return nil, err
+	}
+	if err := prepareArchiveDir(path); err != nil {
+		return nil, nil
+	}
+	h, _, _, err := shimArchiveOpen(dev, path)
+	if err != nil {
+		return nil, nil
+	}
+	return &pipeArchive{path: path, handle: h, save: shimArchiveSave}, nil
 }
 
 // nsErrorText returns an NSError's description; call it inside the

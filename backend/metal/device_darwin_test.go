@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/fathom-go/fathom/array"
 	"github.com/progrium/darwinkit/macos/metal"
@@ -126,20 +127,27 @@ func TestGPUCompileErrors(t *testing.T) {
 }
 
 // Every embedded library compiles with Apple's compiler (the harness on
-// Linux accepts some code Metal rejects), and every kernel in it builds a
-// pipeline.
+// Linux accepts some code Metal rejects), as a whole and unit by unit (as
+// the host compiles it, see units.go), and every kernel in it builds a
+// pipeline from its unit, which holds it.
 func TestGPUEmbeddedLibrariesCompile(t *testing.T) {
 	h := gpuHost(t)
+	total := 0
 	for _, lib := range libraryNames() {
-		e := h.pipes.library(&Launch{Library: lib})
-		if e.err != nil {
-			t.Error(e.err)
+		src, err := librarySource(lib)
+		if err != nil {
+			t.Fatal(err)
+		}
+		whole, err := h.pipes.drv.compile(src)
+		if err != nil {
+			t.Errorf("%s: %v", lib, err)
 			continue
 		}
 		var names []string
 		objc.WithAutoreleasePool(func() {
-			names = metal.LibraryObject{Object: objc.ObjectFrom(e.lib)}.FunctionNames()
+			names = metal.LibraryObject{Object: objc.ObjectFrom(whole)}.FunctionNames()
 		})
+		releaseHandle(whole)
 		if len(names) == 0 {
 			t.Errorf("%s: no kernels", lib)
 		}
@@ -148,7 +156,67 @@ func TestGPUEmbeddedLibrariesCompile(t *testing.T) {
 				t.Error(err)
 			}
 		}
+		u, err := unitsOf(lib)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(u.unitOf) != len(names) {
+			t.Errorf("%s: %d kernels in Metal's library, %d in its units", lib, len(names), len(u.unitOf))
+		}
+		total += len(names)
 		t.Logf("%s: %d kernels", lib, len(names))
+	}
+	t.Logf("%d kernels", total)
+}
+
+// TestGPUPipelineArchive builds pipelines through a fresh binary archive,
+// saves it, and opens it again as the next process would: the same
+// pipelines are then found in it rather than compiled.
+func TestGPUPipelineArchive(t *testing.T) {
+	gpuHost(t)
+	dir := t.TempDir()
+	open := func() *host {
+		h, err := openHostEnv(func(k string) string {
+			if k == envPipelineCache {
+				return dir
+			}
+			return ""
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.pipes.drv.(*mtlDriver).archive == nil {
+			t.Skip("this system has no Metal binary archives")
+		}
+		return h
+	}
+	kernels := []string{"binary_Add_float32_vv", "binary_Add_float32_strided", "unary_Exp_float32_contig"}
+	libs := []string{"binary.metal", "binary.metal", "unary.metal"}
+	h := open()
+	start := time.Now()
+	for i, k := range kernels {
+		if _, err := h.pipes.get(&Launch{Library: libs[i], Kernel: k}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("first use, compiled: %v for %d kernels of 2 units", time.Since(start), len(kernels))
+	a := h.pipes.drv.(*mtlDriver).archive
+	if hits, misses := a.stats(); hits != 0 || misses != len(kernels) {
+		t.Errorf("fresh archive: %d hits, %d misses", hits, misses)
+	}
+	if err := a.flush(); err != nil {
+		t.Fatal(err)
+	}
+	h2 := open()
+	start = time.Now()
+	for i, k := range kernels {
+		if _, err := h2.pipes.get(&Launch{Library: libs[i], Kernel: k}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("first use, from the archive: %v", time.Since(start))
+	if hits, misses := h2.pipes.drv.(*mtlDriver).archive.stats(); hits != len(kernels) || misses != 0 {
+		t.Errorf("saved archive: %d hits, %d misses, want %d hits", hits, misses, len(kernels))
 	}
 }
 

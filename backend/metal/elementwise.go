@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/backend/metal/internal/plan"
 	"github.com/fathom-go/fathom/internal/opset"
 )
 
@@ -39,7 +40,7 @@ func checkViews(op string, names []string, views ...View) error {
 // over views (the last `writes` of them written). Contiguous variants get
 // p = extra ++ [n]; the strided variant p = extra ++ the strided layout.
 func ewLaunch(op, lib, base, variant string, l layout, views []View, writes int, extra ...int64) ([]Launch, error) {
-	ln := Launch{Library: lib, Kernel: base + "_" + variant}
+	ln := Launch{Library: lib, Kernel: base + "_" + variant, Fit: plan.FitThreads}
 	if variant == "strided" {
 		grid, group, err := stridedGrid(op, l.shape)
 		if err != nil {

@@ -23,11 +23,17 @@ type fakeGPU struct {
 	mu           sync.Mutex
 	autoComplete bool
 	failNext     string // the next committed command buffer fails with this
-	compiles     int
-	bufs         map[unsafe.Pointer][]byte
-	freed        int
-	cbs          []*fakeCB
-	events       []string
+	// maxThreads, if positive, lowers every pipeline's
+	// maxTotalThreadsPerThreadgroup to it, as register-heavy kernels
+	// have on a real GPU (512, 896), so the host's fitting runs.
+	maxThreads int
+	// dirty fills new buffers with garbage, as reused ones hold.
+	dirty    bool
+	compiles int
+	bufs     map[unsafe.Pointer][]byte
+	freed    int
+	cbs      []*fakeCB
+	events   []string
 }
 
 type fakeCB struct {
@@ -44,6 +50,7 @@ type fakeDispatch struct {
 	offsets []uint64
 	params  []byte
 	grid    [3]int
+	group   [3]int
 	barrier bool
 }
 
@@ -54,6 +61,7 @@ type fakeLib struct{ source string }
 type fakeKernel struct {
 	writes     []int
 	maxThreads int
+	tgMemory   int // static threadgroup memory its pipeline reports
 	run        func(args [][]byte, params []byte, n int)
 }
 
@@ -100,6 +108,10 @@ var fakeKernels = map[string]fakeKernel{
 	}},
 	// narrow: a kernel whose pipeline allows only 64 threads per group
 	"narrow": {writes: []int{0}, maxThreads: 64, run: func([][]byte, []byte, int) {}},
+	// bigtg: a kernel with more threadgroup memory than a 32 KB device has
+	"bigtg": {writes: []int{0}, maxThreads: 1024, tgMemory: 40 << 10, run: func([][]byte, []byte, int) {}},
+	// noop: computes nothing (tests that look at the geometry only)
+	"noop": {writes: []int{0}, maxThreads: 1024, run: func([][]byte, []byte, int) {}},
 }
 
 func newFakeGPU(t *testing.T) *fakeGPU {
@@ -110,14 +122,14 @@ func newFakeGPU(t *testing.T) *fakeGPU {
 func newFakeHost(t *testing.T, cfg config) (*host, *fakeGPU) {
 	g := newFakeGPU(t)
 	cache := newBufCache(cfg, 1<<30, g.newBuf, g.freeBuf)
-	src := func(name string) (string, error) {
+	src := func(name, kernel string) (string, string, error) {
 		switch name {
 		case "test.metal":
-			return "kernel void add1() {}", nil
+			return name, "kernel void add1() {}", nil
 		case "broken.metal":
-			return "#error deliberate", nil
+			return name, "#error deliberate", nil
 		}
-		return "", errors.New("no such library")
+		return "", "", errors.New("no such library")
 	}
 	return newHost(g, cfg, cache, src), g
 }
@@ -129,6 +141,13 @@ func testConfig() config {
 
 func (g *fakeGPU) newBuf(size int) (unsafe.Pointer, []byte, error) {
 	data := make([]byte, size)
+	g.mu.Lock()
+	if g.dirty {
+		for i := range data {
+			data[i] = 0xA5
+		}
+	}
+	g.mu.Unlock()
 	id := unsafe.Pointer(&data[0])
 	g.mu.Lock()
 	g.bufs[id] = data
@@ -168,7 +187,13 @@ func (g *fakeGPU) pipeline(lib unsafe.Pointer, kernel string) (pipeline, error) 
 	}
 	name := new(string)
 	*name = kernel
-	return pipeline{id: unsafe.Pointer(name), maxThreads: k.maxThreads}, nil
+	m := k.maxThreads
+	g.mu.Lock()
+	if g.maxThreads > 0 {
+		m = min(m, g.maxThreads)
+	}
+	g.mu.Unlock()
+	return pipeline{id: unsafe.Pointer(name), maxThreads: m, simdWidth: 32, tgMemory: k.tgMemory}, nil
 }
 
 func (g *fakeGPU) newCommandBuffer() (cmdBuf, error) {
@@ -194,7 +219,7 @@ func (g *fakeGPU) encode(c cmdBuf, d *dispatch) {
 	}
 	cb.dispatches = append(cb.dispatches, fakeDispatch{
 		kernel: name, bufs: append([]unsafe.Pointer{}, d.buffers...), offsets: append([]uint64{}, d.offsets...),
-		params: params, grid: d.grid, barrier: d.barrier,
+		params: params, grid: d.grid, group: d.group, barrier: d.barrier,
 	})
 	ev := "dispatch " + name
 	if d.barrier {

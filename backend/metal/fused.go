@@ -10,6 +10,7 @@ import (
 	"github.com/fathom-go/fathom/internal/strided"
 
 	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/backend/metal/internal/plan"
 	"github.com/fathom-go/fathom/internal/fused"
 	"github.com/fathom-go/fathom/internal/opset"
 )
@@ -270,7 +271,7 @@ func Fused(p *fused.Program, outs []View, ins []View) ([]Launch, error) {
 		}
 		if params != nil {
 			ln := Launch{Library: g.library, Source: g.source, Kernel: "fused_contig",
-				Buffers: contigArgs(views, len(outs)), Params: packParams(params)}
+				Buffers: contigArgs(views, len(outs)), Params: packParams(params), Fit: plan.FitThreads}
 			ln.Grid, ln.Group = contigGrid(n)
 			return []Launch{ln}, nil
 		}

@@ -2,8 +2,13 @@ package metal
 
 import (
 	"encoding/binary"
+	"math"
+	"slices"
+
+	"github.com/fathom-go/fathom/internal/strided"
 
 	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/backend/metal/internal/plan"
 )
 
 // IndexCheck is how gathers and scatters report an index out of range,
@@ -15,13 +20,20 @@ import (
 // CPU backend returns. A caller that runs the plan asynchronously checks
 // it when it next waits for the GPU, before results are read.
 type IndexCheck struct {
-	mem        scratchMem
+	mem        Memory
 	op         string
 	axis, size int
 }
 
-func newIndexCheck(op string, axis, size int) *IndexCheck {
-	return &IndexCheck{mem: make(scratchMem, 16), op: op, axis: axis, size: size}
+// newIndexCheck allocates the flag beside the operands (newScratch) and
+// clears it: the buffer is fresh, so no queued GPU work uses it.
+func newIndexCheck(op string, axis, size int, near ...View) (*IndexCheck, error) {
+	mem, err := newScratch(16, near...)
+	if err != nil {
+		return nil, err
+	}
+	clear(mem.Bytes())
+	return &IndexCheck{mem: mem, op: op, axis: axis, size: size}, nil
 }
 
 // arg binds the error buffer (kernels write it atomically).
@@ -31,10 +43,14 @@ func (c *IndexCheck) arg() bufArg { return bufArg{Mem: c.mem, Write: true} }
 // a bad index, the axis and its size. It is valid once the launches have
 // run.
 func (c *IndexCheck) Err() error {
-	if c == nil || binary.LittleEndian.Uint32(c.mem) == 0 {
+	if c == nil {
 		return nil
 	}
-	v := int64(binary.LittleEndian.Uint32(c.mem[4:])) | int64(binary.LittleEndian.Uint32(c.mem[8:]))<<32
+	b := c.mem.Bytes()
+	if binary.LittleEndian.Uint32(b) == 0 {
+		return nil
+	}
+	v := int64(binary.LittleEndian.Uint32(b[4:])) | int64(binary.LittleEndian.Uint32(b[8:]))<<32
 	return array.Errorf(c.op, "index %d out of range for axis %d of size %d", v, c.axis, c.size)
 }
 
@@ -106,7 +122,10 @@ func checkGatherViews(op string, out, a, idx View) error {
 // and idx being views of out's shape; a is the source array, whose axis
 // is indexed.
 func gatherPlan(op string, out, src, idx, a View, axis int) ([]Launch, *IndexCheck, error) {
-	chk := newIndexCheck(op, axis, a.Shape[axis])
+	chk, err := newIndexCheck(op, axis, a.Shape[axis], out, a, idx)
+	if err != nil {
+		return nil, nil, err
+	}
 	total := out.Size()
 	if total == 0 {
 		return nil, chk, nil
@@ -127,7 +146,7 @@ func gatherPlan(op string, out, src, idx, a View, axis int) ([]Launch, *IndexChe
 	return []Launch{{
 		Library: "gather.metal", Kernel: "gather_" + wordBits(out.DType) + "_" + idx.DType.String(),
 		Buffers: []bufArg{outArg, srcArg, idxArg, chk.arg()}, Params: p.bytes(),
-		Grid: [3]int{groups * 256, 1, 1}, Group: [3]int{256, 1, 1},
+		Grid: [3]int{groups * 256, 1, 1}, Group: [3]int{256, 1, 1}, Fit: plan.FitThreads,
 	}}, chk, nil
 }
 
@@ -140,8 +159,11 @@ func wordBits(dt array.DType) string {
 // idx (numpy's put_along_axis), as cpu.PutAlongAxis: idx and values share
 // one shape, equal to a's on every axis but axis; when an index repeats,
 // the later value wins. out must not alias a or values. It copies a into
-// out, then one thread writes each line's values in order. Bad indices
-// are reported through the returned IndexCheck.
+// out; then, one thread per (line, index) pair, each pair claims its place
+// with an atomic maximum of its position in a zeroed scratch of out's
+// lines (4 bytes per element of out), and the pairs that won write their
+// values: the result does not depend on the order the threads run in.
+// Bad indices are reported through the returned IndexCheck.
 func PutAlongAxis(out, a, idx, values View, axis int) ([]Launch, *IndexCheck, error) {
 	const op = "metal.PutAlongAxis"
 	if err := checkGatherViews(op, out, a, idx); err != nil {
@@ -153,20 +175,61 @@ func PutAlongAxis(out, a, idx, values View, axis int) ([]Launch, *IndexCheck, er
 	if values.DType != a.DType || out.DType != a.DType {
 		return nil, nil, array.Errorf(op, "out dtype %v and values dtype %v differ from a's %v", out.DType, values.DType, a.DType)
 	}
+	chk, err := newIndexCheck(op, axis, out.Shape[axis], out, a, idx, values)
+	if err != nil {
+		return nil, nil, err
+	}
 	ls, err := Copy(out, a)
 	if err != nil {
 		return nil, nil, err
 	}
-	return scatterPlan(op, ls, "scatter_put_"+wordBits(out.DType)+"_"+idx.DType.String(), out, idx, values, axis, false)
+	l, err := newLines(op, idx.Shape, axis, out, idx, values)
+	if err != nil {
+		return nil, nil, err
+	}
+	if l.outs == 0 || l.n == 0 {
+		return ls, chk, nil
+	}
+	if l.n >= math.MaxUint32 {
+		return nil, nil, array.Errorf(op, "%d indices along axis %d: at most %d", l.n, axis, math.MaxUint32-1)
+	}
+	n := out.Shape[axis]
+	own, err := newScratch(l.outs*n*4, out, a, idx, values)
+	if err != nil {
+		return nil, nil, err
+	}
+	zero, err := Fill(View{Mem: own, DType: array.Int32, Shape: []int{l.outs * n}, Strides: []int{1}}, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	ls = append(ls, zero...)
+	outArg, outOff := bindAt(out, true)
+	idxArg, idxOff := bindAt(idx, false)
+	valArg, valOff := bindAt(values, false)
+	p := scatterParams(l, n, out, idx, values, axis, outOff, idxOff, valOff)
+	grid, group := scatterGrid(l)
+	it := idx.DType.String()
+	return append(ls, Launch{
+		Library: "gather.metal", Kernel: "scatter_claim_" + it,
+		Buffers: []bufArg{idxArg, {Mem: own, Write: true}, chk.arg()}, Params: p,
+		Grid: grid, Group: group, Fit: plan.FitThreads,
+	}, Launch{
+		Library: "gather.metal", Kernel: "scatter_put_" + wordBits(out.DType) + "_" + it,
+		Buffers: []bufArg{outArg, idxArg, valArg, {Mem: own}}, Params: p,
+		Grid: grid, Group: group, Fit: plan.FitThreads,
+	}), chk, nil
 }
 
 // ScatterAddAlongAxis plans setting out to zeros plus updates added along
 // axis at idx (out[..., idx[..., j, ...], ...] += updates[..., j, ...]),
-// as cpu.ScatterAddAlongAxis: repeated indices accumulate. One thread
-// zeroes and fills each line of out, adding in the CPU's order, so float
-// results agree exactly; float16 and bfloat16 sum in a float32 scratch
-// line and round once. Bad indices are reported through the returned
-// IndexCheck.
+// as cpu.ScatterAddAlongAxis: repeated indices accumulate. One thread per
+// (line, index) pair adds its update atomically: into out itself for
+// float32, int32 and int64 (zeroed first), into a zeroed scratch
+// accumulator for float16 and bfloat16 (float32, rounded once when it is
+// copied to out) and uint8 (int32, wrapping, whose low byte is the uint8
+// sum). Integer results are exact; float sums run in an unspecified
+// order, so they agree with the CPU's within rounding. Bad indices are
+// reported through the returned IndexCheck.
 func ScatterAddAlongAxis(out, idx, updates View, axis int) ([]Launch, *IndexCheck, error) {
 	const op = "metal.ScatterAddAlongAxis"
 	if err := out.check(op, "output"); err != nil {
@@ -184,38 +247,78 @@ func ScatterAddAlongAxis(out, idx, updates View, axis int) ([]Launch, *IndexChec
 	if out.DType == array.Bool || out.DType == array.Complex64 {
 		return nil, nil, array.Errorf(op, "cannot add dtype %v on the GPU", out.DType)
 	}
-	return scatterPlan(op, nil, "scatter_add_"+out.DType.String()+"_"+idx.DType.String(), out, idx, updates, axis, true)
-}
-
-// scatterPlan appends the launch of a line-per-thread scatter to ls. add
-// is set for scatter_add, which takes a float32 scratch line per line for
-// the 16-bit floats (and binds out in its place otherwise).
-func scatterPlan(op string, ls []Launch, kernel string, out, idx, values View, axis int, add bool) ([]Launch, *IndexCheck, error) {
-	chk := newIndexCheck(op, axis, out.Shape[axis])
-	l, err := newLines(op, idx.Shape, axis, out, idx, values)
+	chk, err := newIndexCheck(op, axis, out.Shape[axis], out, idx, updates)
 	if err != nil {
 		return nil, nil, err
 	}
-	// A line of out is written only where idx has lines; with no indices
-	// along the axis, ScatterAdd still zeroes out.
-	if l.outs == 0 || (!add && l.n == 0) {
-		return ls, chk, nil
+	if out.Size() == 0 {
+		return nil, chk, nil
 	}
-	outArg, outOff := bindAt(out, true)
-	idxArg, idxOff := bindAt(idx, false)
-	valArg, valOff := bindAt(values, false)
-	p := params{}.add(l.outs, len(l.shape), l.n, out.Shape[axis], out.Strides[axis], idx.Strides[axis], values.Strides[axis], outOff, idxOff, valOff)
-	p = p.dims(l.shape).dims(l.strides[0]).dims(l.strides[1]).dims(l.strides[2])
-	bufs := []bufArg{outArg, idxArg, valArg, chk.arg()}
-	if add {
-		acc := bufArg{Mem: out.Mem}
-		if out.DType == array.Float16 || out.DType == array.BFloat16 {
-			acc = bufArg{Mem: make(scratchMem, l.outs*out.Shape[axis]*4), Write: true}
+	// acc is where the kernel adds: out, or a scratch accumulator laid
+	// out as out's lines (axis innermost), copied to out at the end.
+	acc, accDT := out, out.DType
+	switch out.DType {
+	case array.Float16, array.BFloat16:
+		accDT = array.Float32
+	case array.Uint8:
+		accDT = array.Int32
+	}
+	if accDT != out.DType {
+		n := out.Shape[axis]
+		mem, err := newScratch(out.Size()*accDT.Size(), out, idx, updates)
+		if err != nil {
+			return nil, nil, err
 		}
-		bufs = append(bufs, acc)
+		kept := without(out.Shape, axis)
+		rs := strided.RowMajor(kept)
+		st := make([]int, 0, len(out.Shape))
+		for _, s := range rs {
+			st = append(st, s*n)
+		}
+		st = slices.Insert(st, axis, 1)
+		acc = View{Mem: mem, DType: accDT, Shape: out.Shape, Strides: st}
 	}
-	return append(ls, Launch{
-		Library: "gather.metal", Kernel: kernel, Buffers: bufs, Params: p.bytes(),
-		Grid: [3]int{(l.outs + 255) / 256 * 256, 1, 1}, Group: [3]int{256, 1, 1},
-	}), chk, nil
+	ls, err := Fill(acc, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	l, err := newLines(op, idx.Shape, axis, acc, idx, updates)
+	if err != nil {
+		return nil, nil, err
+	}
+	if l.outs > 0 && l.n > 0 {
+		accArg, accOff := bindAt(acc, true)
+		idxArg, idxOff := bindAt(idx, false)
+		updArg, updOff := bindAt(updates, false)
+		grid, group := scatterGrid(l)
+		ls = append(ls, Launch{
+			Library: "gather.metal", Kernel: "scatter_add_" + out.DType.String() + "_" + idx.DType.String(),
+			Buffers: []bufArg{accArg, idxArg, updArg, chk.arg()},
+			Params:  scatterParams(l, out.Shape[axis], acc, idx, updates, axis, accOff, idxOff, updOff),
+			Grid:    grid, Group: group, Fit: plan.FitThreads,
+		})
+	}
+	if accDT != out.DType {
+		c, err := Copy(out, acc)
+		if err != nil {
+			return nil, nil, err
+		}
+		ls = append(ls, c...)
+	}
+	return ls, chk, nil
+}
+
+// scatterParams is the ScatterParams block of the scatter kernels over
+// lines l of n places: out is where they write (out, or an accumulator),
+// idx and values what they read, the offsets from bindAt.
+func scatterParams(l lines, n int, out, idx, values View, axis, outOff, idxOff, valOff int) []byte {
+	p := params{}.add(l.outs, len(l.shape), l.n, n, out.Strides[axis], idx.Strides[axis], values.Strides[axis], outOff, idxOff, valOff)
+	return p.dims(l.shape).dims(l.strides[0]).dims(l.strides[1]).dims(l.strides[2]).bytes()
+}
+
+// scatterGrid is the grid of the scatter kernels: one thread per (line,
+// index) pair, in a grid-stride loop.
+func scatterGrid(l lines) (grid, group [3]int) {
+	groups := cappedGroups((l.outs*l.n + 255) / 256)
+	return [3]int{groups * 256, 1, 1}, [3]int{256, 1, 1}
 }

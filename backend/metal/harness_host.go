@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/backend/metal/internal/mslcpu"
 	"github.com/fathom-go/fathom/backend/metal/internal/plan"
 )
 
@@ -42,7 +43,7 @@ type execDriver struct {
 
 	mu    sync.Mutex
 	bufs  map[unsafe.Pointer][]byte
-	names map[string]string // source -> name of the embedded library
+	names map[string]string // unit source -> name of its embedded library
 }
 
 type execLib struct{ name, source string }
@@ -62,16 +63,18 @@ type execMem []byte
 
 func (m execMem) Bytes() []byte { return m }
 
-// source is librarySource, remembering each library's name so its
-// launches name it as the real ones do.
-func (d *execDriver) source(name string) (string, error) {
-	src, err := librarySource(name)
+// source is libraryUnit, remembering each unit's library so its launches
+// run the whole embedded library, as the harness compiles it once (a unit
+// at a time would mean a clang++ build per unit). The host still splits,
+// compiles and caches units as on a Mac.
+func (d *execDriver) source(lib, kernel string) (string, string, error) {
+	unit, src, err := libraryUnit(lib, kernel)
 	if err == nil {
 		d.mu.Lock()
-		d.names[src] = name
+		d.names[src] = lib
 		d.mu.Unlock()
 	}
-	return src, err
+	return unit, src, err
 }
 
 func (d *execDriver) newBuf(size int) (unsafe.Pointer, []byte, error) {
@@ -89,8 +92,9 @@ func (d *execDriver) freeBuf(id unsafe.Pointer) {
 	d.mu.Unlock()
 }
 
-// compile names a generated library after its source's hash: the
-// executor compiles and caches libraries by name and source.
+// compile names a generated library after its source's hash, and runs a
+// unit of an embedded library as the whole library: the executor compiles
+// and caches libraries by name and source.
 func (d *execDriver) compile(source string) (unsafe.Pointer, error) {
 	d.mu.Lock()
 	name, ok := d.names[source]
@@ -98,14 +102,25 @@ func (d *execDriver) compile(source string) (unsafe.Pointer, error) {
 	if !ok {
 		h := sha256.Sum256([]byte(source))
 		name = genPrefix + hex.EncodeToString(h[:8])
+	} else {
+		full, err := librarySource(name)
+		if err != nil {
+			return nil, err
+		}
+		source = full
 	}
 	return unsafe.Pointer(&execLib{name: name, source: source}), nil
 }
 
 // pipeline defers to the executor, which reports a missing kernel when
-// it runs.
+// it runs. Its limit is what a Metal pipeline of the kernel would report
+// under the harness (mslcpu.PipelineMaxThreads: the kernel's declared
+// maximum, lowered by MSL_MAX_THREADS), so the host fits launches to it
+// as it would on a Mac.
 func (d *execDriver) pipeline(lib unsafe.Pointer, kernel string) (pipeline, error) {
-	return pipeline{id: unsafe.Pointer(&execPipe{lib: (*execLib)(lib), kernel: kernel}), maxThreads: 1024}, nil
+	l := (*execLib)(lib)
+	limit := mslcpu.PipelineMaxThreads(mslcpu.Library{Name: l.name, Source: l.source}, kernel)
+	return pipeline{id: unsafe.Pointer(&execPipe{lib: l, kernel: kernel}), maxThreads: limit, simdWidth: 32}, nil
 }
 
 func (d *execDriver) newCommandBuffer() (cmdBuf, error) {

@@ -2,6 +2,7 @@ package metal
 
 import (
 	"math"
+	"slices"
 
 	"github.com/fathom-go/fathom/array"
 )
@@ -15,30 +16,30 @@ type host struct {
 	q     *cmdQueue
 }
 
-func newHost(drv driver, cfg config, cache *bufCache, source func(string) (string, error)) *host {
-	return &host{cache: cache, pipes: newPipeCache(drv, source), q: newCmdQueue(drv, cache, cfg)}
+func newHost(drv driver, cfg config, cache *bufCache, source func(string, string) (string, string, error)) *host {
+	h := &host{cache: cache, pipes: newPipeCache(drv, source), q: newCmdQueue(drv, cache, cfg)}
+	cache.onFull = func() {
+		h.q.mu.Lock()
+		if derr := h.q.drainLocked(); derr != nil && h.q.err == nil {
+			h.q.err = derr
+		}
+		h.q.mu.Unlock()
+	}
+	return h
 }
 
 // alloc returns device storage of n bytes. When memory runs out it waits
 // for the queued GPU work (whose buffers may then be freed) and collects
 // garbage before it gives up with an error.
-func (h *host) alloc(n int) (*array.Storage, error) {
-	st, err := h.cache.alloc(n)
-	if err == nil {
-		return st, nil
-	}
-	h.q.mu.Lock()
-	if derr := h.q.drainLocked(); derr != nil && h.q.err == nil {
-		h.q.err = derr
-	}
-	h.q.mu.Unlock()
-	return h.cache.allocReclaiming(n)
-}
+func (h *host) alloc(n int) (*array.Storage, error) { return h.cache.allocWaiting(n) }
 
 // run checks every launch and builds its pipeline (compiling libraries on
-// first use) before encoding any, so a bad launch encodes nothing.
+// first use) before encoding any, so a bad launch encodes nothing. A
+// launch whose threadgroup is larger than its pipeline allows is fitted
+// to the pipeline (fitLaunch), or fails if its kernel needs that group.
 func (h *host) run(ls []Launch) error {
 	pipes := make([]pipeline, len(ls))
+	fitted := false
 	for i := range ls {
 		if err := checkLaunch(&ls[i]); err != nil {
 			return err
@@ -49,8 +50,20 @@ func (h *host) run(ls []Launch) error {
 			return err
 		}
 		if n := l.Group[0] * l.Group[1] * l.Group[2]; n > p.maxThreads {
-			return array.Errorf("metal.Run", "kernel %s: threadgroup %v has %d threads; its pipeline allows at most %d",
-				l.Kernel, l.Group, n, p.maxThreads)
+			// The pipeline allows fewer threads than the plan asked for
+			// (register-heavy kernels): shrink the group as the launch
+			// says, in a copy, as ls is the caller's.
+			f, err := fitLaunch(*l, p.maxThreads, p.simdWidth)
+			if err != nil {
+				return err
+			}
+			if !fitted {
+				ls, fitted = slices.Clone(ls), true
+			}
+			ls[i] = f
+			if err := checkLaunch(&ls[i]); err != nil {
+				return err
+			}
 		}
 		pipes[i] = p
 	}

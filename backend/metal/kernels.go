@@ -66,8 +66,9 @@ func libraryNames() []string {
 	return names
 }
 
-// librarySource returns the MSL source of the embedded library name, as
-// the host compiles it: the common prelude followed by the file.
+// librarySource returns the MSL source of the whole embedded library
+// name: the common prelude followed by the file. The host compiles it a
+// unit at a time (libraryUnit); the harness and the tests take it whole.
 func librarySource(name string) (string, error) {
 	libs, _ := libraries()
 	src, ok := libs[name]

@@ -9,6 +9,7 @@ import (
 	"github.com/fathom-go/fathom/internal/strided"
 
 	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/backend/metal/internal/plan"
 	"github.com/fathom-go/fathom/internal/opset"
 )
 
@@ -21,15 +22,31 @@ import (
 // for one view after merging. Merging makes more than a handful rare.
 const maxDims = 8
 
-// scratchMem is memory a plan allocates for intermediate results (partial
-// sums, sort runs, an index error flag). It is plain host memory: the
-// Metal host stages it into a device buffer for the run and copies back
-// what the kernels wrote when it synchronizes, and the harness runs it as
-// is. It starts zeroed.
+// scratchMem is scratch memory of a plan whose operands are all host
+// memory (the conformance suite's, on the harness): the harness runs it
+// as is, and a Metal host would stage it like any host memory. It starts
+// zeroed.
 type scratchMem []byte
 
 // Bytes returns the memory.
 func (m scratchMem) Bytes() []byte { return m }
+
+// newScratch returns n bytes for a plan's intermediate results (partial
+// sums, sort runs, scatter accumulators, an index error flag), from the
+// allocator of the first operand in near that is device memory, so the GPU
+// uses it in place and it returns to the buffer cache once the launches
+// that hold it have run and are dropped. The ops layer's outputs always
+// are device memory. Only when no operand is (the harness's conformance
+// suite) is it host memory. Its contents are arbitrary: the kernels write
+// it before they read it, or the plan clears it.
+func newScratch(n int, near ...View) (Memory, error) {
+	for _, v := range near {
+		if b := deviceBuf(v.Mem); b != nil && b.cache != nil {
+			return b.cache.allocWaiting(n)
+		}
+	}
+	return make(scratchMem, n), nil
+}
 
 // params builds a kernel parameter block: a struct of longs, arrays of
 // maxDims padded with zeros.
@@ -109,19 +126,21 @@ func cappedGroups(n int) int { return int(min(int64(n), gridGroups.Load())) }
 const perSimdMax = 256
 
 // lineGrid returns the launch geometry of a kernel that takes items one
-// per simdgroup (n short) or one per threadgroup, and whether it is the
-// former.
-func lineGrid(items, n int) (grid, group [3]int, perSimd bool) {
+// per simdgroup (n short) or one per threadgroup, whether it is the
+// former, and how the launch fits a pipeline that allows fewer threads
+// (the kernels read their group size from attributes and loop over their
+// items, so any multiple of the SIMD width works).
+func lineGrid(items, n int) (grid, group [3]int, perSimd bool, fit plan.Fit) {
 	if n <= perSimdMax {
 		groups := cappedGroups((items + 7) / 8)
-		return [3]int{groups * 256, 1, 1}, [3]int{256, 1, 1}, true
+		return [3]int{groups * 256, 1, 1}, [3]int{256, 1, 1}, true, plan.FitSimd
 	}
 	tg := 256
 	if n > 8192 {
 		tg = 1024
 	}
 	groups := cappedGroups(items)
-	return [3]int{groups * tg, 1, 1}, [3]int{tg, 1, 1}, false
+	return [3]int{groups * tg, 1, 1}, [3]int{tg, 1, 1}, false, plan.FitGroups
 }
 
 // accDType is the dtype partial results are kept in between the passes
@@ -218,10 +237,10 @@ func Reduce(op opset.ReduceOp, out, in View, axes []int) ([]Launch, error) {
 	outArg, outOff := bindAt(out, true)
 	pass := func(kernel string, parts, chunk int, src, dst bufArg, srcOff, dstOff int, kin, kout []int, n int, r layout) Launch {
 		items := outs * parts
-		grid, group, perSimd := lineGrid(items, min(n, chunk))
+		grid, group, perSimd, fit := lineGrid(items, min(n, chunk))
 		p := params{}.add(n, outs, parts, chunk, b2i(perSimd), srcOff, dstOff, len(k.shape), len(r.shape))
 		p = p.dims(k.shape).dims(kin).dims(kout).dims(r.shape).dims(r.strides[0])
-		return Launch{Library: "reduce.metal", Kernel: kernel, Buffers: []bufArg{src, dst}, Params: p.bytes(), Grid: grid, Group: group}
+		return Launch{Library: "reduce.metal", Kernel: kernel, Buffers: []bufArg{src, dst}, Params: p.bytes(), Grid: grid, Group: group, Fit: fit}
 	}
 	rows := func(from, to array.DType) string {
 		return "reduce_rows_" + kop + "_" + from.String() + "_" + to.String()
@@ -234,7 +253,10 @@ func Reduce(op opset.ReduceOp, out, in View, axes []int) ([]Launch, error) {
 		parts := min((n+splitChunk-1)/splitChunk, splitParts)
 		chunk := (n + parts - 1) / parts
 		acc := accDType(want)
-		mem := make(scratchMem, outs*parts*acc.Size())
+		mem, err := newScratch(outs*parts*acc.Size(), out, in)
+		if err != nil {
+			return nil, err
+		}
 		tmp := bufArg{Mem: mem, Write: true}
 		first := pass(rows(in.DType, acc), parts, chunk, inArg, tmp, inOff, 0, kin, kout, n, r)
 		// The second pass folds the [outs, parts] partials: its kept dims
@@ -253,6 +275,8 @@ func Reduce(op opset.ReduceOp, out, in View, axes []int) ([]Launch, error) {
 		return []Launch{{
 			Library: "reduce.metal", Kernel: "reduce_cols_" + kop + "_" + in.DType.String() + "_" + out.DType.String(),
 			Buffers: []bufArg{inArg, outArg}, Params: p.bytes(),
+			// The kernel's layout is 32x8 threads: no Fit (a pipeline
+			// allowing fewer than 256 threads is an error).
 			Grid: [3]int{(outs + 31) / 32 * 32, 8, 1}, Group: [3]int{32, 8, 1},
 		}}, nil
 	}
@@ -339,12 +363,12 @@ func lineLaunch(name, lib, kernel string, out, in View, axis int, reduced bool, 
 	}
 	inArg, inOff := bindAt(in, false)
 	outArg, outOff := bindAt(out, true)
-	grid, group, perSimd := lineGrid(l.outs, l.n)
+	grid, group, perSimd, fit := lineGrid(l.outs, l.n)
 	outStep := 0
 	if !reduced {
 		outStep = out.Strides[axis]
 	}
 	p := params{}.add(l.n, l.outs, in.Strides[axis], outStep, b2i(perSimd)).add(extra...).add(inOff, outOff, len(l.shape))
 	p = p.dims(l.shape).dims(l.strides[0]).dims(l.strides[1])
-	return []Launch{{Library: lib, Kernel: kernel, Buffers: []bufArg{inArg, outArg}, Params: p.bytes(), Grid: grid, Group: group}}, nil
+	return []Launch{{Library: lib, Kernel: kernel, Buffers: []bufArg{inArg, outArg}, Params: p.bytes(), Grid: grid, Group: group, Fit: fit}}, nil
 }

@@ -113,3 +113,51 @@ func shimPoll(cb cmdBuf) (bool, error) {
 	}
 	return true, shimError(&e)
 }
+
+// shimArchiveOpen opens the binary archive serialized at path (loaded)
+// or an empty one; loadErr says why an existing file did not load. It
+// fails where the system has no binary archives.
+func shimArchiveOpen(device unsafe.Pointer, path string) (archive unsafe.Pointer, loaded bool, loadErr, err error) {
+	cpath := C.CString(path)
+	defer C.free(unsafe.Pointer(cpath))
+	var e C.fm_error
+	var ok C.int32_t
+	a := C.fm_archive_open(device, cpath, &ok, &e)
+	if a == nil {
+		return nil, false, nil, shimError(&e)
+	}
+	return a, ok != 0, shimError(&e), nil
+}
+
+// pipelineInfo is what fm_pipeline_new reports beside the pipeline.
+type pipelineInfo struct {
+	hit, added                      bool
+	maxThreads, simdWidth, tgMemory int
+}
+
+// shimPipelineNew builds the pipeline of kernel in library, through the
+// binary archive if it is not nil.
+func shimPipelineNew(device, library unsafe.Pointer, kernel string, archive unsafe.Pointer) (unsafe.Pointer, pipelineInfo, error) {
+	cname := C.CString(kernel)
+	defer C.free(unsafe.Pointer(cname))
+	var e C.fm_error
+	var hit, added C.int32_t
+	var maxThreads, simdWidth, tgMemory C.uint64_t
+	p := C.fm_pipeline_new(device, library, cname, archive, &hit, &added, &maxThreads, &simdWidth, &tgMemory, &e)
+	if p == nil {
+		return nil, pipelineInfo{}, shimError(&e)
+	}
+	return p, pipelineInfo{hit: hit != 0, added: added != 0, maxThreads: int(maxThreads), simdWidth: int(simdWidth),
+		tgMemory: int(tgMemory)}, nil
+}
+
+// shimArchiveSave serializes the archive to path.
+func shimArchiveSave(archive unsafe.Pointer, path string) error {
+	cpath := C.CString(path)
+	defer C.free(unsafe.Pointer(cpath))
+	var e C.fm_error
+	if C.fm_archive_save(archive, cpath, &e) < 0 {
+		return shimError(&e)
+	}
+	return nil
+}

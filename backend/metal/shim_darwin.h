@@ -64,4 +64,25 @@ int32_t fm_device_has_unified_memory(void *device);
 // macOS 15 deprecates).
 void fm_set_precise_math(void *options);
 
+// fm_archive_open returns an MTLBinaryArchive of device (macOS 11 and
+// later): the one serialized at path if that file exists and loads
+// (*loaded = 1), else an empty one (*loaded = 0, and err filled with why
+// the file did not load, if it exists). It returns NULL with err filled
+// where the system has no binary archives.
+void *fm_archive_open(void *device, const char *path, int32_t *loaded, fm_error *err);
+
+// fm_pipeline_new builds the compute pipeline of the kernel named name in
+// library. With an archive (NULL: none) it looks the pipeline up there
+// first (*hit = 1 when found, no compile) and otherwise compiles it and
+// adds it to the archive (*added = 1). It returns the pipeline and its
+// maxTotalThreadsPerThreadgroup, threadExecutionWidth and
+// staticThreadgroupMemoryLength, or NULL with err filled.
+void *fm_pipeline_new(void *device, void *library, const char *name, void *archive,
+	int32_t *hit, int32_t *added, uint64_t *max_threads, uint64_t *simd_width,
+	uint64_t *tg_memory, fm_error *err);
+
+// fm_archive_save serializes archive to the file at path. Returns 0, or -1
+// with err filled.
+int32_t fm_archive_save(void *archive, const char *path, fm_error *err);
+
 #endif

@@ -158,3 +158,97 @@ void fm_set_precise_math(void *options) {
 		((void (*)(id, SEL, BOOL))objc_msgSend)(opts, @selector(setFastMathEnabled:), NO);
 	}
 }
+
+void *fm_archive_open(void *device, const char *path, int32_t *loaded, fm_error *err) {
+	@autoreleasepool {
+		id<MTLDevice> dev = (__bridge id<MTLDevice>)device;
+		*loaded = 0;
+		if (![dev respondsToSelector:@selector(newBinaryArchiveWithDescriptor:error:)]) {
+			fail(err, -1, @"this system has no Metal binary archives (macOS 11 or later)");
+			return NULL;
+		}
+		NSString *file = [NSString stringWithUTF8String:path];
+		MTLBinaryArchiveDescriptor *desc = [[MTLBinaryArchiveDescriptor alloc] init];
+		NSError *e = nil;
+		if ([[NSFileManager defaultManager] fileExistsAtPath:file]) {
+			desc.url = [NSURL fileURLWithPath:file];
+			id<MTLBinaryArchive> a = [dev newBinaryArchiveWithDescriptor:desc error:&e];
+			if (a != nil) {
+				*loaded = 1;
+				return (__bridge_retained void *)a;
+			}
+			// An archive of another OS or GPU, or a damaged file: start
+			// afresh (err says why, for the caller to report).
+			fail_nserror(err, e, @"loading the pipeline archive");
+			desc.url = nil;
+			e = nil;
+		}
+		id<MTLBinaryArchive> a = [dev newBinaryArchiveWithDescriptor:desc error:&e];
+		if (a == nil) {
+			if (err != NULL && err->message != NULL) {
+				free(err->message);
+				err->message = NULL;
+			}
+			fail_nserror(err, e, @"creating a pipeline archive");
+			return NULL;
+		}
+		return (__bridge_retained void *)a;
+	}
+}
+
+void *fm_pipeline_new(void *device, void *library, const char *name, void *archive,
+	int32_t *hit, int32_t *added, uint64_t *max_threads, uint64_t *simd_width,
+	uint64_t *tg_memory, fm_error *err) {
+	@autoreleasepool {
+		id<MTLDevice> dev = (__bridge id<MTLDevice>)device;
+		id<MTLLibrary> lib = (__bridge id<MTLLibrary>)library;
+		*hit = 0;
+		*added = 0;
+		id<MTLFunction> fn = [lib newFunctionWithName:[NSString stringWithUTF8String:name]];
+		if (fn == nil) {
+			fail(err, -1, [NSString stringWithFormat:@"the library has no kernel \"%s\"", name]);
+			return NULL;
+		}
+		MTLComputePipelineDescriptor *desc = [[MTLComputePipelineDescriptor alloc] init];
+		desc.computeFunction = fn;
+		NSError *e = nil;
+		id<MTLComputePipelineState> pso = nil;
+		id<MTLBinaryArchive> arc = (__bridge id<MTLBinaryArchive>)archive;
+		if (arc != nil) {
+			desc.binaryArchives = [NSArray arrayWithObject:arc];
+			pso = [dev newComputePipelineStateWithDescriptor:desc
+			                                          options:MTLPipelineOptionFailOnBinaryArchiveMiss
+			                                       reflection:NULL
+			                                            error:&e];
+			*hit = pso != nil;
+			e = nil;
+		}
+		if (pso == nil) {
+			pso = [dev newComputePipelineStateWithDescriptor:desc options:MTLPipelineOptionNone reflection:NULL error:&e];
+			if (pso == nil) {
+				fail_nserror(err, e, @"building the pipeline");
+				return NULL;
+			}
+			if (arc != nil) {
+				NSError *ae = nil;
+				*added = [arc addComputePipelineFunctionsWithDescriptor:desc error:&ae] ? 1 : 0;
+			}
+		}
+		*max_threads = [pso maxTotalThreadsPerThreadgroup];
+		*simd_width = [pso threadExecutionWidth];
+		*tg_memory = [pso staticThreadgroupMemoryLength];
+		return (__bridge_retained void *)pso;
+	}
+}
+
+int32_t fm_archive_save(void *archive, const char *path, fm_error *err) {
+	@autoreleasepool {
+		id<MTLBinaryArchive> arc = (__bridge id<MTLBinaryArchive>)archive;
+		NSError *e = nil;
+		if (![arc serializeToURL:[NSURL fileURLWithPath:[NSString stringWithUTF8String:path]] error:&e]) {
+			fail_nserror(err, e, @"saving the pipeline archive");
+			return -1;
+		}
+		return 0;
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"math/bits"
 
 	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/backend/metal/internal/plan"
 )
 
 // sortBlock is SORT_BLOCK in kernels/sort.metal: the longest line sorted
@@ -124,17 +125,24 @@ func sortPlan(name, kind, scratch string, out, in View, axis, k int) ([]Launch, 
 		return []Launch{{
 			Library: "sort.metal", Kernel: "sort_block_" + kind + "_" + dt,
 			Buffers: append([]bufArg{inArg}, final...), Params: mk(b).bytes(),
-			Grid: [3]int{tpg, l.outs, 1}, Group: [3]int{tpg, 1, 1},
+			Grid: [3]int{tpg, l.outs, 1}, Group: [3]int{tpg, 1, 1}, Fit: plan.FitGroups,
 		}}, nil
 	}
 	ks := sortKeySize(in.DType)
-	keys := [2]scratchMem{make(scratchMem, l.outs*n*ks), make(scratchMem, l.outs*n*ks)}
-	idx := [2]scratchMem{make(scratchMem, l.outs*n*4), make(scratchMem, l.outs*n*4)}
+	var keys, idx [2]Memory
+	for i := range 2 {
+		if keys[i], err = newScratch(l.outs*n*ks, out, in); err != nil {
+			return nil, err
+		}
+		if idx[i], err = newScratch(l.outs*n*4, out, in); err != nil {
+			return nil, err
+		}
+	}
 	blocks := (n + sortBlock - 1) / sortBlock
 	ls := []Launch{{
 		Library: "sort.metal", Kernel: "sort_block_" + scratch + "_" + dt,
 		Buffers: []bufArg{inArg, {Mem: keys[0], Write: true}, {Mem: idx[0], Write: true}}, Params: mk(sortBlock).bytes(),
-		Grid: [3]int{blocks * sortThreads, l.outs, 1}, Group: [3]int{sortThreads, 1, 1},
+		Grid: [3]int{blocks * sortThreads, l.outs, 1}, Group: [3]int{sortThreads, 1, 1}, Fit: plan.FitGroups,
 	}}
 	cur := 0
 	for w := sortBlock; w < n; w *= 2 {
@@ -146,7 +154,7 @@ func sortPlan(name, kind, scratch string, out, in View, axis, k int) ([]Launch, 
 		}
 		ls = append(ls, Launch{
 			Library: "sort.metal", Kernel: kern, Buffers: append(src, dst...), Params: mk(w).bytes(),
-			Grid: [3]int{(n + 255) / 256 * 256, l.outs, 1}, Group: [3]int{256, 1, 1},
+			Grid: [3]int{(n + 255) / 256 * 256, l.outs, 1}, Group: [3]int{256, 1, 1}, Fit: plan.FitThreads,
 		})
 		cur = 1 - cur
 	}

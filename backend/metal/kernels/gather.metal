@@ -1,10 +1,12 @@
 // gather.metal: Take and TakeAlongAxis (gather_<bits>_<index dtype>),
-// PutAlongAxis (scatter_put_<bits>_<index dtype>) and ScatterAddAlongAxis
+// PutAlongAxis (scatter_claim_<index dtype>, then
+// scatter_put_<bits>_<index dtype>) and ScatterAddAlongAxis
 // (scatter_add_<dtype>_<index dtype>); see gather.go. bits is the element
 // size (8, 16, 32, 64): gathers move elements as words.
-// Buffers: gather: out, src, idx, err, GatherParams; scatter_put: out,
-// idx, values, err, ScatterParams; scatter_add: out, idx, updates, err,
-// acc (float scratch), ScatterParams.
+// Buffers: gather: out, src, idx, err, GatherParams; scatter_claim: idx,
+// own, err, ScatterParams; scatter_put: out, idx, values, own,
+// ScatterParams; scatter_add: acc (out or scratch), idx, updates, err,
+// ScatterParams.
 
 // ------------------------------------------------------------ helpers
 // ld and st move values between a storage type and the type a kernel
@@ -79,84 +81,96 @@ kernel void gather(device W* out [[buffer(0)]], device const W* src [[buffer(1)]
 }
 
 // ScatterParams: lines along the axis, placed by the kept dims (shape,
-// with strides ko, ki, kv in out, idx and values); each line has m
-// indices and values (ki_step, kv_step apart) and n places in out
-// (o_step apart).
+// with strides ko, ki, kv in out (or the accumulator), idx and values);
+// each line has m indices and values (i_step, v_step apart) and n places
+// in out (o_step apart). The scatters run one thread per (line, index)
+// pair, e = line * m + index, in grid-stride loops.
 struct ScatterParams {
   long lines, nd, m, n, o_step, i_step, v_step, out_off, idx_off, val_off;
   long shape[MAXD], ko[MAXD], ki[MAXD], kv[MAXD];
 };
 
-// scatter_put writes the values of one line per thread in order, so when
-// an index repeats the later value wins, as on the CPU. out already holds
-// a copy of the array.
-template <typename W, typename I>
-kernel void scatter_put(device W* out [[buffer(0)]], device const I* idx [[buffer(1)]],
-                        device const W* val [[buffer(2)]], device atomic_uint* err [[buffer(3)]],
-                        constant ScatterParams& p [[buffer(4)]], uint gid [[thread_position_in_grid]]) {
-  if (gid >= p.lines) return;
-  long a = p.out_off + offset_of(gid, p.nd, p.shape, p.ko);
-  long b = p.idx_off + offset_of(gid, p.nd, p.shape, p.ki);
-  long c = p.val_off + offset_of(gid, p.nd, p.shape, p.kv);
-  for (long q = 0; q < p.m; q++) {
-    long v = long(idx[b + q * p.i_step]), j;
-    if (!wrap_index(v, p.n, j)) {
+// scatter_place reads the index of pair e (line o, position q) and wraps
+// it into j; false for an index out of range.
+template <typename I>
+inline bool scatter_place(device const I* idx, constant ScatterParams& p, long e, thread long& o, thread long& q,
+                          thread long& v, thread long& j) {
+  o = e / p.m;
+  q = e % p.m;
+  v = long(idx[p.idx_off + offset_of(o, p.nd, p.shape, p.ki) + q * p.i_step]);
+  return wrap_index(v, p.n, j);
+}
+
+// PutAlongAxis writes, where an index repeats, the later value (as the
+// CPU), whatever order the threads run in: scatter_claim has each pair
+// claim its place in own (lines x n, zeroed) with an atomic maximum of
+// q + 1, and scatter_put then writes the values of the pairs that won.
+// out already holds a copy of the array. Bad indices are reported by
+// scatter_claim and skipped by scatter_put.
+template <typename I>
+kernel void scatter_claim(device const I* idx [[buffer(0)]], device atomic_uint* own [[buffer(1)]],
+                          device atomic_uint* err [[buffer(2)]], constant ScatterParams& p [[buffer(3)]],
+                          uint gid [[thread_position_in_grid]], uint nthreads [[threads_per_grid]]) {
+  for (long e = gid; e < p.lines * p.m; e += nthreads) {
+    long o, q, v, j;
+    if (!scatter_place(idx, p, e, o, q, v, j)) {
       report_index(err, v);
-      return;
+      continue;
     }
-    out[a + j * p.o_step] = val[c + q * p.v_step];
+    atomic_fetch_max_explicit(&own[o * p.n + j], uint(q + 1), memory_order_relaxed);
   }
 }
 
-inline float add_elem(float a, float b) { return a + b; }
-template <typename T> inline T add_elem(T a, T b) { return wrap_add(a, b); }
+template <typename W, typename I>
+kernel void scatter_put(device W* out [[buffer(0)]], device const I* idx [[buffer(1)]],
+                        device const W* val [[buffer(2)]], device const uint* own [[buffer(3)]],
+                        constant ScatterParams& p [[buffer(4)]],
+                        uint gid [[thread_position_in_grid]], uint nthreads [[threads_per_grid]]) {
+  for (long e = gid; e < p.lines * p.m; e += nthreads) {
+    long o, q, v, j;
+    if (!scatter_place(idx, p, e, o, q, v, j) || own[o * p.n + j] != uint(q + 1)) continue;
+    out[p.out_off + offset_of(o, p.nd, p.shape, p.ko) + j * p.o_step] =
+        val[p.val_off + offset_of(o, p.nd, p.shape, p.kv) + q * p.v_step];
+  }
+}
 
-// add_line accumulates one line of scatter_add: through a float scratch
-// line s for float16 and bfloat16 (rounded once at the end), in place
-// for the other types (wrapping for integers).
-template <typename T, typename Acc> struct add_line {
-  static void zero(device T* o, long step, device Acc* s, long n) {
-    for (long t = 0; t < n; t++) s[t] = Acc(0);
-  }
-  static void add(device T* o, long step, device Acc* s, long j, T u) { s[j] += ld<Acc>(u); }
-  static void finish(device T* o, long step, device Acc* s, long n) {
-    for (long t = 0; t < n; t++) o[t * step] = st<T>(s[t]);
-  }
-};
-template <typename T> struct add_line<T, T> {
-  static void zero(device T* o, long step, device T* s, long n) {
-    for (long t = 0; t < n; t++) o[t * step] = T(0);
-  }
-  static void add(device T* o, long step, device T* s, long j, T u) {
-    o[j * step] = add_elem(o[j * step], u);
-  }
-  static void finish(device T* o, long step, device T* s, long n) {}
-};
+// atomic_add adds v to *x atomically: float and int natively; long as two
+// 32-bit words, the carry out of the low word added to the high one (the
+// final sum is exact, whatever the order; intermediate values are not
+// read).
+inline void atomic_add(device float* x, float v) {
+  atomic_fetch_add_explicit((device atomic_float*)x, v, memory_order_relaxed);
+}
+inline void atomic_add(device int* x, int v) {
+  atomic_fetch_add_explicit((device atomic_int*)x, v, memory_order_relaxed);
+}
+inline void atomic_add(device long* x, long v) {
+  device atomic_uint* w = (device atomic_uint*)x;
+  uint lo = uint(ulong(v) & 0xffffffffu), hi = uint(ulong(v) >> 32);
+  uint old = atomic_fetch_add_explicit(&w[0], lo, memory_order_relaxed);
+  uint carry = old + lo < old ? 1u : 0u;
+  if (hi + carry != 0u) atomic_fetch_add_explicit(&w[1], hi + carry, memory_order_relaxed);
+}
 
-// scatter_add zeroes one line of out per thread and adds the line's
-// updates into it in order (the CPU's order, so float sums agree
-// exactly). acc is float scratch of lines x n for float16 and bfloat16,
-// and unused otherwise.
-template <typename T, typename Acc, typename I>
-kernel void scatter_add(device T* out [[buffer(0)]], device const I* idx [[buffer(1)]],
+// scatter_add adds each pair's update into its place of acc, atomically:
+// acc is out itself (zeroed) for float32, int32 and int64, and a zeroed
+// scratch of lines x n elements for float16 and bfloat16 (float, rounded
+// once when the plan copies it to out) and uint8 (int, wrapping: its low
+// byte is the uint8 sum). Float sums are in an unspecified order.
+template <typename T, typename A, typename I>
+kernel void scatter_add(device A* acc [[buffer(0)]], device const I* idx [[buffer(1)]],
                         device const T* upd [[buffer(2)]], device atomic_uint* err [[buffer(3)]],
-                        device Acc* acc [[buffer(4)]], constant ScatterParams& p [[buffer(5)]],
-                        uint gid [[thread_position_in_grid]]) {
-  if (gid >= p.lines) return;
-  device T* o = out + p.out_off + offset_of(gid, p.nd, p.shape, p.ko);
-  long b = p.idx_off + offset_of(gid, p.nd, p.shape, p.ki);
-  long c = p.val_off + offset_of(gid, p.nd, p.shape, p.kv);
-  device Acc* s = acc + long(gid) * p.n;
-  add_line<T, Acc>::zero(o, p.o_step, s, p.n);
-  for (long q = 0; q < p.m; q++) {
-    long v = long(idx[b + q * p.i_step]), j;
-    if (!wrap_index(v, p.n, j)) {
+                        constant ScatterParams& p [[buffer(4)]],
+                        uint gid [[thread_position_in_grid]], uint nthreads [[threads_per_grid]]) {
+  for (long e = gid; e < p.lines * p.m; e += nthreads) {
+    long o, q, v, j;
+    if (!scatter_place(idx, p, e, o, q, v, j)) {
       report_index(err, v);
-      return;
+      continue;
     }
-    add_line<T, Acc>::add(o, p.o_step, s, j, upd[c + q * p.v_step]);
+    atomic_add(acc + p.out_off + offset_of(o, p.nd, p.shape, p.ko) + j * p.o_step,
+               ld<A>(upd[p.val_off + offset_of(o, p.nd, p.shape, p.kv) + q * p.v_step]));
   }
-  add_line<T, Acc>::finish(o, p.o_step, s, p.n);
 }
 
 instantiate_kernel("gather_8_uint8", gather, uchar, uchar)
@@ -171,6 +185,9 @@ instantiate_kernel("gather_32_int64", gather, uint, long)
 instantiate_kernel("gather_64_uint8", gather, ulong, uchar)
 instantiate_kernel("gather_64_int32", gather, ulong, int)
 instantiate_kernel("gather_64_int64", gather, ulong, long)
+instantiate_kernel("scatter_claim_uint8", scatter_claim, uchar)
+instantiate_kernel("scatter_claim_int32", scatter_claim, int)
+instantiate_kernel("scatter_claim_int64", scatter_claim, long)
 instantiate_kernel("scatter_put_8_uint8", scatter_put, uchar, uchar)
 instantiate_kernel("scatter_put_8_int32", scatter_put, uchar, int)
 instantiate_kernel("scatter_put_8_int64", scatter_put, uchar, long)
@@ -198,6 +215,6 @@ instantiate_kernel("scatter_add_int32_int64", scatter_add, int, int, long)
 instantiate_kernel("scatter_add_int64_uint8", scatter_add, long, long, uchar)
 instantiate_kernel("scatter_add_int64_int32", scatter_add, long, long, int)
 instantiate_kernel("scatter_add_int64_int64", scatter_add, long, long, long)
-instantiate_kernel("scatter_add_uint8_uint8", scatter_add, uchar, uchar, uchar)
-instantiate_kernel("scatter_add_uint8_int32", scatter_add, uchar, uchar, int)
-instantiate_kernel("scatter_add_uint8_int64", scatter_add, uchar, uchar, long)
+instantiate_kernel("scatter_add_uint8_uint8", scatter_add, uchar, int, uchar)
+instantiate_kernel("scatter_add_uint8_int32", scatter_add, uchar, int, int)
+instantiate_kernel("scatter_add_uint8_int64", scatter_add, uchar, int, long)

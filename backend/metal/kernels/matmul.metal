@@ -1,8 +1,10 @@
 // matmul.metal: batched matrix products (see MatMul in matmul.go). Host
 // names: gemm_<dtype> (tiled, threadgroup memory), gemv_<dtype> (N = 1,
-// a simdgroup per output) and gemv_t_<dtype> (M = 1, a thread per
-// output). Buffers: [[buffer(0)]] a, [[buffer(1)]] b, [[buffer(2)]] out,
-// [[buffer(3)]] MatmulParams. Accumulators: float for the float dtypes,
+// a simdgroup per output) and gemv_t_<dtype> (M = 1, a thread per output
+// and part of K) with gemv_t_sum_<dtype> (adding the parts). Buffers:
+// [[buffer(0)]] a, [[buffer(1)]] b, [[buffer(2)]] out, [[buffer(3)]]
+// MatmulParams; gemv_t: a, b, out, partial sums, MatmulParams; gemv_t_sum:
+// partial sums, out, MatmulParams. Accumulators: float for the float dtypes,
 // the type itself for the integers (wrapping), int for bool (a count of
 // true products, stored as "not zero").
 
@@ -112,9 +114,10 @@ struct OpAny {
 // matrices of M x K, K x N and M x N given by their row and column
 // strides. The batch dims (bshape, nb of them) carry strides for a, b and
 // out; zero strides broadcast.
+// parts and chunk split K for gemv_t (see there); 1 and K elsewhere.
 struct MatmulParams {
   long M, N, K, batches, nb, a_off, b_off, o_off;
-  long a_rs, a_cs, b_rs, b_cs, o_rs, o_cs;
+  long a_rs, a_cs, b_rs, b_cs, o_rs, o_cs, parts, chunk;
   long bshape[MAXD], abs[MAXD], bbs[MAXD], obs[MAXD];
 };
 
@@ -204,19 +207,39 @@ kernel void gemv(device const T* a [[buffer(0)]], device const T* b [[buffer(1)]
 }
 
 // gemv_t computes out[0, n] = a[0, :] . b[:, n] with one thread per
-// output looping over k, so neighbouring threads read neighbouring
-// elements of b's rows.
+// output and part of K (gid.y), looping over chunk elements of K, so
+// neighbouring threads read neighbouring elements of b's rows and no
+// thread runs long. With one part it writes out; with several, each
+// writes its partial sum to part[(batch * parts + q) * N + n] and
+// gemv_t_sum adds them in order.
 template <typename T, typename A>
 kernel void gemv_t(device const T* a [[buffer(0)]], device const T* b [[buffer(1)]], device T* out [[buffer(2)]],
-                   constant MatmulParams& p [[buffer(3)]], uint2 gid [[thread_position_in_grid]]) {
-  long n = gid.x, batch = gid.y;
+                   device A* part [[buffer(3)]], constant MatmulParams& p [[buffer(4)]],
+                   uint3 gid [[thread_position_in_grid]]) {
+  long n = gid.x, q = gid.y, batch = gid.z;
   if (n >= p.N) return;
   device const T* ab = a + p.a_off + offset_of(batch, p.nb, p.bshape, p.abs);
   device const T* bb = b + p.b_off + offset_of(batch, p.nb, p.bshape, p.bbs);
   A acc = A(0);
-  for (long k = 0; k < p.K; k++) {
+  long hi = min64(p.K, (q + 1) * p.chunk);
+  for (long k = q * p.chunk; k < hi; k++) {
     acc = mul_add(acc, ld<A>(ab[k * p.a_cs]), ld<A>(bb[k * p.b_rs + n * p.b_cs]));
   }
+  if (p.parts == 1) {
+    out[p.o_off + offset_of(batch, p.nb, p.bshape, p.obs) + n * p.o_cs] = st<T>(acc);
+  } else {
+    part[(batch * p.parts + q) * p.N + n] = acc;
+  }
+}
+
+// gemv_t_sum adds the parts of gemv_t's output n in order.
+template <typename T, typename A>
+kernel void gemv_t_sum(device const A* part [[buffer(0)]], device T* out [[buffer(1)]],
+                       constant MatmulParams& p [[buffer(2)]], uint2 gid [[thread_position_in_grid]]) {
+  long n = gid.x, batch = gid.y;
+  if (n >= p.N) return;
+  A acc = A(0);
+  for (long q = 0; q < p.parts; q++) acc = acc_add(acc, part[(batch * p.parts + q) * p.N + n]);
   out[p.o_off + offset_of(batch, p.nb, p.bshape, p.obs) + n * p.o_cs] = st<T>(acc);
 }
 
@@ -241,3 +264,10 @@ instantiate_kernel("gemv_t_int32", gemv_t, int, int)
 instantiate_kernel("gemv_t_int64", gemv_t, long, long)
 instantiate_kernel("gemv_t_uint8", gemv_t, uchar, uchar)
 instantiate_kernel("gemv_t_bool", gemv_t, bool, int)
+instantiate_kernel("gemv_t_sum_float32", gemv_t_sum, float, float)
+instantiate_kernel("gemv_t_sum_float16", gemv_t_sum, half, float)
+instantiate_kernel("gemv_t_sum_bfloat16", gemv_t_sum, bf16_t, float)
+instantiate_kernel("gemv_t_sum_int32", gemv_t_sum, int, int)
+instantiate_kernel("gemv_t_sum_int64", gemv_t_sum, long, long)
+instantiate_kernel("gemv_t_sum_uint8", gemv_t_sum, uchar, uchar)
+instantiate_kernel("gemv_t_sum_bool", gemv_t_sum, bool, int)

@@ -4,8 +4,9 @@
 //   reduce_cols_<op>_<in dtype>_<out dtype>   one fold per lane, 8 rows splitting it
 // Buffers: [[buffer(0)]] in, [[buffer(1)]] out, [[buffer(2)]] ReduceParams.
 // Accumulators: float for the float dtypes, the type itself for int32 and
-// int64, int for Sum and Prod of bool, uchar (0 or 1) for the rest of
-// bool and for uint8 (wrapping like numpy's uint8).
+// int64, int for Sum and Prod of bool, uchar for Max and Min of uint8 and
+// (0 or 1) for the rest of bool. Sum and Prod of uint8 give uint32 (MLX's
+// rule, internal/opset), which these kernels do not take yet.
 
 // ------------------------------------------------------------ helpers
 // ld and st move values between a storage type and the type a kernel
@@ -208,7 +209,6 @@ instantiate_kernel("reduce_rows_sum_float16_float16", reduce_rows, half, float, 
 instantiate_kernel("reduce_rows_sum_bfloat16_bfloat16", reduce_rows, bf16_t, float, bf16_t, OpSum)
 instantiate_kernel("reduce_rows_sum_int32_int32", reduce_rows, int, int, int, OpSum)
 instantiate_kernel("reduce_rows_sum_int64_int64", reduce_rows, long, long, long, OpSum)
-instantiate_kernel("reduce_rows_sum_uint8_uint8", reduce_rows, uchar, uchar, uchar, OpSum)
 instantiate_kernel("reduce_rows_sum_bool_int32", reduce_rows, bool, int, int, OpSum)
 instantiate_kernel("reduce_rows_sum_float16_float32", reduce_rows, half, float, float, OpSum)
 instantiate_kernel("reduce_rows_sum_float32_float16", reduce_rows, float, float, half, OpSum)
@@ -219,7 +219,6 @@ instantiate_kernel("reduce_rows_prod_float16_float16", reduce_rows, half, float,
 instantiate_kernel("reduce_rows_prod_bfloat16_bfloat16", reduce_rows, bf16_t, float, bf16_t, OpProd)
 instantiate_kernel("reduce_rows_prod_int32_int32", reduce_rows, int, int, int, OpProd)
 instantiate_kernel("reduce_rows_prod_int64_int64", reduce_rows, long, long, long, OpProd)
-instantiate_kernel("reduce_rows_prod_uint8_uint8", reduce_rows, uchar, uchar, uchar, OpProd)
 instantiate_kernel("reduce_rows_prod_bool_int32", reduce_rows, bool, int, int, OpProd)
 instantiate_kernel("reduce_rows_prod_float16_float32", reduce_rows, half, float, float, OpProd)
 instantiate_kernel("reduce_rows_prod_float32_float16", reduce_rows, float, float, half, OpProd)
@@ -266,14 +265,12 @@ instantiate_kernel("reduce_cols_sum_float16_float16", reduce_cols, half, float, 
 instantiate_kernel("reduce_cols_sum_bfloat16_bfloat16", reduce_cols, bf16_t, float, bf16_t, OpSum)
 instantiate_kernel("reduce_cols_sum_int32_int32", reduce_cols, int, int, int, OpSum)
 instantiate_kernel("reduce_cols_sum_int64_int64", reduce_cols, long, long, long, OpSum)
-instantiate_kernel("reduce_cols_sum_uint8_uint8", reduce_cols, uchar, uchar, uchar, OpSum)
 instantiate_kernel("reduce_cols_sum_bool_int32", reduce_cols, bool, int, int, OpSum)
 instantiate_kernel("reduce_cols_prod_float32_float32", reduce_cols, float, float, float, OpProd)
 instantiate_kernel("reduce_cols_prod_float16_float16", reduce_cols, half, float, half, OpProd)
 instantiate_kernel("reduce_cols_prod_bfloat16_bfloat16", reduce_cols, bf16_t, float, bf16_t, OpProd)
 instantiate_kernel("reduce_cols_prod_int32_int32", reduce_cols, int, int, int, OpProd)
 instantiate_kernel("reduce_cols_prod_int64_int64", reduce_cols, long, long, long, OpProd)
-instantiate_kernel("reduce_cols_prod_uint8_uint8", reduce_cols, uchar, uchar, uchar, OpProd)
 instantiate_kernel("reduce_cols_prod_bool_int32", reduce_cols, bool, int, int, OpProd)
 instantiate_kernel("reduce_cols_max_float32_float32", reduce_cols, float, float, float, OpMax)
 instantiate_kernel("reduce_cols_max_float16_float16", reduce_cols, half, float, half, OpMax)

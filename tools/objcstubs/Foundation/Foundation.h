@@ -45,7 +45,17 @@ __attribute__((objc_root_class))
 
 @interface NSArray<__covariant ObjectType> : NSObject
 @property (readonly) NSUInteger count;
++ (instancetype)arrayWithObject:(ObjectType)anObject;
 - (ObjectType)objectAtIndex:(NSUInteger)index;
+@end
+
+@interface NSURL : NSObject
++ (NSURL *)fileURLWithPath:(NSString *)path;
+@end
+
+@interface NSFileManager : NSObject
+@property (class, readonly, strong) NSFileManager *defaultManager;
+- (BOOL)fileExistsAtPath:(NSString *)path;
 @end
 
 @interface NSDictionary : NSObject

@@ -40,6 +40,41 @@ typedef NS_ENUM(NSUInteger, MTLCommandBufferStatus) {
 @protocol MTLComputePipelineState <NSObject>
 @property (readonly) NSUInteger maxTotalThreadsPerThreadgroup;
 @property (readonly) NSUInteger threadExecutionWidth;
+@property (readonly) NSUInteger staticThreadgroupMemoryLength;
+@end
+
+@protocol MTLFunction <NSObject>
+@property (readonly) NSString *name;
+@end
+
+@protocol MTLLibrary <NSObject>
+- (id<MTLFunction>)newFunctionWithName:(NSString *)functionName;
+@end
+
+typedef NS_OPTIONS(NSUInteger, MTLPipelineOption) {
+	MTLPipelineOptionNone = 0,
+	MTLPipelineOptionArgumentInfo = 1 << 0,
+	MTLPipelineOptionBufferTypeInfo = 1 << 1,
+	MTLPipelineOptionFailOnBinaryArchiveMiss = 1 << 2,
+};
+
+@protocol MTLBinaryArchive;
+
+@interface MTLComputePipelineDescriptor : NSObject
+@property (readwrite, nonatomic, strong) id<MTLFunction> computeFunction;
+@property (readwrite, nonatomic, copy) NSArray<id<MTLBinaryArchive>> *binaryArchives;
+@end
+
+@interface MTLComputePipelineReflection : NSObject
+@end
+
+@interface MTLBinaryArchiveDescriptor : NSObject
+@property (readwrite, nonatomic, copy) NSURL *url;
+@end
+
+@protocol MTLBinaryArchive <NSObject>
+- (BOOL)addComputePipelineFunctionsWithDescriptor:(MTLComputePipelineDescriptor *)descriptor error:(NSError **)error;
+- (BOOL)serializeToURL:(NSURL *)url error:(NSError **)error;
 @end
 
 @protocol MTLDevice <NSObject>
@@ -48,6 +83,11 @@ typedef NS_ENUM(NSUInteger, MTLCommandBufferStatus) {
 @property (readonly) BOOL hasUnifiedMemory;
 @property (readonly) NSUInteger maxThreadgroupMemoryLength;
 - (id<MTLCommandQueue>)newCommandQueue;
+- (id<MTLComputePipelineState>)newComputePipelineStateWithDescriptor:(MTLComputePipelineDescriptor *)descriptor
+                                                             options:(MTLPipelineOption)options
+                                                          reflection:(MTLComputePipelineReflection **)reflection
+                                                               error:(NSError **)error;
+- (id<MTLBinaryArchive>)newBinaryArchiveWithDescriptor:(MTLBinaryArchiveDescriptor *)descriptor error:(NSError **)error;
 @end
 
 @protocol MTLCommandEncoder <NSObject>

@@ -91,6 +91,11 @@ type Executor struct {
 	// between synchronisation points: "forward", "reverse" or "shuffle".
 	// Running a suite under two orders exposes missing barriers.
 	Schedule string
+	// MaxThreads, if positive, lowers the limit of every pipeline to it,
+	// as MSL_MAX_THREADS does for the whole process (see
+	// PipelineMaxThreads): a launch with more threads per threadgroup
+	// fails. Tests give separate executors separate limits.
+	MaxThreads int
 }
 
 var _ plan.Executor = (*Executor)(nil)
@@ -107,11 +112,15 @@ func (e *Executor) Run(l plan.Launch) error {
 	}
 	// A kernel's pipeline allows no more threads than it declares (Metal:
 	// maxTotalThreadsPerThreadgroup), nor than MSL_MAX_THREADS.
-	if n, m := l.Group[0]*l.Group[1]*l.Group[2], pipelineLimit(b.maxThreads[l.Library][l.Kernel]); n > m {
-		why := "MSL_MAX_THREADS"
-		if d := b.maxThreads[l.Library][l.Kernel]; d > 0 && d == m {
-			why = fmt.Sprintf("the kernel's [[max_total_threads_per_threadgroup(%d)]]", d)
-		}
+	m := pipelineLimit(b.maxThreads[l.Library][l.Kernel])
+	why := "MSL_MAX_THREADS"
+	if d := b.maxThreads[l.Library][l.Kernel]; d > 0 && d == m {
+		why = fmt.Sprintf("the kernel's [[max_total_threads_per_threadgroup(%d)]]", d)
+	}
+	if e.MaxThreads > 0 && e.MaxThreads < m {
+		m, why = e.MaxThreads, "the executor's MaxThreads"
+	}
+	if n := l.Group[0] * l.Group[1] * l.Group[2]; n > m {
 		return fmt.Errorf("mslcpu: kernel %s: threadgroup %v has %d threads; its pipeline allows at most %d (%s)",
 			l.Kernel, l.Group, n, m, why)
 	}

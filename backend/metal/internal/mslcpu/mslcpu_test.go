@@ -216,6 +216,21 @@ func TestDeclaredMaxThreadsAreEnforced(t *testing.T) {
 	if got := mslcpu.PipelineMaxThreads(lib, "scale_float"); got != 1024 {
 		t.Errorf("PipelineMaxThreads(scale_float) = %d, want 1024", got)
 	}
+	// An executor's MaxThreads lowers its pipelines' limit, the declared
+	// one still applying below it.
+	small := mslcpu.Executor{MaxThreads: 96}
+	if err := small.Run(launch("capped_float", []plan.BufArg{{Mem: y, Write: true}}, nil, [3]int{128, 1, 1}, [3]int{64, 1, 1})); err != nil {
+		t.Errorf("64 threads under MaxThreads 96: %v", err)
+	}
+	x0 := f32s(1, 2, 3, 4, 5)
+	err = small.Run(launch("scale_float", []plan.BufArg{{Mem: x0}, {Mem: y, Write: true}}, f32s(2), [3]int{128, 1, 1}, [3]int{128, 1, 1}))
+	if err == nil || !strings.Contains(err.Error(), "at most 96 (the executor's MaxThreads)") {
+		t.Errorf("128 threads under MaxThreads 96: error %v", err)
+	}
+	err = small.Run(launch("capped_float", []plan.BufArg{{Mem: y, Write: true}}, nil, [3]int{128, 1, 1}, [3]int{96, 1, 1}))
+	if err == nil || !strings.Contains(err.Error(), "max_total_threads_per_threadgroup(64)") {
+		t.Errorf("96 threads for a kernel that declares 64, under MaxThreads 96: error %v", err)
+	}
 	// MSL_MAX_THREADS lowers every pipeline's limit.
 	t.Setenv("MSL_MAX_THREADS", "32")
 	if got := mslcpu.PipelineMaxThreads(lib, "capped_float"); got != 32 {
@@ -278,5 +293,30 @@ inst(add, bf16_t, 2)
 	}
 	if fmt.Sprint(r.Kernels) != fmt.Sprint(want) {
 		t.Errorf("kernels %+v, want %+v", r.Kernels, want)
+	}
+}
+
+// TestAtomicFloatHasAddAndSubOnly: Metal's atomic_float has no max, min
+// or bitwise read-modify-write operations, so the harness refuses them
+// (in the run and the syntax-only builds) while int and uint keep them.
+func TestAtomicFloatHasAddAndSubOnly(t *testing.T) {
+	requireHarness(t)
+	src := func(name, typ, op string) mslcpu.Library {
+		return mslcpu.Library{Name: name, Source: "#include <metal_stdlib>\nusing namespace metal;\n#line 1 \"" + name + "\"\n" +
+			"[[kernel]] void k(device " + typ + "* x [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n" +
+			"  atomic_fetch_" + op + "_explicit(&x[i], 1, memory_order_relaxed);\n}\nregister_kernel(k)\n"}
+	}
+	for _, ok := range []mslcpu.Library{src("gen:fadd", "atomic_float", "add"), src("gen:fsub", "atomic_float", "sub"),
+		src("gen:umax", "atomic_uint", "max"), src("gen:ior", "atomic_int", "or")} {
+		if err := mslcpu.Prepare(ok); err != nil {
+			t.Errorf("%s: %v", ok.Name, err)
+		}
+	}
+	for _, op := range []string{"max", "min", "and", "or", "xor"} {
+		bad := src("gen:f"+op, "atomic_float", op)
+		err := mslcpu.Prepare(bad)
+		if err == nil || !strings.Contains(err.Error(), "atomic_float has add and sub only") {
+			t.Errorf("atomic_fetch_%s_explicit on atomic_float: error %v", op, err)
+		}
 	}
 }

@@ -28,6 +28,54 @@ type Launch struct {
 	// threadgroups, so kernels need no padding); Group the threadgroup
 	// size. Both have every component >= 1.
 	Grid, Group [3]int
+	// Fit says how the launch adapts when its kernel's pipeline allows
+	// fewer threads per threadgroup than Group has (Metal's
+	// maxTotalThreadsPerThreadgroup, which depends on the kernel's
+	// register use). The zero value, FitNone, makes that an error.
+	Fit Fit
+}
+
+// Fit is how a launch's geometry follows a smaller threadgroup. The host
+// shrinks Group to the pipeline's limit, rounded down to a multiple of
+// the SIMD width (32 on Apple GPUs) for the kernels that work on whole
+// simdgroups, and recomputes Grid.
+type Fit uint8
+
+const (
+	// FitNone: the kernel's layout assumes exactly Group (gemm and
+	// reduce_cols, whose tiles are 256 threads); a pipeline that allows
+	// fewer is an error naming the kernel and the limit.
+	FitNone Fit = iota
+	// FitThreads: each thread's work depends only on its position in the
+	// grid (elementwise, gather, scatter, merge passes, grid-stride
+	// loops over threads_per_grid): any group works, and the grid stays.
+	// 2-D groups shrink along y first.
+	FitThreads
+	// FitSimd: one item per simdgroup, by its position in the grid (gemv,
+	// the short lines of the line kernels): the group (1-D) becomes a
+	// multiple of the SIMD width and the grid is rounded up to whole
+	// groups; the kernel ignores simdgroups past its items.
+	FitSimd
+	// FitGroups: Grid[0] is Grid[0]/Group[0] threadgroups, each taking a
+	// share of the work that does not depend on its size (its threads
+	// loop with threads_per_threadgroup: the long lines of the line
+	// kernels, sort_block). The group (1-D) becomes a multiple of the SIMD
+	// width and the grid keeps the number of threadgroups.
+	FitGroups
+)
+
+func (f Fit) String() string {
+	switch f {
+	case FitNone:
+		return "FitNone"
+	case FitThreads:
+		return "FitThreads"
+	case FitSimd:
+		return "FitSimd"
+	case FitGroups:
+		return "FitGroups"
+	}
+	return "Fit(?)"
 }
 
 // BufArg is a buffer argument: memory and a byte offset into it.

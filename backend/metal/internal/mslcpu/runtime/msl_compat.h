@@ -1279,19 +1279,23 @@ inline T atomic_rmw(volatile _atomic<T> *o, F f) {
   } while (!__atomic_compare_exchange(&o->value, &old, &nv, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
   return old;
 }
-#define MSL_ATOMIC_RMW(name, expr)                                             \
+// Metal's atomic_float has add and sub only among the read-modify-write
+// operations (no max, min, and, or, xor): int_only refuses the others.
+#define MSL_ATOMIC_RMW(name, expr, int_only)                                   \
   template <class T, class U>                                                  \
   inline T atomic_fetch_##name##_explicit(volatile _atomic<T> *o, U v_, memory_order) { \
+    static_assert(!(int_only && std::is_floating_point<T>::value),             \
+                  "atomic_fetch_" #name "_explicit: Metal's atomic_float has add and sub only"); \
     T v = T(v_);                                                               \
     return atomic_rmw(o, [v](T a) { return T(expr); });                        \
   }
-MSL_ATOMIC_RMW(add, a + v)
-MSL_ATOMIC_RMW(sub, a - v)
-MSL_ATOMIC_RMW(and, a & v)
-MSL_ATOMIC_RMW(or, a | v)
-MSL_ATOMIC_RMW(xor, a ^ v)
-MSL_ATOMIC_RMW(max, a < v ? v : a)
-MSL_ATOMIC_RMW(min, v < a ? v : a)
+MSL_ATOMIC_RMW(add, a + v, false)
+MSL_ATOMIC_RMW(sub, a - v, false)
+MSL_ATOMIC_RMW(and, a & v, true)
+MSL_ATOMIC_RMW(or, a | v, true)
+MSL_ATOMIC_RMW(xor, a ^ v, true)
+MSL_ATOMIC_RMW(max, a < v ? v : a, true)
+MSL_ATOMIC_RMW(min, v < a ? v : a, true)
 #undef MSL_ATOMIC_RMW
 #else
 // Syntax-only: atomics live in device or threadgroup memory, and the
@@ -1307,11 +1311,16 @@ MSL_ATOMIC_RMW(min, v < a ? v : a)
   template <class T, class U>                                                                       \
   inline bool atomic_compare_exchange_weak_explicit(volatile AS _atomic<T> *, T *, U,               \
                                                     memory_order, memory_order) { return true; }    \
-  MSL_ATOMIC_RMW(AS, add) MSL_ATOMIC_RMW(AS, sub) MSL_ATOMIC_RMW(AS, and) MSL_ATOMIC_RMW(AS, or)    \
-  MSL_ATOMIC_RMW(AS, xor) MSL_ATOMIC_RMW(AS, max) MSL_ATOMIC_RMW(AS, min)
-#define MSL_ATOMIC_RMW(AS, name) \
-  template <class T, class U>    \
-  inline T atomic_fetch_##name##_explicit(volatile AS _atomic<T> *, U, memory_order) { return T(); }
+  MSL_ATOMIC_RMW(AS, add, false) MSL_ATOMIC_RMW(AS, sub, false) MSL_ATOMIC_RMW(AS, and, true)        \
+  MSL_ATOMIC_RMW(AS, or, true) MSL_ATOMIC_RMW(AS, xor, true) MSL_ATOMIC_RMW(AS, max, true)          \
+  MSL_ATOMIC_RMW(AS, min, true)
+#define MSL_ATOMIC_RMW(AS, name, int_only)                                                        \
+  template <class T, class U>                                                                     \
+  inline T atomic_fetch_##name##_explicit(volatile AS _atomic<T> *, U, memory_order) {            \
+    static_assert(!(int_only && std::is_floating_point<T>::value),                               \
+                  "atomic_fetch_" #name "_explicit: Metal's atomic_float has add and sub only"); \
+    return T();                                                                                   \
+  }
 MSL_ATOMIC_FNS(__attribute__((address_space(1))))
 MSL_ATOMIC_FNS(__attribute__((address_space(3))))
 #undef MSL_ATOMIC_RMW
