@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/fathom-go/fathom/encoding/internal/tensortest"
+
 	"github.com/fathom-go/fathom/array"
 )
 
@@ -31,7 +33,7 @@ func TestNumpyReadsFathomFiles(t *testing.T) {
 	manifest := map[string]any{}
 	entry := func(a *array.Array, order string) map[string]any {
 		vals := []json.RawMessage{}
-		for _, v := range elems(t, a) {
+		for _, v := range tensortest.Elems(t, a) {
 			vals = append(vals, json.RawMessage(v))
 		}
 		return map[string]any{"dtype": a.DType().String(), "shape": a.Shape(), "order": order, "values": vals}

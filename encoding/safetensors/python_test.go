@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/fathom-go/fathom/encoding/internal/tensortest"
+
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/encoding/internal/tensorio"
 )
@@ -32,7 +34,7 @@ func TestPythonReadsFathomFiles(t *testing.T) {
 		m := map[string]any{}
 		for k, a := range tensors {
 			vals := []json.RawMessage{}
-			for _, v := range elems(t, a) {
+			for _, v := range tensortest.Elems(t, a) {
 				vals = append(vals, json.RawMessage(v))
 			}
 			kind, _ := tensorio.FromDType(a.DType())

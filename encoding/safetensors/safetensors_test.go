@@ -16,153 +16,11 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/fathom-go/fathom/encoding/internal/tensortest"
+
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/encoding/internal/tensorio"
 )
-
-// elems returns a's elements in row-major order as JSON values, as
-// gen_safetensors.py writes them.
-func elems(t *testing.T, a *array.Array) []string {
-	t.Helper()
-	out := []string{}
-	add := func(v any) {
-		b, _ := json.Marshal(v)
-		out = append(out, string(b))
-	}
-	var err error
-	switch a.DType() {
-	case array.Bool:
-		var v []bool
-		v, err = array.ToSlice[bool](a)
-		for _, x := range v {
-			add(x)
-		}
-	case array.Uint8:
-		var v []uint8
-		v, err = array.ToSlice[uint8](a)
-		for _, x := range v {
-			add(x)
-		}
-	case array.Int32:
-		var v []int32
-		v, err = array.ToSlice[int32](a)
-		for _, x := range v {
-			add(x)
-		}
-	case array.Int64:
-		var v []int64
-		v, err = array.ToSlice[int64](a)
-		for _, x := range v {
-			add(x)
-		}
-	case array.Int8:
-		var v []int8
-		v, err = array.ToSlice[int8](a)
-		for _, x := range v {
-			add(x)
-		}
-	case array.Int16:
-		var v []int16
-		v, err = array.ToSlice[int16](a)
-		for _, x := range v {
-			add(x)
-		}
-	case array.Uint16:
-		var v []uint16
-		v, err = array.ToSlice[uint16](a)
-		for _, x := range v {
-			add(x)
-		}
-	case array.Uint32:
-		var v []uint32
-		v, err = array.ToSlice[uint32](a)
-		for _, x := range v {
-			add(x)
-		}
-	case array.Uint64:
-		var v []uint64
-		v, err = array.ToSlice[uint64](a)
-		for _, x := range v {
-			add(x)
-		}
-	case array.Float16:
-		var v []array.F16
-		v, err = array.ToSlice[array.F16](a)
-		for _, x := range v {
-			add(float64(x.Float32()))
-		}
-	case array.BFloat16:
-		var v []array.BF16
-		v, err = array.ToSlice[array.BF16](a)
-		for _, x := range v {
-			add(float64(x.Float32()))
-		}
-	case array.Float32:
-		var v []float32
-		v, err = array.ToSlice[float32](a)
-		for _, x := range v {
-			add(float64(x))
-		}
-	case array.Float64:
-		var v []float64
-		v, err = array.ToSlice[float64](a)
-		for _, x := range v {
-			add(x)
-		}
-	case array.Complex64:
-		var v []complex64
-		v, err = array.ToSlice[complex64](a)
-		for _, x := range v {
-			add([]float64{float64(real(x)), float64(imag(x))})
-		}
-	default:
-		t.Fatalf("unexpected dtype %v", a.DType())
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-// canon re-encodes JSON values so 2.0 and 2 compare equal. Integers are
-// kept digit for digit (a uint64 such as 18446744073709551615 is not a
-// float64); numbers with a fraction or an exponent compare as float64.
-func canon(t *testing.T, vals []json.RawMessage) []string {
-	t.Helper()
-	out := make([]string, len(vals))
-	for i, v := range vals {
-		d := json.NewDecoder(bytes.NewReader(v))
-		d.UseNumber()
-		var x any
-		if err := d.Decode(&x); err != nil {
-			t.Fatal(err)
-		}
-		b, err := json.Marshal(canonNumbers(x))
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[i] = string(b)
-	}
-	return out
-}
-
-// canonNumbers replaces the json.Numbers in x that are not integers by
-// their float64 values.
-func canonNumbers(x any) any {
-	switch x := x.(type) {
-	case json.Number:
-		if strings.ContainsAny(string(x), ".eE") {
-			f, _ := x.Float64()
-			return f
-		}
-		return x
-	case []any:
-		for i := range x {
-			x[i] = canonNumbers(x[i])
-		}
-	}
-	return x
-}
 
 type want struct {
 	DType  string            `json:"dtype"`
@@ -207,14 +65,14 @@ func checkTensor(t *testing.T, where string, a *array.Array, w want) {
 	if k.Safetensors != w.DType || !slices.Equal(a.Shape(), w.Shape) {
 		t.Fatalf("%s: %v %v, want %s %v", where, a.DType(), a.Shape(), w.DType, w.Shape)
 	}
-	got := canon(t, func() []json.RawMessage {
+	got := tensortest.Canon(t, func() []json.RawMessage {
 		var r []json.RawMessage
-		for _, v := range elems(t, a) {
+		for _, v := range tensortest.Elems(t, a) {
 			r = append(r, json.RawMessage(v))
 		}
 		return r
 	}())
-	if exp := canon(t, w.Values); !slices.Equal(got, exp) {
+	if exp := tensortest.Canon(t, w.Values); !slices.Equal(got, exp) {
 		t.Errorf("%s: values\n%v\nwant\n%v", where, got, exp)
 	}
 }
@@ -391,7 +249,7 @@ func permute(a *array.Array, axes ...int) *array.Array {
 // same reports whether a and b have one dtype, shape and values.
 func same(t *testing.T, a, b *array.Array) bool {
 	t.Helper()
-	return a.DType() == b.DType() && slices.Equal(a.Shape(), b.Shape()) && slices.Equal(elems(t, a), elems(t, b))
+	return a.DType() == b.DType() && slices.Equal(a.Shape(), b.Shape()) && slices.Equal(tensortest.Elems(t, a), tensortest.Elems(t, b))
 }
 
 var allDTypes = array.DTypes()
