@@ -195,60 +195,6 @@ func TestUnsupportedDTypesAreErrors(t *testing.T) {
 	}
 }
 
-// fill returns n deterministic values of dt (0-d when shape is empty).
-func fill(dt array.DType, shape []int) *array.Array {
-	n := 1
-	for _, d := range shape {
-		n *= d
-	}
-	f := func(i int) float64 { return float64(i%97)*0.5 - 20 }
-	switch dt {
-	case array.Bool:
-		v := make([]bool, n)
-		for i := range v {
-			v[i] = i%3 == 1
-		}
-		return array.FromSlice(v, shape...)
-	case array.Uint8:
-		return gen(n, shape, func(i int) uint8 { return uint8(i * 7) })
-	case array.Int32:
-		return gen(n, shape, func(i int) int32 { return int32(i*7919 - 1000) })
-	case array.Int64:
-		return gen(n, shape, func(i int) int64 { return int64(i)*3_000_000_007 - 5 })
-	// The integers below wrap around their range, so they reach both
-	// ends of it (and uint64 values beyond 2^63).
-	case array.Int8:
-		return gen(n, shape, func(i int) int8 { return int8(i*37 - 128) })
-	case array.Int16:
-		return gen(n, shape, func(i int) int16 { return int16(i*4099 - 32768) })
-	case array.Uint16:
-		return gen(n, shape, func(i int) uint16 { return uint16(i*40503 + 65535) })
-	case array.Uint32:
-		return gen(n, shape, func(i int) uint32 { return uint32(i)*2654435761 + 4294967295 })
-	case array.Uint64:
-		return gen(n, shape, func(i int) uint64 { return uint64(i)*0x9E3779B97F4A7C15 + math.MaxUint64 })
-	case array.Float16:
-		return gen(n, shape, func(i int) array.F16 { return array.NewF16(float32(f(i))) })
-	case array.BFloat16:
-		return gen(n, shape, func(i int) array.BF16 { return array.NewBF16(float32(f(i))) })
-	case array.Float32:
-		return gen(n, shape, func(i int) float32 { return float32(f(i)) })
-	case array.Float64:
-		return gen(n, shape, func(i int) float64 { return f(i) + 1e-9 })
-	case array.Complex64:
-		return gen(n, shape, func(i int) complex64 { return complex(float32(f(i)), float32(-i)) })
-	}
-	panic(dt)
-}
-
-func gen[T array.Elem](n int, shape []int, f func(int) T) *array.Array {
-	v := make([]T, n)
-	for i := range v {
-		v[i] = f(i)
-	}
-	return array.FromSlice(v, shape...)
-}
-
 // npyDTypes are the dtypes the npy format holds: every fathom dtype
 // numpy has (all but bfloat16).
 var npyDTypes = func() []array.DType {
@@ -317,7 +263,7 @@ func TestRoundTrip(t *testing.T) {
 					continue
 				}
 				name := fmt.Sprintf("%v%v/%s", dt, shape, l.name)
-				a := l.view(fill(dt, shape))
+				a := l.view(tensortest.Fill(dt, shape))
 				if err := a.Eval(); err != nil {
 					t.Fatal(err)
 				}
@@ -391,11 +337,11 @@ func TestRoundTripBigEndian(t *testing.T) {
 			name string
 			a    *array.Array
 		}{
-			{"C", fill(dt, []int{3, 5})},
-			{"Fortran", permute(fill(dt, []int{2, 3, 4}))},
-			{"0-d", fill(dt, nil)},
-			{"empty", fill(dt, []int{0, 2})},
-			{"large", fill(dt, []int{(1 << 17) + 1})},
+			{"C", tensortest.Fill(dt, []int{3, 5})},
+			{"Fortran", permute(tensortest.Fill(dt, []int{2, 3, 4}))},
+			{"0-d", tensortest.Fill(dt, nil)},
+			{"empty", tensortest.Fill(dt, []int{0, 2})},
+			{"large", tensortest.Fill(dt, []int{(1 << 17) + 1})},
 		} {
 			var buf bytes.Buffer
 			if err := Save(&buf, c.a); err != nil {
@@ -535,12 +481,12 @@ func TestRoundTripNPZ(t *testing.T) {
 	dir := t.TempDir()
 	in := map[string]*array.Array{}
 	for _, dt := range npyDTypes {
-		in["a_"+dt.String()] = fill(dt, []int{3, 4})
+		in["a_"+dt.String()] = tensortest.Fill(dt, []int{3, 4})
 	}
-	in["scalar"] = fill(array.Float64, nil)
-	in["empty"] = fill(array.Float32, []int{0, 5})
-	in["fortran"] = permute(fill(array.Int32, []int{4, 6}))
-	in["dir/name with spaces"] = fill(array.Uint8, []int{2})
+	in["scalar"] = tensortest.Fill(array.Float64, nil)
+	in["empty"] = tensortest.Fill(array.Float32, []int{0, 5})
+	in["fortran"] = permute(tensortest.Fill(array.Int32, []int{4, 6}))
+	in["dir/name with spaces"] = tensortest.Fill(array.Uint8, []int{2})
 	for _, compressed := range []bool{false, true} {
 		path := filepath.Join(dir, fmt.Sprint(compressed)+".npz")
 		if err := SaveNPZ(path, in, compressed); err != nil {
@@ -566,7 +512,7 @@ func TestRoundTripNPZ(t *testing.T) {
 // one after another, and the end of the stream is io.EOF.
 func TestStreamOfArrays(t *testing.T) {
 	var buf bytes.Buffer
-	a, b := fill(array.Float32, []int{2, 2}), fill(array.Int64, []int{3})
+	a, b := tensortest.Fill(array.Float32, []int{2, 2}), tensortest.Fill(array.Int64, []int{3})
 	if err := Save(&buf, a); err != nil {
 		t.Fatal(err)
 	}
@@ -590,7 +536,7 @@ func TestStreamOfArrays(t *testing.T) {
 
 func TestSaveErrors(t *testing.T) {
 	var buf bytes.Buffer
-	err := Save(&buf, fill(array.BFloat16, []int{2}))
+	err := Save(&buf, tensortest.Fill(array.BFloat16, []int{2}))
 	if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "bfloat16") {
 		t.Errorf("bfloat16: %v", err)
 	}
@@ -638,12 +584,12 @@ func (f *failAfter) Write(p []byte) (int, error) {
 func TestSaveIsAtomic(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "x.npy")
-	old := fill(array.Float32, []int{4})
+	old := tensortest.Fill(array.Float32, []int{4})
 	if err := SaveFile(path, old); err != nil {
 		t.Fatal(err)
 	}
 	oldBytes, _ := os.ReadFile(path)
-	big := fill(array.Float32, []int{1 << 20})
+	big := tensortest.Fill(array.Float32, []int{1 << 20})
 	npz := filepath.Join(dir, "x.npz")
 	if err := SaveNPZ(npz, map[string]*array.Array{"old": old}, false); err != nil {
 		t.Fatal(err)
@@ -709,7 +655,7 @@ func TestSaveIsAtomic(t *testing.T) {
 // TestSaveKeepsMode: a replaced file keeps its permissions.
 func TestSaveKeepsMode(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "x.npy")
-	if err := SaveFile(path, fill(array.Uint8, []int{3})); err != nil {
+	if err := SaveFile(path, tensortest.Fill(array.Uint8, []int{3})); err != nil {
 		t.Fatal(err)
 	}
 	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o644 {
@@ -718,7 +664,7 @@ func TestSaveKeepsMode(t *testing.T) {
 	if err := os.Chmod(path, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := SaveFile(path, fill(array.Uint8, []int{3})); err != nil {
+	if err := SaveFile(path, tensortest.Fill(array.Uint8, []int{3})); err != nil {
 		t.Fatal(err)
 	}
 	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {

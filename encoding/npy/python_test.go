@@ -45,23 +45,23 @@ func TestNumpyReadsFathomFiles(t *testing.T) {
 		manifest[name] = entry(a, order)
 	}
 	for _, dt := range npyDTypes {
-		save(dt.String()+".npy", fill(dt, []int{2, 3}), "C")
-		save(dt.String()+"_fortran.npy", permute(fill(dt, []int{3, 4})), "F")
-		save(dt.String()+"_strided.npy", permute(fill(dt, []int{2, 3, 4}), 1, 0, 2), "C")
-		save(dt.String()+"_scalar.npy", fill(dt, nil), "C")
-		save(dt.String()+"_empty.npy", fill(dt, []int{0, 3}), "C")
+		save(dt.String()+".npy", tensortest.Fill(dt, []int{2, 3}), "C")
+		save(dt.String()+"_fortran.npy", permute(tensortest.Fill(dt, []int{3, 4})), "F")
+		save(dt.String()+"_strided.npy", permute(tensortest.Fill(dt, []int{2, 3, 4}), 1, 0, 2), "C")
+		save(dt.String()+"_scalar.npy", tensortest.Fill(dt, nil), "C")
+		save(dt.String()+"_empty.npy", tensortest.Fill(dt, []int{0, 3}), "C")
 	}
-	save("large.npy", fill(array.Float32, []int{1000, 300}), "C")
+	save("large.npy", tensortest.Fill(array.Float32, []int{1000, 300}), "C")
 	arrays := map[string]*array.Array{
-		"w":    fill(array.Float32, []int{4, 3}),
-		"b":    fill(array.Float64, []int{3}),
-		"mask": fill(array.Bool, []int{2, 2}),
-		"n":    fill(array.Int64, nil),
-		"ids":  fill(array.Uint64, []int{5}),
-		"q":    permute(fill(array.Int8, []int{2, 4})),
-		"pcm":  fill(array.Int16, []int{0, 2}),
-		"u16":  fill(array.Uint16, nil),
-		"u32":  fill(array.Uint32, []int{3, 2}),
+		"w":    tensortest.Fill(array.Float32, []int{4, 3}),
+		"b":    tensortest.Fill(array.Float64, []int{3}),
+		"mask": tensortest.Fill(array.Bool, []int{2, 2}),
+		"n":    tensortest.Fill(array.Int64, nil),
+		"ids":  tensortest.Fill(array.Uint64, []int{5}),
+		"q":    permute(tensortest.Fill(array.Int8, []int{2, 4})),
+		"pcm":  tensortest.Fill(array.Int16, []int{0, 2}),
+		"u16":  tensortest.Fill(array.Uint16, nil),
+		"u32":  tensortest.Fill(array.Uint32, []int{3, 2}),
 	}
 	for _, compressed := range []bool{false, true} {
 		name := "arrays.npz"

@@ -47,15 +47,15 @@ func TestPythonReadsFathomFiles(t *testing.T) {
 	}
 	model := map[string]*array.Array{}
 	for _, dt := range allDTypes {
-		model["w."+dt.String()] = fill(dt, []int{3, 2})
-		model["w."+dt.String()+".T"] = permute(fill(dt, []int{2, 5}))
+		model["w."+dt.String()] = tensortest.Fill(dt, []int{3, 2})
+		model["w."+dt.String()+".T"] = permute(tensortest.Fill(dt, []int{2, 5}))
 	}
-	model["scalar"] = fill(array.Float64, nil)
-	model["empty"] = fill(array.Float32, []int{0, 3})
-	model["big"] = fill(array.BFloat16, []int{300, 200})
+	model["scalar"] = tensortest.Fill(array.Float64, nil)
+	model["empty"] = tensortest.Fill(array.Float32, []int{0, 3})
+	model["big"] = tensortest.Fill(array.BFloat16, []int{300, 200})
 	save("model.safetensors", model, map[string]string{"format": "pt", "ünï": "<&>\""})
 	save("nothing.safetensors", map[string]*array.Array{}, nil)
-	save("one.safetensors", map[string]*array.Array{"attn0": fill(array.Float32, []int{1, 1, 2, 3})}, nil)
+	save("one.safetensors", map[string]*array.Array{"attn0": tensortest.Fill(array.Float32, []int{1, 1, 2, 3})}, nil)
 	b, err := json.Marshal(manifest)
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/fathom-go/fathom/encoding/internal/tensortest"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/fathom-go/fathom/array"
@@ -58,8 +60,8 @@ func evict(t *testing.T, path string) {
 // tensor at its end brings a few pages into memory, not the file.
 func TestGetReadsOnlyItsTensor(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "big.safetensors")
-	big := array.FromSlice(make([]float32, 16<<20)) // 64 MB, stored first
-	small := fill(array.Float16, []int{10})         // after it
+	big := array.FromSlice(make([]float32, 16<<20))    // 64 MB, stored first
+	small := tensortest.Fill(array.Float16, []int{10}) // after it
 	if err := Save(path, map[string]*array.Array{"big": big, "small": small}, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -174,60 +173,6 @@ func TestLoadReferenceFiles(t *testing.T) {
 	}
 }
 
-// fill returns deterministic values of dt.
-func fill(dt array.DType, shape []int) *array.Array {
-	n := 1
-	for _, d := range shape {
-		n *= d
-	}
-	f := func(i int) float64 { return float64(i%97)*0.5 - 20 }
-	switch dt {
-	case array.Bool:
-		v := make([]bool, n)
-		for i := range v {
-			v[i] = i%3 == 1
-		}
-		return array.FromSlice(v, shape...)
-	case array.Uint8:
-		return gen(n, shape, func(i int) uint8 { return uint8(i * 7) })
-	case array.Int32:
-		return gen(n, shape, func(i int) int32 { return int32(i*7919 - 1000) })
-	case array.Int64:
-		return gen(n, shape, func(i int) int64 { return int64(i)*3_000_000_007 - 5 })
-	// The integers below wrap around their range, so they reach both
-	// ends of it (and uint64 values beyond 2^63).
-	case array.Int8:
-		return gen(n, shape, func(i int) int8 { return int8(i*37 - 128) })
-	case array.Int16:
-		return gen(n, shape, func(i int) int16 { return int16(i*4099 - 32768) })
-	case array.Uint16:
-		return gen(n, shape, func(i int) uint16 { return uint16(i*40503 + 65535) })
-	case array.Uint32:
-		return gen(n, shape, func(i int) uint32 { return uint32(i)*2654435761 + 4294967295 })
-	case array.Uint64:
-		return gen(n, shape, func(i int) uint64 { return uint64(i)*0x9E3779B97F4A7C15 + math.MaxUint64 })
-	case array.Float16:
-		return gen(n, shape, func(i int) array.F16 { return array.NewF16(float32(f(i))) })
-	case array.BFloat16:
-		return gen(n, shape, func(i int) array.BF16 { return array.NewBF16(float32(f(i))) })
-	case array.Float32:
-		return gen(n, shape, func(i int) float32 { return float32(f(i)) })
-	case array.Float64:
-		return gen(n, shape, func(i int) float64 { return f(i) + 1e-9 })
-	case array.Complex64:
-		return gen(n, shape, func(i int) complex64 { return complex(float32(f(i)), float32(-i)) })
-	}
-	panic(dt)
-}
-
-func gen[T array.Elem](n int, shape []int, f func(int) T) *array.Array {
-	v := make([]T, n)
-	for i := range v {
-		v[i] = f(i)
-	}
-	return array.FromSlice(v, shape...)
-}
-
 // permute returns a view of a with its axes permuted (reversed when none
 // are given), sharing its memory, as ops.Transpose makes.
 func permute(a *array.Array, axes ...int) *array.Array {
@@ -259,14 +204,14 @@ var allDTypes = array.DTypes()
 func sample() map[string]*array.Array {
 	m := map[string]*array.Array{}
 	for _, dt := range allDTypes {
-		m["t."+dt.String()] = fill(dt, []int{2, 3})
-		m["t."+dt.String()+".T"] = permute(fill(dt, []int{3, 5}))
-		m["t."+dt.String()+".strided"] = permute(fill(dt, []int{2, 3, 4}), 1, 0, 2)
+		m["t."+dt.String()] = tensortest.Fill(dt, []int{2, 3})
+		m["t."+dt.String()+".T"] = permute(tensortest.Fill(dt, []int{3, 5}))
+		m["t."+dt.String()+".strided"] = permute(tensortest.Fill(dt, []int{2, 3, 4}), 1, 0, 2)
 	}
-	m["scalar"] = fill(array.Float32, nil)
-	m["empty"] = fill(array.Int64, []int{0, 4})
-	m["large"] = fill(array.Float32, []int{(1 << 18) + 5})
-	m["odd/name with \"quotes\" and ünïcode"] = fill(array.Uint8, []int{3})
+	m["scalar"] = tensortest.Fill(array.Float32, nil)
+	m["empty"] = tensortest.Fill(array.Int64, []int{0, 4})
+	m["large"] = tensortest.Fill(array.Float32, []int{(1 << 18) + 5})
+	m["odd/name with \"quotes\" and ünïcode"] = tensortest.Fill(array.Uint8, []int{3})
 	return m
 }
 
@@ -306,7 +251,7 @@ func TestRoundTrip(t *testing.T) {
 		}
 	}
 	// No metadata: the header has no __metadata__.
-	if err := Save(path, map[string]*array.Array{"x": fill(array.Float32, []int{2})}, nil); err != nil {
+	if err := Save(path, map[string]*array.Array{"x": tensortest.Fill(array.Float32, []int{2})}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, meta, err := Load(path); err != nil || meta != nil {
@@ -384,7 +329,7 @@ func cmp64b(a, b uint64, an, bn string) int {
 // second Close are fine.
 func TestLaziness(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "x.safetensors")
-	in := map[string]*array.Array{"a": fill(array.Float32, []int{3, 4}), "b": fill(array.Int32, []int{5})}
+	in := map[string]*array.Array{"a": tensortest.Fill(array.Float32, []int{3, 4}), "b": tensortest.Fill(array.Int32, []int{5})}
 	if err := Save(path, in, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -411,7 +356,7 @@ func TestLaziness(t *testing.T) {
 	// file; Windows refuses to replace an open file).
 	if runtime.GOOS != "windows" {
 		b2, _ := f.Get("b")
-		if err := Save(path, map[string]*array.Array{"new": fill(array.Float64, []int{7}), "b": array.FromSlice([]int32{9, 9, 9, 9, 9})}, nil); err != nil {
+		if err := Save(path, map[string]*array.Array{"new": tensortest.Fill(array.Float64, []int{7}), "b": array.FromSlice([]int32{9, 9, 9, 9, 9})}, nil); err != nil {
 			t.Fatal(err)
 		}
 		if !same(t, b2, in["b"]) {
@@ -446,8 +391,8 @@ func TestLaziness(t *testing.T) {
 // closed error, never a crash (run with -race).
 func TestConcurrentGetAndClose(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "x.safetensors")
-	big := fill(array.Float32, []int{1 << 22}) // 16 MB: copied by several goroutines
-	small := fill(array.Int64, []int{100})
+	big := tensortest.Fill(array.Float32, []int{1 << 22}) // 16 MB: copied by several goroutines
+	small := tensortest.Fill(array.Int64, []int{100})
 	if err := Save(path, map[string]*array.Array{"big": big, "small": small}, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -488,7 +433,7 @@ func TestConcurrentGetAndClose(t *testing.T) {
 // from Eval, not a crash (SIGBUS).
 func TestTruncatedWhileOpen(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "x.safetensors")
-	if err := Save(path, map[string]*array.Array{"a": fill(array.Float32, []int{1 << 21})}, nil); err != nil {
+	if err := Save(path, map[string]*array.Array{"a": tensortest.Fill(array.Float32, []int{1 << 21})}, nil); err != nil {
 		t.Fatal(err)
 	}
 	f, err := Open(path)
@@ -513,7 +458,7 @@ func TestTruncatedWhileOpen(t *testing.T) {
 
 func TestSaveErrors(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "x.safetensors")
-	x := fill(array.Float32, []int{2})
+	x := tensortest.Fill(array.Float32, []int{2})
 	for name, c := range map[string]struct {
 		tensors map[string]*array.Array
 		meta    map[string]string
@@ -565,12 +510,12 @@ func (f *failAfter) Write(p []byte) (int, error) {
 func TestSaveIsAtomic(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "x.safetensors")
-	old := map[string]*array.Array{"w": fill(array.Float32, []int{4})}
+	old := map[string]*array.Array{"w": tensortest.Fill(array.Float32, []int{4})}
 	if err := Save(path, old, map[string]string{"v": "1"}); err != nil {
 		t.Fatal(err)
 	}
 	oldBytes, _ := os.ReadFile(path)
-	big := map[string]*array.Array{"w": fill(array.Float32, []int{1 << 20}), "b": fill(array.Float16, []int{100})}
+	big := map[string]*array.Array{"w": tensortest.Fill(array.Float32, []int{1 << 20}), "b": tensortest.Fill(array.Float16, []int{100})}
 	for _, at := range []int{0, 5, 100, 1 << 20} {
 		tensorio.WrapTempWriter = func(w io.Writer) io.Writer { return &failAfter{w, at} }
 		err := Save(path, big, nil)

@@ -6,6 +6,7 @@ package tensortest
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 
@@ -155,4 +156,59 @@ func canonNumbers(x any) any {
 		}
 	}
 	return x
+}
+
+// Fill returns deterministic values of dt in shape (0-d when shape is
+// empty), reaching both ends of each integer type.
+func Fill(dt array.DType, shape []int) *array.Array {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	f := func(i int) float64 { return float64(i%97)*0.5 - 20 }
+	switch dt {
+	case array.Bool:
+		v := make([]bool, n)
+		for i := range v {
+			v[i] = i%3 == 1
+		}
+		return array.FromSlice(v, shape...)
+	case array.Uint8:
+		return gen(n, shape, func(i int) uint8 { return uint8(i * 7) })
+	case array.Int32:
+		return gen(n, shape, func(i int) int32 { return int32(i*7919 - 1000) })
+	case array.Int64:
+		return gen(n, shape, func(i int) int64 { return int64(i)*3_000_000_007 - 5 })
+	// The integers below wrap around their range, so they reach both
+	// ends of it (and uint64 values beyond 2^63).
+	case array.Int8:
+		return gen(n, shape, func(i int) int8 { return int8(i*37 - 128) })
+	case array.Int16:
+		return gen(n, shape, func(i int) int16 { return int16(i*4099 - 32768) })
+	case array.Uint16:
+		return gen(n, shape, func(i int) uint16 { return uint16(i*40503 + 65535) })
+	case array.Uint32:
+		return gen(n, shape, func(i int) uint32 { return uint32(i)*2654435761 + 4294967295 })
+	case array.Uint64:
+		return gen(n, shape, func(i int) uint64 { return uint64(i)*0x9E3779B97F4A7C15 + math.MaxUint64 })
+	case array.Float16:
+		return gen(n, shape, func(i int) array.F16 { return array.NewF16(float32(f(i))) })
+	case array.BFloat16:
+		return gen(n, shape, func(i int) array.BF16 { return array.NewBF16(float32(f(i))) })
+	case array.Float32:
+		return gen(n, shape, func(i int) float32 { return float32(f(i)) })
+	case array.Float64:
+		return gen(n, shape, func(i int) float64 { return f(i) + 1e-9 })
+	case array.Complex64:
+		return gen(n, shape, func(i int) complex64 { return complex(float32(f(i)), float32(-i)) })
+	}
+	panic(dt)
+}
+
+func gen[T array.Elem](n int, shape []int, f func(int) T) *array.Array {
+	v := make([]T, n)
+	for i := range v {
+		v[i] = f(i)
+	}
+	return array.FromSlice(v, shape...)
 }
