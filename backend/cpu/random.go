@@ -111,129 +111,30 @@ func threefryPairs(k0, k1 uint32, lo, h, w int, y0, y1 []uint32) {
 }
 
 // threefry4 is Threefry2x32 of the four blocks (p+j, q+j), j < 4, in
-// four independent chains (written out: constant rotations).
+// four independent chains of operations, which the processor overlaps.
 func threefry4(k0, k1, p, q uint32, y0, y1 *[4]uint32) {
-	k2 := k0 ^ k1 ^ 0x1BD11BDA
+	ks := [3]uint32{k0, k1, k0 ^ k1 ^ 0x1BD11BDA}
 	a0, a1, a2, a3 := p+k0, p+1+k0, p+2+k0, p+3+k0
 	b0, b1, b2, b3 := q+k1, q+1+k1, q+2+k1, q+3+k1
-	a0, a1, a2, a3 = a0+b0, a1+b1, a2+b2, a3+b3
-	b0 = bits.RotateLeft32(b0, 13) ^ a0
-	b1 = bits.RotateLeft32(b1, 13) ^ a1
-	b2 = bits.RotateLeft32(b2, 13) ^ a2
-	b3 = bits.RotateLeft32(b3, 13) ^ a3
-	a0, a1, a2, a3 = a0+b0, a1+b1, a2+b2, a3+b3
-	b0 = bits.RotateLeft32(b0, 15) ^ a0
-	b1 = bits.RotateLeft32(b1, 15) ^ a1
-	b2 = bits.RotateLeft32(b2, 15) ^ a2
-	b3 = bits.RotateLeft32(b3, 15) ^ a3
-	a0, a1, a2, a3 = a0+b0, a1+b1, a2+b2, a3+b3
-	b0 = bits.RotateLeft32(b0, 26) ^ a0
-	b1 = bits.RotateLeft32(b1, 26) ^ a1
-	b2 = bits.RotateLeft32(b2, 26) ^ a2
-	b3 = bits.RotateLeft32(b3, 26) ^ a3
-	a0, a1, a2, a3 = a0+b0, a1+b1, a2+b2, a3+b3
-	b0 = bits.RotateLeft32(b0, 6) ^ a0
-	b1 = bits.RotateLeft32(b1, 6) ^ a1
-	b2 = bits.RotateLeft32(b2, 6) ^ a2
-	b3 = bits.RotateLeft32(b3, 6) ^ a3
-	a0, a1, a2, a3 = a0+k1, a1+k1, a2+k1, a3+k1
-	y := k2 + 1
-	b0, b1, b2, b3 = b0+y, b1+y, b2+y, b3+y
-	a0, a1, a2, a3 = a0+b0, a1+b1, a2+b2, a3+b3
-	b0 = bits.RotateLeft32(b0, 17) ^ a0
-	b1 = bits.RotateLeft32(b1, 17) ^ a1
-	b2 = bits.RotateLeft32(b2, 17) ^ a2
-	b3 = bits.RotateLeft32(b3, 17) ^ a3
-	a0, a1, a2, a3 = a0+b0, a1+b1, a2+b2, a3+b3
-	b0 = bits.RotateLeft32(b0, 29) ^ a0
-	b1 = bits.RotateLeft32(b1, 29) ^ a1
-	b2 = bits.RotateLeft32(b2, 29) ^ a2
-	b3 = bits.RotateLeft32(b3, 29) ^ a3
-	a0, a1, a2, a3 = a0+b0, a1+b1, a2+b2, a3+b3
-	b0 = bits.RotateLeft32(b0, 16) ^ a0
-	b1 = bits.RotateLeft32(b1, 16) ^ a1
-	b2 = bits.RotateLeft32(b2, 16) ^ a2
-	b3 = bits.RotateLeft32(b3, 16) ^ a3
-	a0, a1, a2, a3 = a0+b0, a1+b1, a2+b2, a3+b3
-	b0 = bits.RotateLeft32(b0, 24) ^ a0
-	b1 = bits.RotateLeft32(b1, 24) ^ a1
-	b2 = bits.RotateLeft32(b2, 24) ^ a2
-	b3 = bits.RotateLeft32(b3, 24) ^ a3
-	a0, a1, a2, a3 = a0+k2, a1+k2, a2+k2, a3+k2
-	y = k0 + 2
-	b0, b1, b2, b3 = b0+y, b1+y, b2+y, b3+y
-	a0, a1, a2, a3 = a0+b0, a1+b1, a2+b2, a3+b3
-	b0 = bits.RotateLeft32(b0, 13) ^ a0
-	b1 = bits.RotateLeft32(b1, 13) ^ a1
-	b2 = bits.RotateLeft32(b2, 13) ^ a2
-	b3 = bits.RotateLeft32(b3, 13) ^ a3
-	a0, a1, a2, a3 = a0+b0, a1+b1, a2+b2, a3+b3
-	b0 = bits.RotateLeft32(b0, 15) ^ a0
-	b1 = bits.RotateLeft32(b1, 15) ^ a1
-	b2 = bits.RotateLeft32(b2, 15) ^ a2
-	b3 = bits.RotateLeft32(b3, 15) ^ a3
-	a0, a1, a2, a3 = a0+b0, a1+b1, a2+b2, a3+b3
-	b0 = bits.RotateLeft32(b0, 26) ^ a0
-	b1 = bits.RotateLeft32(b1, 26) ^ a1
-	b2 = bits.RotateLeft32(b2, 26) ^ a2
-	b3 = bits.RotateLeft32(b3, 26) ^ a3
-	a0, a1, a2, a3 = a0+b0, a1+b1, a2+b2, a3+b3
-	b0 = bits.RotateLeft32(b0, 6) ^ a0
-	b1 = bits.RotateLeft32(b1, 6) ^ a1
-	b2 = bits.RotateLeft32(b2, 6) ^ a2
-	b3 = bits.RotateLeft32(b3, 6) ^ a3
-	a0, a1, a2, a3 = a0+k0, a1+k0, a2+k0, a3+k0
-	y = k1 + 3
-	b0, b1, b2, b3 = b0+y, b1+y, b2+y, b3+y
-	a0, a1, a2, a3 = a0+b0, a1+b1, a2+b2, a3+b3
-	b0 = bits.RotateLeft32(b0, 17) ^ a0
-	b1 = bits.RotateLeft32(b1, 17) ^ a1
-	b2 = bits.RotateLeft32(b2, 17) ^ a2
-	b3 = bits.RotateLeft32(b3, 17) ^ a3
-	a0, a1, a2, a3 = a0+b0, a1+b1, a2+b2, a3+b3
-	b0 = bits.RotateLeft32(b0, 29) ^ a0
-	b1 = bits.RotateLeft32(b1, 29) ^ a1
-	b2 = bits.RotateLeft32(b2, 29) ^ a2
-	b3 = bits.RotateLeft32(b3, 29) ^ a3
-	a0, a1, a2, a3 = a0+b0, a1+b1, a2+b2, a3+b3
-	b0 = bits.RotateLeft32(b0, 16) ^ a0
-	b1 = bits.RotateLeft32(b1, 16) ^ a1
-	b2 = bits.RotateLeft32(b2, 16) ^ a2
-	b3 = bits.RotateLeft32(b3, 16) ^ a3
-	a0, a1, a2, a3 = a0+b0, a1+b1, a2+b2, a3+b3
-	b0 = bits.RotateLeft32(b0, 24) ^ a0
-	b1 = bits.RotateLeft32(b1, 24) ^ a1
-	b2 = bits.RotateLeft32(b2, 24) ^ a2
-	b3 = bits.RotateLeft32(b3, 24) ^ a3
-	a0, a1, a2, a3 = a0+k1, a1+k1, a2+k1, a3+k1
-	y = k2 + 4
-	b0, b1, b2, b3 = b0+y, b1+y, b2+y, b3+y
-	a0, a1, a2, a3 = a0+b0, a1+b1, a2+b2, a3+b3
-	b0 = bits.RotateLeft32(b0, 13) ^ a0
-	b1 = bits.RotateLeft32(b1, 13) ^ a1
-	b2 = bits.RotateLeft32(b2, 13) ^ a2
-	b3 = bits.RotateLeft32(b3, 13) ^ a3
-	a0, a1, a2, a3 = a0+b0, a1+b1, a2+b2, a3+b3
-	b0 = bits.RotateLeft32(b0, 15) ^ a0
-	b1 = bits.RotateLeft32(b1, 15) ^ a1
-	b2 = bits.RotateLeft32(b2, 15) ^ a2
-	b3 = bits.RotateLeft32(b3, 15) ^ a3
-	a0, a1, a2, a3 = a0+b0, a1+b1, a2+b2, a3+b3
-	b0 = bits.RotateLeft32(b0, 26) ^ a0
-	b1 = bits.RotateLeft32(b1, 26) ^ a1
-	b2 = bits.RotateLeft32(b2, 26) ^ a2
-	b3 = bits.RotateLeft32(b3, 26) ^ a3
-	a0, a1, a2, a3 = a0+b0, a1+b1, a2+b2, a3+b3
-	b0 = bits.RotateLeft32(b0, 6) ^ a0
-	b1 = bits.RotateLeft32(b1, 6) ^ a1
-	b2 = bits.RotateLeft32(b2, 6) ^ a2
-	b3 = bits.RotateLeft32(b3, 6) ^ a3
-	a0, a1, a2, a3 = a0+k2, a1+k2, a2+k2, a3+k2
-	y = k0 + 5
-	b0, b1, b2, b3 = b0+y, b1+y, b2+y, b3+y
+	for i := range 5 {
+		for _, r := range tfRotations[i%2] {
+			a0, a1, a2, a3 = a0+b0, a1+b1, a2+b2, a3+b3
+			b0 = bits.RotateLeft32(b0, r) ^ a0
+			b1 = bits.RotateLeft32(b1, r) ^ a1
+			b2 = bits.RotateLeft32(b2, r) ^ a2
+			b3 = bits.RotateLeft32(b3, r) ^ a3
+		}
+		x, y := ks[(i+1)%3], ks[(i+2)%3]+uint32(i+1)
+		a0, a1, a2, a3 = a0+x, a1+x, a2+x, a3+x
+		b0, b1, b2, b3 = b0+y, b1+y, b2+y, b3+y
+	}
 	*y0 = [4]uint32{a0, a1, a2, a3}
 	*y1 = [4]uint32{b0, b1, b2, b3}
 }
+
+// tfRotations are Threefry-2x32's rotation amounts, four rounds each,
+// alternating between key injections.
+var tfRotations = [2][4]int{{13, 15, 26, 6}, {17, 29, 16, 24}}
 
 // forPairs calls f for tiles of the pairs of every key: key index, the
 // first pair, the tile's first results y0 and second results y1. A key
