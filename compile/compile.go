@@ -40,10 +40,33 @@ func Shapeless() Option { return func(o *options) { o.shapeless = true } }
 var nextID atomic.Uint64
 
 // EnvDisable is the environment variable that turns compilation off
-// process-wide when set to 1: Call then runs the function directly.
+// process-wide when set to 1: Call then runs the function directly. It
+// sets the state that Enable and Disable change at run time.
 const EnvDisable = "FATHOM_DISABLE_COMPILE"
 
-var disabled = sync.OnceValue(func() bool { return os.Getenv(EnvDisable) == "1" })
+// off is read on every Call and may be flipped by any goroutine, so it is
+// atomic rather than guarded by the caches' locks.
+var off = func() *atomic.Bool {
+	var b atomic.Bool
+	b.Store(os.Getenv(EnvDisable) == "1")
+	return &b
+}()
+
+func disabled() bool { return off.Load() }
+
+// Disable turns compilation off process-wide (MLX's disable_compile):
+// every Call runs its function directly, tracing nothing and reading no
+// cache, until Enable. Calls already replaying a trace finish as they
+// are. Cached traces are kept, to serve again after Enable.
+func Disable() { off.Store(true) }
+
+// Enable turns compilation back on (MLX's enable_compile), whatever
+// EnvDisable said at start-up.
+func Enable() { off.Store(false) }
+
+// Enabled reports whether Call compiles: false after Disable, or from
+// the start when EnvDisable is 1.
+func Enabled() bool { return !off.Load() }
 
 // Compile returns f compiled. Arrays that f closes over (captured arrays)
 // become constants of its traces and live as long as the traces do.

@@ -22,5 +22,6 @@
 // kernel.
 //
 // Inside transforms (package graph) a compiled function runs uncompiled;
-// Compile(graph.Grad(f)) is the fast path for gradients.
+// Compile(graph.Grad(f)) is the fast path for gradients. Disable and
+// Enable turn compilation off and on for the whole process at run time.
 package compile

@@ -12,17 +12,39 @@ import (
 // outputs.
 type VJPFunc func(primals, outputs, cotangents []*array.Array) []*array.Array
 
-// custom is the primitive of a function with a user-supplied VJP. Its
-// inputs are the primals followed by the function's outputs behind a
-// StopGradient, so the reverse pass never walks into the function itself;
-// its outputs are views of those.
-type custom struct {
-	f   Fn
-	vjp VJPFunc
-	n   int // number of primals
+// JVPFunc computes the tangents of a function's outputs (one per output,
+// of its shape) from its primals and their tangents (one per primal; zeros
+// for a primal that is not differentiated).
+type JVPFunc func(primals, tangents []*array.Array) []*array.Array
+
+// VmapFunc computes a function's outputs over a batch from its batched
+// inputs: axes[i] is the batch axis of input i, or NoAxis when input i is
+// the same for every example. It returns the outputs and the batch axis
+// of each (NoAxis: the output is the same for every example).
+type VmapFunc func(inputs []*array.Array, axes []int) (outputs []*array.Array, outAxes []int)
+
+// Custom is a function with rules of its own for some transforms (MLX's
+// custom_function with its vjp, jvp and vmap): a nil rule means that
+// transform goes through F itself. Make it a function with
+// CustomFunction.
+type Custom struct {
+	F    Fn       // the function
+	VJP  VJPFunc  // its reverse-mode derivative
+	JVP  JVPFunc  // its forward-mode derivative
+	Vmap VmapFunc // its batched form
 }
 
-func (p *custom) Name() string { return "CustomVJP" }
+// custom is the primitive of a function with user-supplied rules. Its
+// inputs are the primals followed by the function's outputs behind a
+// StopGradient, so no transform walks into the function itself; its
+// outputs are views of those.
+type custom struct {
+	Custom
+	op string // the user-facing name errors carry
+	n  int    // number of primals
+}
+
+func (p *custom) Name() string { return p.op[len("graph."):] }
 
 func (p *custom) Eval(_ array.Stream, in, out []*array.Array) error {
 	for i, o := range out {
@@ -43,23 +65,27 @@ func (p *custom) VJP(inputs, outputs, cots []*array.Array, argnums []int) []*arr
 	return res
 }
 
-// cotangents calls the user's VJP function and checks what it returns
-// against the primals.
+// cotangents calls the user's VJP function, or differentiates F without
+// one, and checks what comes back against the primals.
 func (p *custom) cotangents(primals, outputs, cots []*array.Array) []*array.Array {
-	g := p.vjp(primals, outputs, cots)
+	if p.Custom.VJP == nil {
+		_, g := VJP(p.F, primals, cots)
+		return g
+	}
+	g := p.Custom.VJP(primals, outputs, cots)
 	if len(g) != p.n {
-		array.Panicf("graph.CustomVJP", "the VJP function returned %d cotangents for %d primals", len(g), p.n)
+		array.Panicf(p.op, "the VJP function returned %d cotangents for %d primals", len(g), p.n)
 	}
 	for i, c := range g {
 		if c != nil && !slices.Equal(c.Shape(), primals[i].Shape()) {
-			array.Panicf("graph.CustomVJP", "the VJP function returned a cotangent of shape %v for primal %d of shape %v", c.Shape(), i, primals[i].Shape())
+			array.Panicf(p.op, "the VJP function returned a cotangent of shape %v for primal %d of shape %v", c.Shape(), i, primals[i].Shape())
 		}
 	}
 	return g
 }
 
-// JVP differentiates the function itself: only its reverse pass is custom.
-func (p *custom) JVP(inputs, _, tangents []*array.Array, argnums []int) []*array.Array {
+// JVP calls the user's JVP function, or differentiates F without one.
+func (p *custom) JVP(inputs, outputs, tangents []*array.Array, argnums []int) []*array.Array {
 	primals := inputs[:p.n]
 	full := make([]*array.Array, p.n)
 	for k, j := range argnums {
@@ -72,16 +98,33 @@ func (p *custom) JVP(inputs, _, tangents []*array.Array, argnums []int) []*array
 			full[i] = ops.ZerosLike(primals[i])
 		}
 	}
-	_, jvps := JVP(p.f, primals, full)
-	return jvps
+	return p.tangents(primals, full, outputs)
 }
 
-// Vmap batches the function and its VJP function each with Vmap, so the
-// batched function keeps the user's reverse pass. The batched outputs of
-// f that the replay computed (the inputs after the primals) are not used:
-// the batched function recomputes them.
+func (p *custom) tangents(primals, tangents, outputs []*array.Array) []*array.Array {
+	if p.Custom.JVP == nil {
+		_, jvps := JVP(p.F, primals, tangents)
+		return jvps
+	}
+	t := p.Custom.JVP(primals, tangents)
+	if len(t) != len(outputs) {
+		array.Panicf(p.op, "the JVP function returned %d tangents for %d outputs", len(t), len(outputs))
+	}
+	for i, x := range t {
+		if x != nil && !slices.Equal(x.Shape(), outputs[i].Shape()) {
+			array.Panicf(p.op, "the JVP function returned a tangent of shape %v for output %d of shape %v", x.Shape(), i, outputs[i].Shape())
+		}
+	}
+	return t
+}
+
+// Vmap calls the user's batching function, or else batches F and each
+// derivative rule with Vmap, so the batched function keeps the user's
+// derivatives. The batched outputs of F that the replay computed (the
+// inputs after the primals) are not used: the batched function
+// recomputes them.
 func (p *custom) Vmap(inputs []*array.Array, axes []int) ([]*array.Array, []int) {
-	n := p.n
+	n, m := p.n, len(inputs)-p.n
 	inAxes := make([]int, n)
 	some := false
 	for i := range inAxes {
@@ -95,9 +138,11 @@ func (p *custom) Vmap(inputs []*array.Array, axes []int) ([]*array.Array, []int)
 	if !some {
 		// the function closes over a batched array: batching its
 		// arguments alone would compute something else
-		array.Panicf("graph.Vmap", "CustomVJP: a batched array reaches the function other than through its arguments; pass it as an argument")
+		array.Panicf("graph.Vmap", "%s: a batched array reaches the function other than through its arguments; pass it as an argument", p.Name())
 	}
-	m := len(inputs) - n
+	if p.Custom.Vmap != nil {
+		return p.userVmap(inputs[:n], inAxes, m)
+	}
 	vjp := func(primals, outputs, cots []*array.Array) []*array.Array {
 		// per example: the primals on their own axes, the outputs and
 		// their cotangents on axis 0, where the batched function put them
@@ -123,14 +168,55 @@ func (p *custom) Vmap(inputs []*array.Array, axes []int) ([]*array.Array, []int)
 		}
 		return g
 	}
-	outs := CustomVJP(Vmap(p.f, inAxes, nil), vjp)(inputs[:n]...)
+	batched := Custom{F: Vmap(p.F, inAxes, nil), VJP: vjp}
+	if p.Custom.JVP != nil {
+		batched.JVP = func(primals, tangents []*array.Array) []*array.Array {
+			// a tangent has its primal's shape, so it is batched on the
+			// same axis
+			one := func(xs ...*array.Array) []*array.Array {
+				outs := callFn(p.op, p.F, xs[:n])
+				t := p.tangents(xs[:n], xs[n:], outs)
+				for i := range t {
+					if t[i] == nil {
+						t[i] = ops.ZerosLike(outs[i])
+					}
+				}
+				return t
+			}
+			return Vmap(one, append(slices.Clone(inAxes), inAxes...), nil)(append(slices.Clone(primals), tangents...)...)
+		}
+	}
+	outs := customFn(p.op, batched)(inputs[:n]...)
 	return outs, make([]int, len(outs))
+}
+
+// userVmap calls the user's batching function and checks its outputs.
+func (p *custom) userVmap(primals []*array.Array, inAxes []int, m int) ([]*array.Array, []int) {
+	outs, oax := p.Custom.Vmap(primals, slices.Clone(inAxes))
+	if len(outs) != m || len(oax) != m {
+		array.Panicf(p.op, "the Vmap function returned %d outputs and %d axes for %d outputs", len(outs), len(oax), m)
+	}
+	rax := make([]int, m)
+	for i, o := range outs {
+		if o == nil {
+			array.Panicf(p.op, "output %d of the Vmap function is nil", i)
+		}
+		switch ax := oax[i]; {
+		case ax == NoAxis:
+			rax[i] = -1
+		case ax < 0 || ax >= o.Ndim():
+			array.Panicf(p.op, "the Vmap function gave axis %d for output %d of shape %v", ax, i, o.Shape())
+		default:
+			rax[i] = ax
+		}
+	}
+	return outs, rax
 }
 
 // CustomVJP returns f with its reverse-mode derivative given by vjp, as
 // MLX's custom_function does: use it for a numerically better gradient, or
 // one that f's operations cannot express. Forward-mode derivatives (JVP)
-// still differentiate f.
+// still differentiate f. CustomFunction also takes JVP and Vmap rules.
 func CustomVJP(f Fn, vjp VJPFunc) Fn {
 	if f == nil {
 		array.Panicf("graph.CustomVJP", "nil function")
@@ -138,9 +224,26 @@ func CustomVJP(f Fn, vjp VJPFunc) Fn {
 	if vjp == nil {
 		array.Panicf("graph.CustomVJP", "nil VJP function")
 	}
+	return customFn("graph.CustomVJP", Custom{F: f, VJP: vjp})
+}
+
+// CustomFunction returns c.F with c's rules for the transforms that have
+// one (MLX's custom_function with .vjp, .jvp and .vmap): VJP for Grad,
+// ValueAndGrad and VJP; JVP for JVP; Vmap for Vmap. The rules see c.F's
+// arguments, never the arrays it closes over, so an array that must be
+// differentiated or batched has to be an argument. F runs as it is
+// outside transforms and under compile.
+func CustomFunction(c Custom) Fn {
+	if c.F == nil {
+		array.Panicf("graph.CustomFunction", "nil function")
+	}
+	return customFn("graph.CustomFunction", c)
+}
+
+func customFn(op string, c Custom) Fn {
 	return func(in ...*array.Array) []*array.Array {
-		checkNil("graph.CustomVJP", "argument", in)
-		outs := callFn("graph.CustomVJP", f, in)
+		checkNil(op, "argument", in)
+		outs := callFn(op, c.F, in)
 		inputs := append([]*array.Array(nil), in...)
 		shapes := make([][]int, len(outs))
 		dts := make([]array.DType, len(outs))
@@ -149,7 +252,7 @@ func CustomVJP(f Fn, vjp VJPFunc) Fn {
 			shapes[i] = o.Shape()
 			dts[i] = o.DType()
 		}
-		return array.NewMulti(array.CurrentStream(), shapes, dts, &custom{f: f, vjp: vjp, n: len(in)}, inputs...)
+		return array.NewMulti(array.CurrentStream(), shapes, dts, &custom{Custom: c, op: op, n: len(in)}, inputs...)
 	}
 }
 

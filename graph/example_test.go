@@ -79,6 +79,52 @@ func ExampleVmap() {
 	//        [  4.,   2.]], dtype=float32)
 }
 
+func ExampleValueAndGradAux() {
+	// a loss with the predictions as an auxiliary output: they come back
+	// with the loss, and only the loss is differentiated
+	loss := func(in ...*array.Array) (*array.Array, []*array.Array) {
+		w, x, y := in[0], in[1], in[2]
+		pred := ops.Mul(w, x)
+		return ops.Mean(ops.Square(ops.Sub(pred, y))), []*array.Array{pred}
+	}
+	x := array.FromSlice([]float32{1, 2, 3})
+	y := array.FromSlice([]float32{2, 4, 6})
+	l, aux, g := graph.ValueAndGradAux(loss)(array.Scalar[float32](1), x, y)
+	fmt.Printf("loss %.4f, d/dw %.4f\n", l.Item(), g[0].Item())
+	fmt.Println(aux[0])
+	// Output:
+	// loss 4.6667, d/dw -9.3333
+	// array([1., 2., 3.], dtype=float32)
+}
+
+func ExampleCustomFunction() {
+	// log(1 + e^x) with hand-written derivatives in both modes and a
+	// batching rule (here: the function is elementwise, so it batches as
+	// it is)
+	f := func(in ...*array.Array) []*array.Array {
+		return []*array.Array{ops.LogAddExp(in[0], ops.ZerosLike(in[0]))}
+	}
+	softplus := graph.CustomFunction(graph.Custom{
+		F: f,
+		VJP: func(primals, _, cotangents []*array.Array) []*array.Array {
+			return []*array.Array{ops.Mul(cotangents[0], ops.Sigmoid(primals[0]))}
+		},
+		JVP: func(primals, tangents []*array.Array) []*array.Array {
+			return []*array.Array{ops.Mul(tangents[0], ops.Sigmoid(primals[0]))}
+		},
+		Vmap: func(inputs []*array.Array, axes []int) ([]*array.Array, []int) {
+			return f(inputs...), axes
+		},
+	})
+	x := array.FromSlice([]float32{-1, 0, 1})
+	fmt.Println(graph.Grad(func(in ...*array.Array) *array.Array { return ops.Sum(softplus(in...)[0]) })(x)[0])
+	_, jvps := graph.JVP(softplus, []*array.Array{x}, []*array.Array{ops.OnesLike(x)})
+	fmt.Println(jvps[0])
+	// Output:
+	// array([0.26894143, 0.5       , 0.7310586 ], dtype=float32)
+	// array([0.26894143, 0.5       , 0.7310586 ], dtype=float32)
+}
+
 func ExampleCustomVJP() {
 	// x * x with its gradient clipped to [-1, 1] in the reverse pass
 	square := graph.CustomVJP(

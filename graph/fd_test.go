@@ -65,19 +65,25 @@ func register(cs ...gradCase) bool {
 // notOps lists exported functions of ops that are not operations on
 // arrays, or that take no array to differentiate.
 var notOps = map[string]string{
-	"BroadcastShapes": "shape arithmetic, no array",
-	"R":               "builds a Range",
-	"Whole":           "builds a Range",
-	"Zeros":           "creation from a shape: no array input",
-	"Ones":            "creation from a shape: no array input",
-	"Full":            "creation from a shape: no array input",
-	"Arange":          "creation from numbers: no array input",
-	"Linspace":        "creation from numbers: no array input",
-	"Eye":             "creation from numbers: no array input",
-	"RandomBits":      "random draws: the only input is a uint32 key (random's TestGradients)",
-	"RandomUniform":   "random draws: the only input is a uint32 key (random's TestGradients)",
-	"RandomNormal":    "random draws: the only input is a uint32 key (random's TestGradients)",
-	"Threefry2x32":    "uint32 key and counts: nothing to differentiate",
+	"BroadcastShapes":    "shape arithmetic, no array",
+	"R":                  "builds a Range",
+	"Whole":              "builds a Range",
+	"Zeros":              "creation from a shape: no array input",
+	"Ones":               "creation from a shape: no array input",
+	"Full":               "creation from a shape: no array input",
+	"Arange":             "creation from numbers: no array input",
+	"Linspace":           "creation from numbers: no array input",
+	"Eye":                "creation from numbers: no array input",
+	"Identity":           "creation from numbers: no array input",
+	"LinspaceNoEndpoint": "creation from numbers: no array input",
+	"Hanning":            "a window: creation from numbers, no array input",
+	"Hamming":            "a window: creation from numbers, no array input",
+	"Blackman":           "a window: creation from numbers, no array input",
+	"Bartlett":           "a window: creation from numbers, no array input",
+	"RandomBits":         "random draws: the only input is a uint32 key (random's TestGradients)",
+	"RandomUniform":      "random draws: the only input is a uint32 key (random's TestGradients)",
+	"RandomNormal":       "random draws: the only input is a uint32 key (random's TestGradients)",
+	"Threefry2x32":       "uint32 key and counts: nothing to differentiate",
 }
 
 func TestEveryOpHasAGradRow(t *testing.T) {

@@ -414,3 +414,75 @@ func TestElementwiseSecondOrder(t *testing.T) {
 }
 
 func newEwRand(name string) *rand.Rand { return rand.New(rand.NewPCG(seedOf(name), 5)) }
+
+// Rows of the elementwise operations added with numpy's and MLX's wider
+// op set: inverse hyperbolics, Log10, Hypot, Clip, the scalar forms of the
+// comparisons and the rest, and the piecewise-constant predicates and
+// integer operations.
+var _ = register(slices.Concat(
+	[]gradCase{
+		ewUnary("Log10", ops.Log10, 0.5, 2),
+		ewUnary("ArcSinh", ops.ArcSinh, -2, 2),
+		ewUnary("ArcCosh", ops.ArcCosh, 1.2, 3),
+		ewUnary("ArcTanh", ops.ArcTanh, -0.8, 0.8),
+		ewUnary("Degrees", ops.Degrees, -3, 3),
+		ewUnary("Radians", ops.Radians, -90, 90),
+		ewFlat("Trunc", ops.Trunc, -3, 3),
+		ewFlat("RoundDecimals", func(a *array.Array) *array.Array { return ops.RoundDecimals(ops.MulScalar(a, 10), 1) }, -3, 3),
+		ewFlat("IsFinite", func(a *array.Array) *array.Array { return ops.IsFinite(ops.Log(a)) }, -1, 1),
+		ewFlat("IsPosInf", func(a *array.Array) *array.Array { return ops.IsPosInf(ops.Reciprocal(ops.Round(a))) }, -1, 1),
+		ewFlat("IsNegInf", func(a *array.Array) *array.Array { return ops.IsNegInf(ops.Reciprocal(ops.Round(a))) }, -1, 1),
+		ewFlat("Invert", func(a *array.Array) *array.Array { return ops.Invert(ops.AsType(ops.MulScalar(a, 4), array.Int32)) }, -1, 1),
+		// NaN and the infinities are constants; elsewhere NanToNum is the
+		// identity
+		ewUnary("NanToNum", func(a *array.Array) *array.Array { return ops.NanToNum(a, 0, math.Inf(1), math.Inf(-1)) }, -2, 2),
+		{op: "NanToNum", name: "with NaN and Inf", f: func(xs ...*array.Array) *array.Array {
+			return ops.Mul(xs[0], ops.NanToNum(ops.Div(xs[1], xs[1]), 7, 1, -1))
+		}, args: []arg{{shape: []int{2, 3}}, {fixed: array.FromSlice([]float64{0, 1, -2, 0, 3, 0}, 2, 3)}}},
+		ewUnary("ClipScalar", func(a *array.Array) *array.Array { return ops.ClipScalar(a, -0.5, 0.6) }, -1, 1),
+		ewUnary("FloorDivideScalar", func(a *array.Array) *array.Array { return ops.FloorDivideScalar(a, 0.7) }, -1, 1),
+		ewUnary("RemainderScalar", func(a *array.Array) *array.Array { return ops.RemainderScalar(a, 1.05) }, 2.2, 2.8),
+		ewUnary("LogAddExpScalar", func(a *array.Array) *array.Array { return ops.LogAddExpScalar(a, 0.5) }, -2, 2),
+		ewUnary("ArcTan2Scalar", func(a *array.Array) *array.Array { return ops.ArcTan2Scalar(a, -0.75) }, -2, 2),
+		ewFlat("EqualScalar", func(a *array.Array) *array.Array { return ops.EqualScalar(ops.Round(a), 1) }, -2, 2),
+		ewFlat("NotEqualScalar", func(a *array.Array) *array.Array { return ops.NotEqualScalar(ops.Round(a), 1) }, -2, 2),
+		ewFlat("LessScalar", func(a *array.Array) *array.Array { return ops.LessScalar(a, 0.25) }, -2, 2),
+		ewFlat("LessEqualScalar", func(a *array.Array) *array.Array { return ops.LessEqualScalar(a, 0.25) }, -2, 2),
+		ewFlat("GreaterScalar", func(a *array.Array) *array.Array { return ops.GreaterScalar(a, 0.25) }, -2, 2),
+		ewFlat("GreaterEqualScalar", func(a *array.Array) *array.Array { return ops.GreaterEqualScalar(a, 0.25) }, -2, 2),
+		{op: "Clip", name: "array bounds", f: func(xs ...*array.Array) *array.Array {
+			return ops.Clip(xs[0], xs[1], xs[2])
+		}, args: []arg{{shape: []int{2, 3}, lo: -2, hi: 2}, {shape: []int{3}, lo: -1, hi: -0.2}, {shape: []int{2, 1}, lo: 0.2, hi: 1}}},
+		{op: "Clip", name: "upper bound only", f: func(xs ...*array.Array) *array.Array {
+			return ops.Clip(xs[0], nil, xs[1])
+		}, args: []arg{{shape: []int{2, 3}, lo: -2, hi: 2}, {shape: []int{}, lo: -0.5, hi: 0.5}}},
+		{op: "DivMod", name: "quotient and remainder", f: func(xs ...*array.Array) *array.Array {
+			q, r := ops.DivMod(xs[0], xs[1])
+			return ops.Add(q, ops.MulScalar(r, 3))
+		}, args: []arg{{shape: []int{2, 3}, lo: 2.2, hi: 2.8}, {shape: []int{3}, lo: 1, hi: 1.05}}},
+	},
+	ewBinaryRows("Hypot", ops.Hypot, 0.5, 2, -2, -0.5),
+	ewFlatBinaryRows("LogicalXor", func(a, b *array.Array) *array.Array { return ops.LogicalXor(ops.Round(a), ops.Round(b)) }),
+	ewFlatBinaryRows("IsClose", func(a, b *array.Array) *array.Array {
+		return ops.IsClose(ops.Round(a), ops.Round(b), 1e-5, 1e-8, false)
+	}),
+	ewFlatBinaryRows("AllClose", func(a, b *array.Array) *array.Array {
+		return ops.AllClose(ops.Round(a), ops.Round(b), 1e-5, 1e-8, false)
+	}),
+	ewFlatBinaryRows("ArrayEqual", func(a, b *array.Array) *array.Array {
+		return ops.ArrayEqual(ops.Round(a), ops.Round(b), true)
+	}),
+	ewFlatBinaryRows("BitwiseAnd", ewIntBinary(ops.BitwiseAnd)),
+	ewFlatBinaryRows("BitwiseOr", ewIntBinary(ops.BitwiseOr)),
+	ewFlatBinaryRows("BitwiseXor", ewIntBinary(ops.BitwiseXor)),
+	ewFlatBinaryRows("LeftShift", ewIntBinary(ops.LeftShift)),
+	ewFlatBinaryRows("RightShift", ewIntBinary(ops.RightShift)),
+)...)
+
+// ewIntBinary applies an integer-only binary op to its float arguments
+// scaled and cast to int32: its derivative is zero everywhere.
+func ewIntBinary(f func(a, b *array.Array) *array.Array) func(a, b *array.Array) *array.Array {
+	return func(a, b *array.Array) *array.Array {
+		return f(ops.AsType(ops.MulScalar(a, 8), array.Int32), ops.AsType(ops.AddScalar(b, 2), array.Int32))
+	}
+}

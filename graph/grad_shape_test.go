@@ -128,6 +128,59 @@ var _ = register(
 		}},
 )
 
+// Rows of the shape operations added with MLX's wider op set. Those that
+// return several arrays weigh the parts differently before joining them.
+var _ = register(
+	gradCase{op: "Roll", name: "one axis", args: []arg{{shape: []int{2, 5}}},
+		f: func(x ...*array.Array) *array.Array { return ops.Roll(x[0], 2, -1) }},
+	gradCase{op: "Roll", name: "flattened, negative shift", args: []arg{{shape: []int{2, 3}}},
+		f: func(x ...*array.Array) *array.Array { return ops.Roll(x[0], -4) }},
+	gradCase{op: "Flip", name: "one axis", args: []arg{{shape: []int{2, 3}}},
+		f: func(x ...*array.Array) *array.Array { return ops.Flip(x[0], 1) }},
+	gradCase{op: "Flip", name: "every axis", args: []arg{{shape: []int{2, 3, 2}}},
+		f: func(x ...*array.Array) *array.Array { return ops.Flip(x[0]) }},
+	gradCase{op: "Meshgrid", name: "xy, dense", args: []arg{{shape: []int{3}}, {shape: []int{2}}},
+		f: func(x ...*array.Array) *array.Array {
+			g := ops.Meshgrid([]*array.Array{x[0], x[1]}, "xy", false)
+			return ops.Add(ops.Mul(g[0], g[1]), g[0])
+		}},
+	gradCase{op: "Meshgrid", name: "ij, sparse", args: []arg{{shape: []int{3}}, {shape: []int{2}}},
+		f: func(x ...*array.Array) *array.Array {
+			g := ops.Meshgrid([]*array.Array{x[0], x[1]}, "ij", true)
+			return ops.Mul(g[0], ops.Exp(g[1]))
+		}},
+	gradCase{op: "BroadcastArrays", args: []arg{{shape: []int{2, 1}}, {shape: []int{3}}},
+		f: func(x ...*array.Array) *array.Array {
+			b := ops.BroadcastArrays(x[0], x[1])
+			return ops.Sub(ops.MulScalar(b[0], 3), b[1])
+		}},
+	gradCase{op: "Unflatten", name: "inferred", args: []arg{{shape: []int{2, 6}}},
+		f: func(x ...*array.Array) *array.Array { return ops.Unflatten(x[0], -1, 3, -1) }},
+	gradCase{op: "Unstack", name: "axis 1, weighted", args: []arg{{shape: []int{2, 3}}},
+		f: func(x ...*array.Array) *array.Array {
+			p := ops.Unstack(x[0], 1)
+			return ops.Add(ops.Add(p[0], ops.MulScalar(p[1], 2)), ops.Sin(p[2]))
+		}},
+	gradCase{op: "AtLeast1D", name: "0-d", args: []arg{{shape: []int{}}},
+		f: func(x ...*array.Array) *array.Array { return ops.AtLeast1D(x[0]) }},
+	gradCase{op: "AtLeast2D", name: "1-d", args: []arg{{shape: []int{3}}},
+		f: func(x ...*array.Array) *array.Array { return ops.AtLeast2D(x[0]) }},
+	gradCase{op: "AtLeast3D", name: "2-d", args: []arg{{shape: []int{2, 3}}},
+		f: func(x ...*array.Array) *array.Array { return ops.AtLeast3D(x[0]) }},
+	gradCase{op: "View", name: "float64 as int64", zero: true, args: []arg{{shape: []int{2, 3}}},
+		f: func(x ...*array.Array) *array.Array { return ops.View(x[0], array.Int64) }},
+	gradCase{op: "AsStrided", name: "overlapping windows", args: []arg{{shape: []int{2, 4}}},
+		f: func(x ...*array.Array) *array.Array { return ops.AsStrided(x[0], []int{3, 3}, []int{2, 1}, 1) }},
+	gradCase{op: "AsStrided", name: "reversed, broadcast", args: []arg{{shape: []int{5}}},
+		f: func(x ...*array.Array) *array.Array { return ops.AsStrided(x[0], []int{2, 3}, []int{0, -2}, 4) }},
+	gradCase{op: "PadMode", name: "reflect", args: []arg{{shape: []int{2, 4}}},
+		f: func(x ...*array.Array) *array.Array { return ops.PadMode(x[0], [][2]int{{1, 0}, {2, 3}}, "reflect") }},
+	gradCase{op: "PadMode", name: "edge", args: []arg{{shape: []int{2, 3}}},
+		f: func(x ...*array.Array) *array.Array { return ops.PadMode(x[0], [][2]int{{0, 2}, {1, 1}}, "edge") }},
+	gradCase{op: "PadMode", name: "symmetric", args: []arg{{shape: []int{3, 2}}},
+		f: func(x ...*array.Array) *array.Array { return ops.PadMode(x[0], [][2]int{{2, 1}, {1, 0}}, "symmetric") }},
+)
+
 // vjpOf returns f's output and its VJP at x with cotangent cot.
 func vjpOf(f func(x *array.Array) *array.Array, x, cot *array.Array) (*array.Array, *array.Array) {
 	outs, g := graph.VJP(func(xs ...*array.Array) []*array.Array { return []*array.Array{f(xs[0])} },

@@ -12,7 +12,8 @@ import (
 // JVP runs f on primals and returns its outputs and the Jacobian-vector
 // products with tangents (one per primal, of the primal's shape): forward-
 // mode differentiation. An output that does not depend on the primals gets
-// zeros.
+// zeros; a bool output (a comparison's) gets zeros of the first tangent's
+// dtype, as in MLX.
 func JVP(f Fn, primals, tangents []*array.Array) (outs, jvps []*array.Array) {
 	if f == nil {
 		array.Panicf("graph.JVP", "nil function")
@@ -76,9 +77,15 @@ func JVP(f Fn, primals, tangents []*array.Array) (outs, jvps []*array.Array) {
 	}
 	jvps = make([]*array.Array, len(outs))
 	for i, o := range outs {
-		if t, ok := tan[o]; ok {
+		switch t, ok := tan[o]; {
+		case ok:
 			jvps[i] = t
-		} else {
+		case o.DType() == array.Bool && len(tangents) > 0:
+			// A comparison's tangent is zero in the tangents' dtype, as
+			// in MLX, not a Bool array; an integer result keeps its
+			// dtype (AsType's tangent is cast like its primal).
+			jvps[i] = ops.Zeros(o.Shape(), tangents[0].DType())
+		default:
 			jvps[i] = ops.ZerosLike(o)
 		}
 	}

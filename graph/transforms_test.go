@@ -216,6 +216,27 @@ func TestGradIntegerInputs(t *testing.T) {
 	arraytest.AssertClose(t, arrayOf(array.Float64, []int{3}, []float64{1, 3, 5}), jvps[1], tol12, "float output tangent")
 }
 
+// TestJVPOfComparison checks MLX's rule: a comparison's tangent is zero in
+// the input tangent's dtype, not Bool, alone or beside a float output.
+func TestJVPOfComparison(t *testing.T) {
+	x := array.FromSlice([]float32{1, -2, 3})
+	for _, tc := range []struct {
+		name string
+		f    func(a *array.Array) *array.Array
+	}{
+		{"Greater", func(a *array.Array) *array.Array { return ops.Greater(a, ops.ZerosLike(a)) }},
+		{"Equal", func(a *array.Array) *array.Array { return ops.Equal(a, a) }},
+		{"LessScalar", func(a *array.Array) *array.Array { return ops.LessScalar(a, 0) }},
+		{"IsNaN", ops.IsNaN},
+	} {
+		_, jvps := graph.JVP(func(in ...*array.Array) []*array.Array {
+			return []*array.Array{tc.f(in[0]), ops.Mul(in[0], in[0])}
+		}, []*array.Array{x}, []*array.Array{array.FromSlice([]float32{1, 1, 1})})
+		arraytest.AssertClose(t, arrayOf(array.Float32, []int{3}, []float64{0, 0, 0}), jvps[0], tol12, tc.name+" tangent")
+		arraytest.AssertClose(t, arrayOf(array.Float32, []int{3}, []float64{2, -4, 6}), jvps[1], tol12, tc.name+" beside a float output")
+	}
+}
+
 func TestGradKeepsDType(t *testing.T) {
 	f := func(in ...*array.Array) *array.Array { return ops.Sum(ops.Mul(in[0], in[1])) }
 	x := array.FromSlice([]float32{1, 2})

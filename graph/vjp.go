@@ -177,12 +177,34 @@ func ValueAndGrad(f func(in ...*array.Array) *array.Array, argnums ...int) func(
 	if f == nil {
 		array.Panicf("graph.ValueAndGrad", "nil function")
 	}
+	vg := valueAndGrad(func(in ...*array.Array) (*array.Array, []*array.Array) { return f(in...), nil }, argnums)
+	return func(in ...*array.Array) (*array.Array, []*array.Array) {
+		v, _, g := vg(in...)
+		return v, g
+	}
+}
+
+// ValueAndGradAux is ValueAndGrad for a function that returns auxiliary
+// outputs besides its scalar loss (JAX's has_aux), such as the
+// predictions or the accuracy next to a training loss: the returned
+// function gives the loss, the auxiliary outputs as f returned them, and
+// the gradient of the loss alone with respect to the arguments in argnums
+// (none: argument 0). The auxiliary outputs are computed once, with the
+// loss, and may have any shape; nil ones are kept as nil.
+func ValueAndGradAux(f func(in ...*array.Array) (loss *array.Array, aux []*array.Array), argnums ...int) func(in ...*array.Array) (loss *array.Array, aux, grads []*array.Array) {
+	if f == nil {
+		array.Panicf("graph.ValueAndGradAux", "nil function")
+	}
+	return valueAndGrad(f, argnums)
+}
+
+func valueAndGrad(f func(in ...*array.Array) (*array.Array, []*array.Array), argnums []int) func(in ...*array.Array) (*array.Array, []*array.Array, []*array.Array) {
 	// a copy: the caller may reuse the slice it passed
 	argnums = slices.Clone(argnums)
 	if len(argnums) == 0 {
 		argnums = []int{0}
 	}
-	return func(in ...*array.Array) (*array.Array, []*array.Array) {
+	return func(in ...*array.Array) (*array.Array, []*array.Array, []*array.Array) {
 		for k, a := range argnums {
 			if a < 0 || a >= len(in) {
 				array.Panicf("graph.Grad", "argnum %d out of range for %d arguments", a, len(in))
@@ -197,12 +219,13 @@ func ValueAndGrad(f func(in ...*array.Array) *array.Array, argnums ...int) func(
 			}
 		}
 		var value *array.Array
+		var aux []*array.Array
 		wrt := func(xs ...*array.Array) []*array.Array {
 			args := append([]*array.Array(nil), in...)
 			for k, a := range argnums {
 				args[a] = xs[k]
 			}
-			value = f(args...)
+			value, aux = f(args...)
 			if value == nil {
 				array.Panicf("graph.Grad", "the function returned nil")
 			}
@@ -219,6 +242,6 @@ func ValueAndGrad(f func(in ...*array.Array) *array.Array, argnums ...int) func(
 		defer tracing.End()
 		tr := tracers(primals)
 		outs := callFn("graph.Grad", wrt, tr)
-		return value, backward(tr, primals, outs, []*array.Array{ops.OnesLike(outs[0])})
+		return value, aux, backward(tr, primals, outs, []*array.Array{ops.OnesLike(outs[0])})
 	}
 }

@@ -1,6 +1,8 @@
 package ops
 
 import (
+	"math"
+
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/backend/cpu"
 	"github.com/fathom-go/fathom/backend/metal"
@@ -128,6 +130,14 @@ func (p *Binary) chain(i int, a, b, y, g *array.Array) *array.Array {
 			return Mul(g, Div(b, r2))
 		}
 		return Neg(Mul(g, Div(a, r2)))
+	case opset.Hypot:
+		// a/y and b/y, taken as 0 where y is 0 (the subgradient JAX uses)
+		zero := scalarOf(0, y.DType())
+		x := a
+		if i == 1 {
+			x = b
+		}
+		return Mul(g, Where(Equal(y, zero), zero, Div(x, y)))
 	}
 	return nil
 }
@@ -150,11 +160,11 @@ func tieWeight(first bool, a, b *array.Array, dt array.DType) *array.Array {
 func binaryDType(name string, op opset.BinaryOp, a, b array.DType) array.DType {
 	dt := array.Promote(a, b)
 	switch op {
-	case opset.Div, opset.LogAddExp, opset.ArcTan2:
+	case opset.Div, opset.LogAddExp, opset.ArcTan2, opset.Hypot:
 		dt = floatDType(dt)
 	case opset.LogicalAnd, opset.LogicalOr:
 		dt = array.Bool
-	case opset.FloorDivide, opset.Remainder, opset.Pow:
+	case opset.FloorDivide, opset.Remainder, opset.Pow, opset.LeftShift, opset.RightShift:
 		if dt == array.Bool {
 			dt = array.Int32
 		}
@@ -210,9 +220,13 @@ func Remainder(a, b *array.Array) *array.Array {
 }
 
 // Pow returns a raised to b elementwise, broadcasting, in the promoted
-// dtype (Int32 for two bools). Integers use repeated squaring and wrap; a
-// negative integer exponent gives 0 except for the bases 1 and -1, where
-// numpy raises an error.
+// dtype (Int32 for two bools). Integers use repeated squaring and wrap. A
+// negative integer exponent in an array gives the real power truncated
+// toward zero: 1 for the base 1, ±1 for -1, 0 otherwise (MLX's answer).
+// numpy raises "Integers to negative integer powers are not allowed"
+// instead; fathom cannot, since the exponents are known only when the
+// lazy graph runs and the GPU kernels have no way to report a value
+// error. PowScalar, whose exponent is known at the call, does raise.
 func Pow(a, b *array.Array) *array.Array { return binary("ops.Pow", opset.Pow, a, b) }
 
 // Maximum returns the larger of a and b elementwise, broadcasting; NaN if
@@ -283,4 +297,135 @@ func LogAddExp(a, b *array.Array) *array.Array {
 // in float32.
 func ArcTan2(a, b *array.Array) *array.Array {
 	return binary("ops.ArcTan2", opset.ArcTan2, a, b)
+}
+
+// LogicalXor returns a != b elementwise as a Bool array, broadcasting;
+// operands are read as Bool (non-zero is true).
+func LogicalXor(a, b *array.Array) *array.Array {
+	requireNonNil("ops.LogicalXor", a, b)
+	BroadcastShapes("ops.LogicalXor", a.Shape(), b.Shape())
+	return NotEqual(AsType(a, array.Bool), AsType(b, array.Bool))
+}
+
+// DivMod returns FloorDivide(a, b) and Remainder(a, b), numpy's divmod:
+// floored quotient and a remainder with the sign of b, so that
+// q*b + r == a.
+func DivMod(a, b *array.Array) (q, r *array.Array) {
+	requireNonNil("ops.DivMod", a, b)
+	BroadcastShapes("ops.DivMod", a.Shape(), b.Shape())
+	return FloorDivide(a, b), Remainder(a, b)
+}
+
+// Clip limits a to [lo, hi] elementwise, broadcasting all three, as
+// numpy's clip: Minimum(Maximum(a, lo), hi) in the promoted dtype, so
+// where lo > hi the result is hi, and NaN in any operand gives NaN. A nil
+// bound leaves that side open; both nil is an error, as in numpy. See
+// ClipScalar for Go-number bounds.
+func Clip(a, lo, hi *array.Array) *array.Array {
+	const name = "ops.Clip"
+	requireNonNil(name, a)
+	if lo == nil && hi == nil {
+		array.Panicf(name, "both bounds are nil")
+	}
+	shape := a.Shape()
+	for _, b := range []*array.Array{lo, hi} {
+		if b != nil {
+			shape = BroadcastShapes(name, shape, b.Shape())
+		}
+	}
+	if lo != nil {
+		a = Maximum(a, lo)
+	}
+	if hi != nil {
+		a = Minimum(a, hi)
+	}
+	return toShape(a, shape)
+}
+
+// IsClose reports elementwise whether a and b are equal within
+// atol + rtol·|b|, broadcasting, as numpy's isclose: infinities are close
+// only to themselves, NaN is close to NaN only with equalNaN. Integer and
+// bool operands compare in float32 (numpy: float64). numpy's defaults are
+// rtol 1e-5, atol 1e-8. Not defined for complex64.
+func IsClose(a, b *array.Array, rtol, atol float64, equalNaN bool) *array.Array {
+	const name = "ops.IsClose"
+	requireNonNil(name, a, b)
+	BroadcastShapes(name, a.Shape(), b.Shape())
+	dt := floatDType(array.Promote(a.DType(), b.DType()))
+	if dt == array.Complex64 {
+		array.Panicf(name, "not defined for dtype %v", dt)
+	}
+	if rtol < 0 || atol < 0 || math.IsNaN(rtol) || math.IsNaN(atol) {
+		array.Panicf(name, "tolerances must be non-negative (rtol %v, atol %v)", rtol, atol)
+	}
+	x, y := AsType(a, dt), AsType(b, dt)
+	tol := AddScalar(MulScalar(Abs(y), rtol), atol)
+	close := LogicalAnd(LessEqual(Abs(Sub(x, y)), tol), IsFinite(y))
+	close = LogicalOr(close, Equal(x, y))
+	if equalNaN {
+		close = LogicalOr(close, LogicalAnd(IsNaN(x), IsNaN(y)))
+	}
+	return close
+}
+
+// AllClose reports whether every element of IsClose(a, b, ...) is true,
+// as a 0-d Bool array.
+func AllClose(a, b *array.Array, rtol, atol float64, equalNaN bool) *array.Array {
+	return All(IsClose(a, b, rtol, atol, equalNaN))
+}
+
+// ArrayEqual reports whether a and b have the same shape and equal
+// elements, as a 0-d Bool array (numpy's array_equal: no broadcasting,
+// arrays of different shapes are simply unequal). NaN equals NaN only with
+// equalNaN.
+func ArrayEqual(a, b *array.Array, equalNaN bool) *array.Array {
+	requireNonNil("ops.ArrayEqual", a, b)
+	if !equalInts(a.Shape(), b.Shape()) {
+		return scalarOf(0, array.Bool)
+	}
+	eq := Equal(a, b)
+	if equalNaN {
+		eq = LogicalOr(eq, LogicalAnd(IsNaN(a), IsNaN(b)))
+	}
+	return All(eq)
+}
+
+// Hypot returns sqrt(a² + b²) elementwise, broadcasting, without
+// overflowing or underflowing in the squares (numpy's hypot): +Inf if
+// either is ±Inf, even with a NaN. Integer and bool operands compute in
+// float32; complex64 is not supported.
+func Hypot(a, b *array.Array) *array.Array { return binary("ops.Hypot", opset.Hypot, a, b) }
+
+// BitwiseAnd returns a & b elementwise, broadcasting, in the promoted
+// dtype: integers and bools only (for bools it is LogicalAnd).
+func BitwiseAnd(a, b *array.Array) *array.Array {
+	return binary("ops.BitwiseAnd", opset.BitwiseAnd, a, b)
+}
+
+// BitwiseOr returns a | b elementwise, broadcasting, in the promoted
+// dtype: integers and bools only.
+func BitwiseOr(a, b *array.Array) *array.Array {
+	return binary("ops.BitwiseOr", opset.BitwiseOr, a, b)
+}
+
+// BitwiseXor returns a ^ b elementwise, broadcasting, in the promoted
+// dtype: integers and bools only.
+func BitwiseXor(a, b *array.Array) *array.Array {
+	return binary("ops.BitwiseXor", opset.BitwiseXor, a, b)
+}
+
+// LeftShift returns a << b elementwise, broadcasting, in the promoted
+// integer dtype (Int32 for two bools); bits shifted out are lost. As in
+// numpy, a count that is negative or at least the dtype's width in bits
+// gives 0 (C and Metal leave those undefined).
+func LeftShift(a, b *array.Array) *array.Array {
+	return binary("ops.LeftShift", opset.LeftShift, a, b)
+}
+
+// RightShift returns a >> b elementwise, broadcasting, in the promoted
+// integer dtype (Int32 for two bools): arithmetic for signed dtypes, so
+// the sign is kept. As in numpy, a count that is negative or at least the
+// dtype's width in bits gives 0, or -1 for a negative a.
+func RightShift(a, b *array.Array) *array.Array {
+	return binary("ops.RightShift", opset.RightShift, a, b)
 }

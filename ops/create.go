@@ -121,8 +121,11 @@ const maxCreated = 1 << 53
 // Arange returns the 1-D array start, start+step, ... up to but excluding
 // stop, with numpy's length ceil((stop-start)/step) (empty when that is
 // not positive). Element i is start + i*step computed in float64 and then
-// converted to dt (as AsType converts). step must not be 0, and all three
-// must be finite.
+// converted to dt (as AsType converts). For an integer dt numpy's rule
+// holds instead: the first two elements are converted and their
+// difference repeats, so Arange(0, 3, 0.2, Int32) is fifteen zeros and
+// Arange(0.5, 3, 0.7, Int32) is 0, 1, 2, 3. step must not be 0, and all
+// three must be finite.
 func Arange(start, stop, step float64, dt array.DType) *array.Array {
 	const op = "ops.Arange"
 	checkCreateDType(op, dt)
@@ -142,16 +145,29 @@ func Arange(start, stop, step float64, dt array.DType) *array.Array {
 	if n > 0 {
 		length = int(n)
 	}
+	if dt.IsInteger() {
+		start, step = math.Trunc(start), math.Trunc(start+step)-math.Trunc(start)
+	}
 	// length <= maxCreated, so its size in bytes fits in an int.
 	return node([]int{length}, dt, &arangePrim{Start: start, Step: step, N: length, DType: dt})
 }
 
 // linspacePrim fills a 1-D array with N evenly spaced values from Start to
-// Stop inclusive.
+// Stop, inclusive unless Open.
 type linspacePrim struct {
 	Start, Stop float64
 	N           int
 	DType       array.DType
+	Open        bool
+}
+
+// step is the spacing: numpy's delta/div, with div one less for a closed
+// interval.
+func (p *linspacePrim) step() float64 {
+	if p.Open {
+		return (p.Stop - p.Start) / float64(p.N)
+	}
+	return (p.Stop - p.Start) / float64(p.N-1)
 }
 
 // Name returns "Linspace".
@@ -169,7 +185,7 @@ func (p *linspacePrim) evalCPU(in, out []*array.Array) error {
 	if p.N <= 1 {
 		return cpu.Arange(buf, p.Start, 0)
 	}
-	if err := cpu.Arange(buf, p.Start, (p.Stop-p.Start)/float64(p.N-1)); err != nil {
+	if err := cpu.Arange(buf, p.Start, p.step()); err != nil || p.Open {
 		return err
 	}
 	last := buf
@@ -182,9 +198,9 @@ func (p *linspacePrim) evalGPU(s array.Stream, _, out []*array.Array) error {
 		if p.N <= 1 {
 			return metal.Arange(o, p.Start, 0)
 		}
-		ls, err := metal.Arange(o, p.Start, (p.Stop-p.Start)/float64(p.N-1))
-		if err != nil {
-			return nil, err
+		ls, err := metal.Arange(o, p.Start, p.step())
+		if err != nil || p.Open {
+			return ls, err
 		}
 		last := o
 		last.Shape, last.Strides, last.Offset = []int{}, []int{}, p.N-1
@@ -196,7 +212,8 @@ func (p *linspacePrim) evalGPU(s array.Stream, _, out []*array.Array) error {
 // Equivalent reports whether o makes the same sequence.
 func (p *linspacePrim) Equivalent(o array.Primitive) bool {
 	q, ok := o.(*linspacePrim)
-	return ok && sameFloat(q.Start, p.Start) && sameFloat(q.Stop, p.Stop) && q.N == p.N && q.DType == p.DType
+	return ok && sameFloat(q.Start, p.Start) && sameFloat(q.Stop, p.Stop) && q.N == p.N && q.DType == p.DType &&
+		q.Open == p.Open
 }
 
 // Linspace returns n evenly spaced values from start to stop inclusive
@@ -211,6 +228,20 @@ func Linspace(start, stop float64, n int, dt array.DType) *array.Array {
 	}
 	checkedBytes(op, []int{n}, dt)
 	return node([]int{n}, dt, &linspacePrim{Start: start, Stop: stop, N: n, DType: dt})
+}
+
+// LinspaceNoEndpoint returns n evenly spaced values from start towards
+// stop, leaving stop out (numpy's linspace with endpoint=False): element i
+// is start + i*(stop-start)/n in float64, converted to dt as AsType
+// converts. n = 0 gives an empty array.
+func LinspaceNoEndpoint(start, stop float64, n int, dt array.DType) *array.Array {
+	const op = "ops.LinspaceNoEndpoint"
+	checkCreateDType(op, dt)
+	if n < 0 {
+		array.Panicf(op, "negative number of values %d", n)
+	}
+	checkedBytes(op, []int{n}, dt)
+	return node([]int{n}, dt, &linspacePrim{Start: start, Stop: stop, N: n, DType: dt, Open: true})
 }
 
 // eyePrim fills an N×M array with ones on diagonal K.
@@ -235,6 +266,15 @@ func (p *eyePrim) evalGPU(s array.Stream, _, out []*array.Array) error {
 
 // Equivalent reports whether o makes the same matrix.
 func (p *eyePrim) Equivalent(o array.Primitive) bool { return sameParams(p, o) }
+
+// Identity returns the n×n identity matrix of dtype dt (MLX's and
+// numpy's identity): Eye(n, n, 0, dt).
+func Identity(n int, dt array.DType) *array.Array {
+	if n < 0 {
+		array.Panicf("ops.Identity", "negative size %d", n)
+	}
+	return Eye(n, n, 0, dt)
+}
 
 // Eye returns the n×m matrix of dtype dt with ones on diagonal k (0 the
 // main diagonal, k > 0 above it, k < 0 below) and zeros elsewhere, like

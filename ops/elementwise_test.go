@@ -278,6 +278,8 @@ func TestElementwiseBadInput(t *testing.T) {
 		{"Linspace dtype", "ops.Linspace: invalid dtype", func() { ops.Linspace(0, 1, 3, array.DType(42)) }},
 		{"Eye n", "ops.Eye: negative dimension in shape [-1 2]", func() { ops.Eye(-1, 2, 0, array.Float32) }},
 		{"Eye dtype", "ops.Eye: invalid dtype", func() { ops.Eye(2, 2, 0, array.DType(100)) }},
+		{"PowScalar int negative", "ops.PowScalar: integers to negative integer powers are not allowed (dtype int32, exponent -1)", func() { ops.PowScalar(array.FromSlice([]int32{1, 2}), -1) }},
+		{"PowScalar bool negative", "ops.PowScalar: integers to negative integer powers", func() { ops.PowScalar(b, -2) }},
 	}
 	for _, tt := range tests {
 		err := array.Try(tt.f)

@@ -39,7 +39,10 @@ func (p *reducePrim) OutputShapes(in []*array.Array) ([][]int, error) {
 	if err := checkAxes("ops."+p.Name(), p.Axes, in[0].Ndim()); err != nil {
 		return nil, err
 	}
-	kept, _ := reducedShape(in[0].Shape(), p.Axes)
+	kept, n := reducedShape(in[0].Shape(), p.Axes)
+	if n == 0 && (p.Op == opset.Max || p.Op == opset.Min) {
+		return nil, array.Errorf("ops."+p.Name(), "axes %v of shape %v are empty, and %v has no identity", p.Axes, in[0].Shape(), p.Op)
+	}
 	return [][]int{kept}, nil
 }
 
@@ -179,7 +182,7 @@ func reduce(name string, op opset.ReduceOp, a *array.Array, axes []int) *array.A
 		array.Panicf(name, "not supported for dtype %v", a.DType())
 	}
 	shape, n := reducedShape(a.Shape(), ax)
-	if n == 0 && shapeSize(shape) > 0 && (op == opset.Max || op == opset.Min) {
+	if n == 0 && (op == opset.Max || op == opset.Min) {
 		array.Panicf(name, "axes %v of shape %v are empty, and %v has no identity", ax, a.Shape(), op)
 	}
 	return node(shape, dt, &reducePrim{Op: op, Axes: ax}, a)
@@ -226,6 +229,21 @@ func Mean(a *array.Array, axes ...int) *array.Array {
 	dt := floatDType(a.DType())
 	x := AsType(a, workDType(dt))
 	return AsType(Div(Sum(x, ax...), count(x, ax, 0)), dt)
+}
+
+// NumberOfElements returns the number of elements of a over axes (none:
+// all), the product of their sizes, as a 0-d array of dtype dt (MLX's
+// number_of_elements). Unlike a.Size() it is an operation, counted when
+// the graph runs, so a shapeless compiled function gets each call's
+// count. dt must be an integer or float dtype.
+func NumberOfElements(a *array.Array, dt array.DType, axes ...int) *array.Array {
+	const name = "ops.NumberOfElements"
+	requireNonNil(name, a)
+	if !dt.IsInteger() && !dt.IsFloat() {
+		array.Panicf(name, "dtype %v is not an integer or float dtype", dt)
+	}
+	ax := normAxes(name, axes, a.Ndim())
+	return node([]int{}, dt, &countPrim{Axes: ax, DType: dt}, a)
 }
 
 // countPrim gives the number of elements of its input over Axes, less
@@ -306,11 +324,7 @@ func varDDOF(name string, a *array.Array, ddof int, axes []int) *array.Array {
 	ax := normAxes(name, axes, a.Ndim())
 	dt := floatDType(a.DType())
 	x := AsType(a, workDType(dt))
-	keep := a.Shape()
-	for _, i := range ax {
-		keep[i] = 1
-	}
-	d := Sub(x, Reshape(Mean(x, ax...), keep...))
+	d := Sub(x, expandDims(Mean(x, ax...), ax))
 	if dt == array.Complex64 {
 		d, dt = Abs(d), array.Float32
 	}
@@ -348,11 +362,7 @@ func KeepDims(f ReduceFunc, a *array.Array, axes ...int) *array.Array {
 	if !equalInts(r.Shape(), kept) {
 		array.Panicf(name, "the reduction of shape %v over axes %v has shape %v, not %v", a.Shape(), ax, r.Shape(), kept)
 	}
-	shape := a.Shape()
-	for _, i := range ax {
-		shape[i] = 1
-	}
-	return Reshape(r, shape...)
+	return expandDims(r, ax)
 }
 
 // argReducePrim finds the index of the largest (ArgMax) or smallest
@@ -381,7 +391,10 @@ func (p *argReducePrim) OutputShapes(in []*array.Array) ([][]int, error) {
 	if err := checkAxes("ops."+p.Name(), []int{p.Axis}, in[0].Ndim()); err != nil {
 		return nil, err
 	}
-	kept, _ := reducedShape(in[0].Shape(), []int{p.Axis})
+	kept, n := reducedShape(in[0].Shape(), []int{p.Axis})
+	if n == 0 {
+		return nil, array.Errorf("ops."+p.Name(), "axis %d of shape %v is empty", p.Axis, in[0].Shape())
+	}
 	return [][]int{kept}, nil
 }
 
@@ -423,7 +436,7 @@ func argReduce(name string, op opset.ArgOp, a *array.Array, axis int) *array.Arr
 	}
 	ax := normAxis(name, axis, a.Ndim())
 	shape, n := reducedShape(a.Shape(), []int{ax})
-	if n == 0 && shapeSize(shape) > 0 {
+	if n == 0 {
 		array.Panicf(name, "axis %d of shape %v is empty", axis, a.Shape())
 	}
 	return node(shape, array.Int32, &argReducePrim{Op: op, Axis: ax}, a)

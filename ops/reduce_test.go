@@ -254,6 +254,9 @@ func TestReduceBadInput(t *testing.T) {
 		{"sum of 0-d over axis 0", func() { ops.Sum(s, 0) }, "ops.Sum", []string{"axis 0", "0 dimensions"}},
 		{"max of empty axis", func() { ops.Max(empty, 0) }, "ops.Max", []string{"[0 3]", "empty"}},
 		{"min of empty", func() { ops.Min(empty) }, "ops.Min", []string{"empty"}},
+		{"max of empty axis, empty result", func() { ops.Max(ops.Zeros([]int{0, 0}, array.Float32), -1) }, "ops.Max", []string{"[0 0]", "empty"}},
+		{"min of empty axis, empty result", func() { ops.Min(ops.Zeros([]int{3, 0, 0}, array.Int32), 1, 2) }, "ops.Min", []string{"[3 0 0]", "empty"}},
+		{"argmax of empty axis, empty result", func() { ops.ArgMax(ops.Zeros([]int{0, 0}, array.Float32), 1) }, "ops.ArgMax", []string{"[0 0]", "empty"}},
 		{"max of complex", func() { ops.Max(c) }, "ops.Max", []string{"complex64"}},
 		{"nil sum", func() { ops.Sum(nil) }, "ops.Sum", []string{"nil"}},
 		{"mean axis", func() { ops.Mean(x, 5) }, "ops.Mean", []string{"axis 5"}},
@@ -282,6 +285,52 @@ func TestReduceBadInput(t *testing.T) {
 		var e *array.Error
 		if !errors.As(err, &e) || e.Op != tc.op {
 			t.Errorf("%s: got %v, want a %s *array.Error", tc.name, err, tc.op)
+			continue
+		}
+		for _, p := range tc.parts {
+			if !strings.Contains(e.Error(), p) {
+				t.Errorf("%s: %q does not mention %q", tc.name, e.Error(), p)
+			}
+		}
+	}
+}
+
+func TestNumberOfElements(t *testing.T) {
+	x := ops.Zeros([]int{2, 3, 4}, array.Float32)
+	for _, tc := range []struct {
+		name string
+		got  *array.Array
+		want float64
+		dt   array.DType
+	}{
+		{"all", ops.NumberOfElements(x, array.Int32), 24, array.Int32},
+		{"axes 0 and -1", ops.NumberOfElements(x, array.Float32, 0, -1), 8, array.Float32},
+		{"one axis, int64", ops.NumberOfElements(x, array.Int64, 1), 3, array.Int64},
+		{"empty axis", ops.NumberOfElements(ops.Zeros([]int{0, 5}, array.Int8), array.Uint32, 0), 0, array.Uint32},
+		{"0-d", ops.NumberOfElements(array.Scalar(float64(7)), array.Int32), 1, array.Int32},
+	} {
+		if tc.got.DType() != tc.dt || tc.got.Ndim() != 0 {
+			t.Errorf("%s: %v of shape %v, want a 0-d %v", tc.name, tc.got.DType(), tc.got.Shape(), tc.dt)
+			continue
+		}
+		if v := tc.got.Item(); v != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, v, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		name  string
+		f     func()
+		parts []string
+	}{
+		{"bool dtype", func() { ops.NumberOfElements(x, array.Bool) }, []string{"bool"}},
+		{"complex dtype", func() { ops.NumberOfElements(x, array.Complex64) }, []string{"complex64"}},
+		{"axis", func() { ops.NumberOfElements(x, array.Int32, 3) }, []string{"axis 3"}},
+		{"nil", func() { ops.NumberOfElements(nil, array.Int32) }, []string{"nil"}},
+	} {
+		err := array.Try(tc.f)
+		var e *array.Error
+		if !errors.As(err, &e) || e.Op != "ops.NumberOfElements" {
+			t.Errorf("%s: got %v, want an ops.NumberOfElements *array.Error", tc.name, err)
 			continue
 		}
 		for _, p := range tc.parts {

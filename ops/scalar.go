@@ -70,7 +70,12 @@ func DivScalar(a *array.Array, v float64) *array.Array {
 
 // PowScalar returns a raised to v elementwise, with v weakly typed as in
 // AddScalar: an integer array to a whole power stays integer (see Pow).
+// A negative whole v with an integer or bool array is an error, as in
+// numpy.
 func PowScalar(a *array.Array, v float64) *array.Array {
+	if v < 0 && a != nil && !scalarDType(a.DType(), v).IsInexact() {
+		array.Panicf("ops.PowScalar", "integers to negative integer powers are not allowed (dtype %v, exponent %v), as in numpy: use a float array", a.DType(), v)
+	}
 	return scalarBinary("ops.PowScalar", opset.Pow, a, v)
 }
 
@@ -84,4 +89,86 @@ func MaximumScalar(a *array.Array, v float64) *array.Array {
 // either is NaN), with v weakly typed as in AddScalar.
 func MinimumScalar(a *array.Array, v float64) *array.Array {
 	return scalarBinary("ops.MinimumScalar", opset.Minimum, a, v)
+}
+
+// FloorDivideScalar returns floor(a / v) elementwise, with v weakly typed
+// as in AddScalar (see FloorDivide).
+func FloorDivideScalar(a *array.Array, v float64) *array.Array {
+	return scalarBinary("ops.FloorDivideScalar", opset.FloorDivide, a, v)
+}
+
+// RemainderScalar returns a - v*floor(a/v) elementwise, with v weakly
+// typed as in AddScalar (see Remainder).
+func RemainderScalar(a *array.Array, v float64) *array.Array {
+	return scalarBinary("ops.RemainderScalar", opset.Remainder, a, v)
+}
+
+// EqualScalar returns a == v elementwise as a Bool array, with v weakly
+// typed as in AddScalar: a float32 array compares in float32, an integer
+// array with a whole v in its own dtype, and with a fractional v in
+// float32. A whole v outside an integer dtype's range is an error.
+func EqualScalar(a *array.Array, v float64) *array.Array {
+	return scalarBinary("ops.EqualScalar", opset.Equal, a, v)
+}
+
+// NotEqualScalar returns a != v elementwise as a Bool array, with v weakly
+// typed as in EqualScalar.
+func NotEqualScalar(a *array.Array, v float64) *array.Array {
+	return scalarBinary("ops.NotEqualScalar", opset.NotEqual, a, v)
+}
+
+// LessScalar returns a < v elementwise as a Bool array, with v weakly
+// typed as in EqualScalar.
+func LessScalar(a *array.Array, v float64) *array.Array {
+	return scalarBinary("ops.LessScalar", opset.Less, a, v)
+}
+
+// LessEqualScalar returns a <= v elementwise as a Bool array, with v
+// weakly typed as in EqualScalar.
+func LessEqualScalar(a *array.Array, v float64) *array.Array {
+	return scalarBinary("ops.LessEqualScalar", opset.LessEqual, a, v)
+}
+
+// GreaterScalar returns a > v elementwise as a Bool array, with v weakly
+// typed as in EqualScalar.
+func GreaterScalar(a *array.Array, v float64) *array.Array {
+	return scalarBinary("ops.GreaterScalar", opset.Greater, a, v)
+}
+
+// GreaterEqualScalar returns a >= v elementwise as a Bool array, with v
+// weakly typed as in EqualScalar.
+func GreaterEqualScalar(a *array.Array, v float64) *array.Array {
+	return scalarBinary("ops.GreaterEqualScalar", opset.GreaterEqual, a, v)
+}
+
+// LogAddExpScalar returns log(e^a + e^v) elementwise, with v weakly typed
+// as in AddScalar; integer and bool arrays compute in float32.
+func LogAddExpScalar(a *array.Array, v float64) *array.Array {
+	return scalarBinary("ops.LogAddExpScalar", opset.LogAddExp, a, v)
+}
+
+// ArcTan2Scalar returns the angle of the point (v, a) elementwise
+// (numpy's arctan2(a, v)), with v weakly typed as in AddScalar.
+func ArcTan2Scalar(a *array.Array, v float64) *array.Array {
+	return scalarBinary("ops.ArcTan2Scalar", opset.ArcTan2, a, v)
+}
+
+// ClipScalar limits a to [lo, hi] elementwise, as numpy's clip with scalar
+// bounds: Minimum(Maximum(a, lo), hi), so lo > hi gives hi everywhere and
+// NaN stays NaN. lo = -Inf or hi = +Inf leaves that side open (for
+// integer arrays too, whose dtype is kept); the bounds are otherwise
+// weakly typed as in AddScalar.
+func ClipScalar(a *array.Array, lo, hi float64) *array.Array {
+	const name = "ops.ClipScalar"
+	requireNonNil(name, a)
+	if math.IsNaN(lo) || math.IsNaN(hi) {
+		array.Panicf(name, "NaN bound (lo %v, hi %v)", lo, hi)
+	}
+	if !math.IsInf(lo, -1) {
+		a = MaximumScalar(a, lo)
+	}
+	if !math.IsInf(hi, 1) {
+		a = MinimumScalar(a, hi)
+	}
+	return a
 }

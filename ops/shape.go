@@ -479,18 +479,79 @@ func ExpandDims(a *array.Array, axes ...int) *array.Array {
 		}
 		ins[p] = true
 	}
-	sh := a.Shape()
-	ns := make([]int, nd)
-	j := 0
+	var at []int
+	for i, in := range ins {
+		if in {
+			at = append(at, i)
+		}
+	}
+	return expandDims(a, at)
+}
+
+// expandDims inserts size-1 axes at the sorted, distinct result positions
+// at, which must fit a's rank.
+func expandDims(a *array.Array, at []int) *array.Array {
+	return node(insertOnes(a.Shape(), at), a.DType(), &expandDimsPrim{Axes: at}, a)
+}
+
+// insertOnes returns shape with a 1 inserted at each of the sorted result
+// positions at.
+func insertOnes(shape, at []int) []int {
+	ns := make([]int, len(shape)+len(at))
+	j, k := 0, 0
 	for i := range ns {
-		if ins[i] {
+		if k < len(at) && at[k] == i {
 			ns[i] = 1
+			k++
 			continue
 		}
-		ns[i] = sh[j]
+		ns[i] = shape[j]
 		j++
 	}
-	return node(ns, a.DType(), &reshapePrim{Shape: ns}, a)
+	return ns
+}
+
+// expandDimsPrim inserts size-1 axes at Axes (sorted positions in the
+// result). Unlike a Reshape, its result shape follows from the input's,
+// so shapeless compilation can replay it, and with it KeepDims, Var and
+// Std, on inputs of new shapes.
+type expandDimsPrim struct{ Axes []int }
+
+func (p *expandDimsPrim) Name() string { return "ExpandDims" }
+
+// Eval is always a view: only size-1 axes are added.
+func (p *expandDimsPrim) Eval(_ array.Stream, in, out []*array.Array) error {
+	st, _ := reshapeStrides(in[0].Shape(), in[0].Strides(), out[0].Shape())
+	out[0].SetData(in[0].Storage(), st, in[0].Offset())
+	return nil
+}
+func (p *expandDimsPrim) Equivalent(o array.Primitive) bool {
+	q, ok := o.(*expandDimsPrim)
+	return ok && equalInts(q.Axes, p.Axes)
+}
+
+// OutputShapes inserts the size-1 axes into the input's new shape.
+func (p *expandDimsPrim) OutputShapes(in []*array.Array) ([][]int, error) {
+	nd := in[0].Ndim() + len(p.Axes)
+	if err := checkAxes("ops.ExpandDims", p.Axes, nd); err != nil {
+		return nil, err
+	}
+	return [][]int{insertOnes(in[0].Shape(), p.Axes)}, nil
+}
+
+// VJP removes the inserted axes from the cotangent.
+func (p *expandDimsPrim) VJP(_, _, cots []*array.Array, _ []int) []*array.Array {
+	return []*array.Array{Squeeze(cots[0], p.Axes...)}
+}
+
+// JVP inserts the same axes into the tangent.
+func (p *expandDimsPrim) JVP(_, _, tans []*array.Array, _ []int) []*array.Array {
+	return []*array.Array{expandDims(tans[0], p.Axes)}
+}
+
+// Vmap puts the batch axis first and shifts the inserted axes past it.
+func (p *expandDimsPrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
+	return []*array.Array{expandDims(batchFront(in[0], axes[0]), reduceShift(p.Axes))}, []int{0}
 }
 
 // Squeeze returns a view of a without the given axes, which must have
@@ -512,14 +573,72 @@ func Squeeze(a *array.Array, axes ...int) *array.Array {
 			drop[ax] = true
 		}
 	}
+	var at []int
+	for i, d := range drop {
+		if d {
+			at = append(at, i)
+		}
+	}
+	if len(at) == 0 {
+		return a
+	}
+	return node(dropAxes(sh, at), a.DType(), &squeezePrim{Axes: at}, a)
+}
+
+// dropAxes returns shape without the sorted positions at.
+func dropAxes(shape, at []int) []int {
 	ns := []int{}
-	for i, d := range sh {
-		if !drop[i] {
+	for i, d := range shape {
+		if !slices.Contains(at, i) {
 			ns = append(ns, d)
 		}
 	}
-	if len(ns) == len(sh) {
-		return a
+	return ns
+}
+
+// squeezePrim removes the size-1 axes Axes (sorted), with a shape rule
+// like expandDimsPrim's, whose cotangents it carries back.
+type squeezePrim struct{ Axes []int }
+
+func (p *squeezePrim) Name() string { return "Squeeze" }
+
+// Eval is always a view: only size-1 axes are removed.
+func (p *squeezePrim) Eval(_ array.Stream, in, out []*array.Array) error {
+	st, _ := reshapeStrides(in[0].Shape(), in[0].Strides(), out[0].Shape())
+	out[0].SetData(in[0].Storage(), st, in[0].Offset())
+	return nil
+}
+func (p *squeezePrim) Equivalent(o array.Primitive) bool {
+	q, ok := o.(*squeezePrim)
+	return ok && equalInts(q.Axes, p.Axes)
+}
+
+// OutputShapes drops the axes from the input's new shape, where they must
+// still have size 1.
+func (p *squeezePrim) OutputShapes(in []*array.Array) ([][]int, error) {
+	sh := in[0].Shape()
+	if err := checkAxes("ops.Squeeze", p.Axes, len(sh)); err != nil {
+		return nil, err
 	}
-	return node(ns, a.DType(), &reshapePrim{Shape: ns}, a)
+	for _, ax := range p.Axes {
+		if sh[ax] != 1 {
+			return nil, array.Errorf("ops.Squeeze", "cannot squeeze axis %d of size %d in shape %v", ax, sh[ax], sh)
+		}
+	}
+	return [][]int{dropAxes(sh, p.Axes)}, nil
+}
+
+// VJP puts the removed axes back into the cotangent.
+func (p *squeezePrim) VJP(_, _, cots []*array.Array, _ []int) []*array.Array {
+	return []*array.Array{expandDims(cots[0], p.Axes)}
+}
+
+// JVP removes the same axes from the tangent.
+func (p *squeezePrim) JVP(_, _, tans []*array.Array, _ []int) []*array.Array {
+	return []*array.Array{Squeeze(tans[0], p.Axes...)}
+}
+
+// Vmap puts the batch axis first and shifts the removed axes past it.
+func (p *squeezePrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
+	return []*array.Array{Squeeze(batchFront(in[0], axes[0]), reduceShift(p.Axes)...)}, []int{0}
 }

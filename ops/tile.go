@@ -209,3 +209,80 @@ func Pad(a *array.Array, widths [][2]int, value float64) *array.Array {
 	}
 	return node(ns, a.DType(), &padPrim{Widths: slices.Clone(widths), Value: value}, a)
 }
+
+// PadMode pads a like Pad, but fills the border from a's own elements
+// by numpy's mode: "edge" repeats the first and last element of each
+// axis, "reflect" mirrors about them (not repeating them), "symmetric"
+// mirrors including them, and "constant" pads with 0 (Pad takes another
+// value). Widths wider than the axis keep reflecting, as numpy's do. A
+// non-constant mode cannot pad an empty axis. The border is gathered
+// (Take) along each padded axis in turn, so the derivative adds the
+// border's cotangent back into the elements it came from.
+func PadMode(a *array.Array, widths [][2]int, mode string) *array.Array {
+	const op = "ops.PadMode"
+	requireNonNil(op, a)
+	switch mode {
+	case "constant":
+		return Pad(a, widths, 0)
+	case "edge", "reflect", "symmetric":
+	default:
+		array.Panicf(op, "unknown mode %q (want \"constant\", \"edge\", \"reflect\" or \"symmetric\")", mode)
+	}
+	sh := a.Shape()
+	if len(widths) != len(sh) {
+		array.Panicf(op, "%d pad widths for shape %v", len(widths), sh)
+	}
+	ns := slices.Clone(sh)
+	for i, w := range widths {
+		if w[0] < 0 || w[1] < 0 {
+			array.Panicf(op, "negative pad widths %v for shape %v", widths, sh)
+		}
+		if w[0] > math.MaxInt-ns[i] || w[1] > math.MaxInt-ns[i]-w[0] {
+			array.Panicf(op, "pad widths %v of shape %v give too many elements", widths, sh)
+		}
+		if sh[i] == 0 && w != [2]int{} {
+			array.Panicf(op, "cannot pad axis %d of shape %v, which is empty, in mode %q", i, sh, mode)
+		}
+		ns[i] += w[0] + w[1]
+	}
+	if _, p := sizeProblem(ns, a.DType()); p != "" {
+		array.Panicf(op, "pad widths %v of shape %v give shape %v, which %s", widths, sh, ns, p)
+	}
+	for i, w := range widths {
+		if w != [2]int{} {
+			a = Take(a, padIndices(mode, sh[i], w), i)
+		}
+	}
+	return a
+}
+
+// padIndices returns, for each position of a padded axis of length n,
+// the position of the element it copies. Reflection is periodic: with
+// period 2(n-1) for reflect (the end elements once per period) and 2n
+// for symmetric, which is what numpy's repeated reflection of wide pads
+// amounts to.
+func padIndices(mode string, n int, w [2]int) *array.Array {
+	idx := make([]int64, n+w[0]+w[1])
+	for k := range idx {
+		j := k - w[0]
+		switch {
+		case j >= 0 && j < n:
+		case mode == "edge" || (mode == "reflect" && n == 1):
+			j = min(max(j, 0), n-1)
+		case mode == "reflect":
+			p := 2 * (n - 1)
+			j = ((j % p) + p) % p
+			if j >= n {
+				j = p - j
+			}
+		default:
+			p := 2 * n
+			j = ((j % p) + p) % p
+			if j >= n {
+				j = p - 1 - j
+			}
+		}
+		idx[k] = int64(j)
+	}
+	return array.FromSlice(idx)
+}

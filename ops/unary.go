@@ -80,6 +80,8 @@ func (p *Unary) chain(x, y, g *array.Array) *array.Array {
 		return Div(g, AddScalar(x, 1))
 	case opset.Log2:
 		return Div(g, MulScalar(x, math.Ln2))
+	case opset.Log10:
+		return Div(g, MulScalar(x, math.Ln10))
 	case opset.Sqrt:
 		return Div(g, MulScalar(y, 2))
 	case opset.Rsqrt:
@@ -101,6 +103,12 @@ func (p *Unary) chain(x, y, g *array.Array) *array.Array {
 		return Mul(g, Neg(Rsqrt(oneMinus(Square(x)))))
 	case opset.ArcTan:
 		return Div(g, AddScalar(Square(x), 1))
+	case opset.ArcSinh:
+		return Mul(g, Rsqrt(AddScalar(Square(x), 1)))
+	case opset.ArcCosh:
+		return Mul(g, Rsqrt(SubScalar(Square(x), 1)))
+	case opset.ArcTanh:
+		return Div(g, oneMinus(Square(x)))
 	case opset.Sinh:
 		return Mul(g, Cosh(x))
 	case opset.Cosh:
@@ -178,6 +186,10 @@ func Log1p(a *array.Array) *array.Array { return unary(opset.Log1p, a) }
 // arrays compute in float32.
 func Log2(a *array.Array) *array.Array { return unary(opset.Log2, a) }
 
+// Log10 returns the base-10 logarithm of a elementwise. Integer and bool
+// arrays compute in float32; complex64 is not supported.
+func Log10(a *array.Array) *array.Array { return unary(opset.Log10, a) }
+
 // Sqrt returns the square root of a elementwise (NaN below 0; the
 // principal root for complex64). Integer and bool arrays compute in
 // float32.
@@ -219,6 +231,20 @@ func ArcCos(a *array.Array) *array.Array { return unary(opset.ArcCos, a) }
 // arrays compute in float32; complex64 is not supported.
 func ArcTan(a *array.Array) *array.Array { return unary(opset.ArcTan, a) }
 
+// ArcSinh returns the inverse hyperbolic sine of a elementwise. Integer
+// and bool arrays compute in float32; complex64 is not supported.
+func ArcSinh(a *array.Array) *array.Array { return unary(opset.ArcSinh, a) }
+
+// ArcCosh returns the inverse hyperbolic cosine of a elementwise: NaN below
+// 1. Integer and bool arrays compute in float32; complex64 is not
+// supported.
+func ArcCosh(a *array.Array) *array.Array { return unary(opset.ArcCosh, a) }
+
+// ArcTanh returns the inverse hyperbolic tangent of a elementwise: ±Inf at
+// ±1, NaN outside [-1, 1]. Integer and bool arrays compute in float32;
+// complex64 is not supported.
+func ArcTanh(a *array.Array) *array.Array { return unary(opset.ArcTanh, a) }
+
 // Sinh returns the hyperbolic sine of a elementwise. Integer and bool
 // arrays compute in float32.
 func Sinh(a *array.Array) *array.Array { return unary(opset.Sinh, a) }
@@ -259,6 +285,16 @@ func Ceil(a *array.Array) *array.Array { return unary(opset.Ceil, a) }
 // complex64.
 func Round(a *array.Array) *array.Array { return unary(opset.Round, a) }
 
+// Trunc returns the integer part of each element, rounding towards zero
+// (numpy's trunc), in a's dtype; integer and bool arrays are returned
+// unchanged in value. Not defined for complex64.
+func Trunc(a *array.Array) *array.Array { return unary(opset.Trunc, a) }
+
+// Invert returns the bitwise not of a elementwise (numpy's invert, ~a):
+// for integers ^a (-a-1 for signed ones), for bools the logical not.
+// Float and complex64 arrays are rejected.
+func Invert(a *array.Array) *array.Array { return unary(opset.Invert, a) }
+
 // LogicalNot returns a == 0 elementwise as a Bool array.
 func LogicalNot(a *array.Array) *array.Array { return unary(opset.LogicalNot, a) }
 
@@ -270,3 +306,131 @@ func IsNaN(a *array.Array) *array.Array { return unary(opset.IsNaN, a) }
 // either part), as a Bool array; false everywhere for integer and bool
 // arrays.
 func IsInf(a *array.Array) *array.Array { return unary(opset.IsInf, a) }
+
+// IsFinite reports elementwise whether a is neither NaN nor ±Inf (for
+// complex64, both parts), as a Bool array; true everywhere for integer and
+// bool arrays. It is LogicalNot(IsNaN(a) || IsInf(a)), which compile fuses
+// into one kernel.
+func IsFinite(a *array.Array) *array.Array {
+	requireNonNil("ops.IsFinite", a)
+	return LogicalNot(LogicalOr(IsNaN(a), IsInf(a)))
+}
+
+// IsPosInf reports elementwise whether a is +Inf, as a Bool array; false
+// everywhere for integer and bool arrays. Not defined for complex64, as in
+// numpy.
+func IsPosInf(a *array.Array) *array.Array { return signedInf("ops.IsPosInf", a, 1) }
+
+// IsNegInf reports elementwise whether a is -Inf, as a Bool array; false
+// everywhere for integer and bool arrays. Not defined for complex64, as in
+// numpy.
+func IsNegInf(a *array.Array) *array.Array { return signedInf("ops.IsNegInf", a, -1) }
+
+func signedInf(name string, a *array.Array, sign float64) *array.Array {
+	requireNonNil(name, a)
+	if a.DType() == array.Complex64 {
+		array.Panicf(name, "not defined for dtype %v", a.DType())
+	}
+	if !a.DType().IsInexact() {
+		return IsInf(a)
+	}
+	return EqualScalar(a, math.Inf(int(sign)))
+}
+
+// Degrees converts angles from radians to degrees elementwise (a·180/π).
+// Integer and bool arrays compute in float32; complex64 is not supported.
+func Degrees(a *array.Array) *array.Array { return angleScale("ops.Degrees", a, 180/math.Pi) }
+
+// Radians converts angles from degrees to radians elementwise (a·π/180).
+// Integer and bool arrays compute in float32; complex64 is not supported.
+func Radians(a *array.Array) *array.Array { return angleScale("ops.Radians", a, math.Pi/180) }
+
+func angleScale(name string, a *array.Array, f float64) *array.Array {
+	requireNonNil(name, a)
+	if a.DType() == array.Complex64 {
+		array.Panicf(name, "not defined for dtype %v", a.DType())
+	}
+	return MulScalar(AsType(a, floatDType(a.DType())), f)
+}
+
+// RoundDecimals rounds a to the given number of decimals, halves to even,
+// as numpy's round(a, decimals): a·10^d is rounded and divided by 10^d
+// (for negative d, a/10^-d is rounded and multiplied back), in a's dtype,
+// so float results carry that dtype's representation error exactly as
+// numpy's do. Integer arrays are unchanged for d >= 0 and round exactly,
+// halves to even, to a multiple of 10^-d otherwise (0 when 10^-d exceeds
+// the dtype's range). Round keeps its one-argument signature for its
+// callers; RoundDecimals(a, 0) is Round(a). Not defined for complex64.
+func RoundDecimals(a *array.Array, decimals int) *array.Array {
+	const name = "ops.RoundDecimals"
+	requireNonNil(name, a)
+	dt := a.DType()
+	if dt == array.Complex64 {
+		array.Panicf(name, "not defined for dtype %v", dt)
+	}
+	switch {
+	case decimals == 0 || (!dt.IsInexact() && decimals > 0):
+		return Round(a)
+	case dt.IsInexact() && decimals > 0:
+		f := math.Pow(10, float64(decimals))
+		return DivScalar(Round(MulScalar(a, f)), f)
+	case dt.IsInexact():
+		f := math.Pow(10, float64(-decimals))
+		return MulScalar(Round(DivScalar(a, f)), f)
+	}
+	if dt == array.Bool {
+		return AsType(ZerosLike(a), array.Bool)
+	}
+	p := math.Pow(10, float64(-decimals))
+	if _, hi, _ := intRange(dt); p >= hi {
+		return ZerosLike(a)
+	}
+	q := FloorDivideScalar(a, p)
+	r := Sub(a, MulScalar(q, p))
+	// round up when r > p - r, or on a tie when q is odd: halves to even
+	// without forming 2r, which could overflow
+	half := SubScalar(Neg(r), -p)
+	up := LogicalOr(Greater(r, half), LogicalAnd(Equal(r, half), NotEqualScalar(RemainderScalar(q, 2), 0)))
+	return MulScalar(Add(q, AsType(up, dt)), p)
+}
+
+// NanToNum replaces NaN by nan, +Inf by posinf and -Inf by neginf
+// elementwise, as numpy's nan_to_num. posinf = +Inf and neginf = -Inf (a
+// replacement that would change nothing) stand for numpy's defaults, the
+// largest and the most negative finite value of a's dtype. The
+// replacements take a's dtype (weakly typed); integer and bool arrays are
+// returned unchanged. Not defined for complex64.
+func NanToNum(a *array.Array, nan, posinf, neginf float64) *array.Array {
+	const name = "ops.NanToNum"
+	requireNonNil(name, a)
+	dt := a.DType()
+	if dt == array.Complex64 {
+		array.Panicf(name, "not defined for dtype %v", dt)
+	}
+	if !dt.IsInexact() {
+		return a
+	}
+	top := maxFinite(dt)
+	if math.IsInf(posinf, 1) {
+		posinf = top
+	}
+	if math.IsInf(neginf, -1) {
+		neginf = -top
+	}
+	out := Where(IsNaN(a), scalarOf(nan, dt), a)
+	out = Where(EqualScalar(a, math.Inf(1)), scalarOf(posinf, dt), out)
+	return Where(EqualScalar(a, math.Inf(-1)), scalarOf(neginf, dt), out)
+}
+
+// maxFinite is the largest finite value of a float dtype.
+func maxFinite(dt array.DType) float64 {
+	switch dt {
+	case array.Float16:
+		return 65504
+	case array.BFloat16:
+		return 0x1.fep127
+	case array.Float32:
+		return math.MaxFloat32
+	}
+	return math.MaxFloat64
+}

@@ -17,7 +17,8 @@ import (
 // the sign of the divisor. Where numpy warns and gives 0 for an integer
 // division or remainder by zero, Binary gives 0 silently. Pow of integers
 // with a negative exponent gives 0, except for bases 1 and -1, where
-// numpy raises an error. Float16 and BFloat16 compute in float32 and
+// numpy raises an error. Shifts by a negative count or one of at least
+// the width give 0 (-1 for a right shift of a negative value), as numpy's. Float16 and BFloat16 compute in float32 and
 // round on store, as numpy does.
 func Binary(op opset.BinaryOp, out, a, b Buf) error {
 	if a.DType != b.DType {
@@ -467,6 +468,10 @@ func arithKernel[T ewReal](op opset.BinaryOp) binKernel[T, T] {
 		return intKernel[T](op)
 	case opset.LogAddExp:
 		return elementwise(func(a, b T) T { return T(logAddExp(float64(a), float64(b))) })
+	case opset.Hypot:
+		return elementwise(func(a, b T) T { return T(math.Hypot(float64(a), float64(b))) })
+	case opset.BitwiseAnd, opset.BitwiseOr, opset.BitwiseXor, opset.LeftShift, opset.RightShift:
+		return intKernel[T](op)
 	default: // ArcTan2
 		return elementwise(func(a, b T) T { return T(math.Atan2(float64(a), float64(b))) })
 	}
@@ -484,8 +489,9 @@ func realBinary[T ewReal](op opset.BinaryOp, out, a, b Buf) {
 	runBinary(out, a, b, fixedBin(k))
 }
 
-// intKernel returns the FloorDivide, Remainder or Pow kernel of the
-// integer type T, whose bit operations ewReal does not allow.
+// intKernel returns the FloorDivide, Remainder, Pow, bitwise or shift
+// kernel of the integer type T, whose bit operations ewReal does not
+// allow.
 func intKernel[T ewReal](op opset.BinaryOp) binKernel[T, T] {
 	var k any
 	switch any(*new(T)).(type) {
@@ -515,8 +521,36 @@ func intKernelOf[T ewInt](op opset.BinaryOp) binKernel[T, T] {
 		return elementwise(intFloorDiv[T])
 	case opset.Remainder:
 		return elementwise(intRemainder[T])
+	case opset.BitwiseAnd:
+		return elementwise(func(a, b T) T { return a & b })
+	case opset.BitwiseOr:
+		return elementwise(func(a, b T) T { return a | b })
+	case opset.BitwiseXor:
+		return elementwise(func(a, b T) T { return a ^ b })
+	case opset.LeftShift:
+		return elementwise(shiftLeft[T])
+	case opset.RightShift:
+		return elementwise(shiftRight[T])
 	}
 	return elementwise(intPow[T])
+}
+
+// shiftLeft is numpy's left_shift: a count below 0 or at least the width
+// gives 0. Go's shifts give 0 for counts at least the width already; a
+// negative count, which would panic, reads as a huge unsigned one.
+func shiftLeft[T ewInt](a, b T) T { return a << shiftCount(b) }
+
+// shiftRight is numpy's right_shift: arithmetic for signed types, so a
+// count below 0 or at least the width gives 0, or -1 for a negative a.
+func shiftRight[T ewInt](a, b T) T { return a >> shiftCount(b) }
+
+// shiftCount is a shift count as an unsigned number: a negative count
+// becomes at least 2^63, past every width.
+func shiftCount[T ewInt](b T) uint64 {
+	if b < 0 {
+		return math.MaxUint64
+	}
+	return uint64(b)
 }
 
 // intFloorDiv is numpy's floor_divide for integers, with 0 for a zero
@@ -620,8 +654,12 @@ func boolBinary(op opset.BinaryOp) binKernel[bool, bool] {
 	switch op {
 	case opset.Add, opset.Maximum, opset.LogicalOr:
 		f = func(a, b bool) bool { return a || b }
-	case opset.Mul, opset.Minimum, opset.LogicalAnd:
+	case opset.Mul, opset.Minimum, opset.LogicalAnd, opset.BitwiseAnd:
 		f = func(a, b bool) bool { return a && b }
+	case opset.BitwiseOr:
+		f = func(a, b bool) bool { return a || b }
+	case opset.BitwiseXor:
+		f = func(a, b bool) bool { return a != b }
 	case opset.Equal:
 		f = func(a, b bool) bool { return a == b }
 	case opset.NotEqual:

@@ -1,6 +1,8 @@
 package cpu
 
 import (
+	"math"
+
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/internal/opset"
 )
@@ -11,6 +13,7 @@ import (
 // 1, the lowest value, the highest value) and leave the element out.
 // reverse runs from the end of the axis to its start. float16 and bfloat16
 // accumulate in float32 and round each result; integers wrap.
+// LogCumSumExp (real floats only) starts from -Inf.
 func Scan(op opset.ScanOp, out, in Buf, axis int, reverse, inclusive bool) error {
 	const name = "cpu.Scan"
 	want, ok := op.Result(in.DType)
@@ -22,6 +25,21 @@ func Scan(op opset.ScanOp, out, in Buf, axis int, reverse, inclusive bool) error
 	}
 	l := newRedLines(in, out, axis, true)
 	if l.count == 0 || l.n == 0 {
+		return nil
+	}
+	if op == opset.LogCumSumExp {
+		switch in.DType {
+		case array.Float64:
+			k := scanLogSumExp[float64]()
+			scanDirect(l, &k, out, in, reverse, inclusive)
+		case array.Float32:
+			k := scanLogSumExp[float32]()
+			scanDirect(l, &k, out, in, reverse, inclusive)
+		default:
+			k := scanLogSumExp[float32]()
+			k.io = redIO[float32]{load: redLoadHalf(in), store: redStoreHalf(out)}
+			scanRun(l, &k, reverse, inclusive)
+		}
 		return nil
 	}
 	switch in.DType {
@@ -277,5 +295,38 @@ func cumMinStep[A redOrdered](acc, o, x []A, inclusive bool) {
 		if inclusive {
 			o[i] = acc[i]
 		}
+	}
+}
+
+// scanLogSumExp folds with numpy's logaddexp (binary.go), in float64 so
+// that float32 rounds once per result.
+func scanLogSumExp[A float32 | float64]() scanKernel[A] {
+	ninf := A(math.Inf(-1))
+	return scanKernel[A]{
+		ident: ninf,
+		line: func(o, x []A, acc A, inclusive bool) {
+			o = o[:len(x)]
+			for i, v := range x {
+				if !inclusive {
+					o[i] = acc
+				}
+				acc = A(logAddExp(float64(acc), float64(v)))
+				if inclusive {
+					o[i] = acc
+				}
+			}
+		},
+		step: func(acc, o, x []A, inclusive bool) {
+			x, o = x[:len(acc)], o[:len(acc)]
+			for i, v := range x {
+				if !inclusive {
+					o[i] = acc[i]
+				}
+				acc[i] = A(logAddExp(float64(acc[i]), float64(v)))
+				if inclusive {
+					o[i] = acc[i]
+				}
+			}
+		},
 	}
 }

@@ -27,7 +27,9 @@ func Unary(op opset.UnaryOp, out, x Buf) error {
 		switch op {
 		case opset.LogicalNot, opset.IsNaN, opset.IsInf:
 			runUnary(out, x, fixed(boolPredicate(op)))
-		default: // Abs, Sign, Square, Floor, Ceil, Round: 0 and 1 are fixed points
+		case opset.Invert:
+			runUnary(out, x, fixed(boolPredicate(opset.LogicalNot)))
+		default: // Abs, Sign, Square, Floor, Ceil, Round, Trunc: 0 and 1 are fixed points
 			runUnary(out, x, fixed(copyKernel[bool]))
 		}
 	case array.Uint8:
@@ -274,6 +276,8 @@ var mathFuncs = map[opset.UnaryOp]func(float64) float64{
 	opset.Sqrt: math.Sqrt, opset.Sin: math.Sin, opset.Cos: math.Cos, opset.Tan: math.Tan, opset.ArcSin: math.Asin,
 	opset.ArcCos: math.Acos, opset.ArcTan: math.Atan, opset.Sinh: math.Sinh, opset.Cosh: math.Cosh, opset.Tanh: math.Tanh,
 	opset.Erf: math.Erf, opset.Floor: math.Floor, opset.Ceil: math.Ceil, opset.Round: math.RoundToEven,
+	opset.Log10: math.Log10, opset.ArcSinh: math.Asinh, opset.ArcCosh: math.Acosh, opset.ArcTanh: math.Atanh,
+	opset.Trunc: math.Trunc,
 }
 
 func floatPredicate[T ewFloat](op opset.UnaryOp) func(d []bool, s []T) {
@@ -436,7 +440,14 @@ func intUnary[T ewInt](op opset.UnaryOp, out, x Buf) {
 				d[i] = v * v
 			}
 		}
-	default: // Floor, Ceil, Round: integers are already whole
+	case opset.Invert:
+		k = func(d, s []T) {
+			s = s[:len(d)]
+			for i, v := range s {
+				d[i] = ^v
+			}
+		}
+	default: // Floor, Ceil, Round, Trunc: integers are already whole
 		k = copyKernel[T]
 	}
 	runUnary(out, x, fixed(k))

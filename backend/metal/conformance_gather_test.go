@@ -28,7 +28,8 @@ func indexValues(dt array.DType, n int) func(r *rand.Rand, i int) float64 {
 var indexDTypes = []array.DType{array.Uint8, array.Int32, array.Int64}
 
 // gatherDTypes covers every element size: gathers move words.
-var gatherDTypes = []array.DType{array.Bool, array.Uint8, array.Float16, array.BFloat16, array.Int32, array.Float32, array.Int64, array.Complex64}
+var gatherDTypes = []array.DType{array.Bool, array.Uint8, array.Float16, array.BFloat16, array.Int32, array.Float32, array.Int64, array.Complex64,
+	array.Int8, array.Int16, array.Uint16, array.Uint32, array.Uint64}
 
 // dropGPUCheck adapts a gather plan to Case.GPU; TestIndexOutOfRange
 // covers the IndexCheck.

@@ -44,7 +44,8 @@ package metal_test
 //     (3x5x37 = 555 elements), LongShape (1031, more than one 1024-thread
 //     group); empty shapes have a zero dimension; Op(dt) with no shape is 0-d.
 //   - floatDTypes (float32, float16, bfloat16), intDTypes (uint8, int32,
-//     int64), allDTypes (those, bool and complex64).
+//     int64, int8, int16, uint16, uint32, uint64), allDTypes (those, bool
+//     and complex64).
 //   - runCase(t, c) runs one case outside the table (all schedules);
 //     materializeAll(r, operands, outputs) lays operands out for both sides,
 //     views and bufs turn them into metal.Views and cpu.Bufs;
@@ -140,9 +141,9 @@ var (
 
 var (
 	floatDTypes = []array.DType{array.Float32, array.Float16, array.BFloat16}
-	intDTypes   = []array.DType{array.Uint8, array.Int32, array.Int64}
+	intDTypes   = []array.DType{array.Uint8, array.Int32, array.Int64, array.Int8, array.Int16, array.Uint16, array.Uint32, array.Uint64}
 	allDTypes   = []array.DType{array.Float32, array.Float16, array.BFloat16, array.Uint8, array.Int32, array.Int64,
-		array.Bool, array.Complex64}
+		array.Int8, array.Int16, array.Uint16, array.Uint32, array.Uint64, array.Bool, array.Complex64}
 )
 
 type family struct {
@@ -523,9 +524,14 @@ type value struct {
 var (
 	floatSpecials = []float64{0, math.Copysign(0, -1), 1, -1, math.NaN(), math.Inf(1), math.Inf(-1), 0.5, -2.5}
 	intExtremes   = map[array.DType][]int64{
-		array.Uint8: {0, 1, 255, 128},
-		array.Int32: {0, 1, -1, math.MaxInt32, math.MinInt32},
-		array.Int64: {0, 1, -1, math.MaxInt64, math.MinInt64, 1 << 40},
+		array.Uint8:  {0, 1, 255, 128},
+		array.Int32:  {0, 1, -1, math.MaxInt32, math.MinInt32},
+		array.Int64:  {0, 1, -1, math.MaxInt64, math.MinInt64, 1 << 40},
+		array.Int8:   {0, 1, -1, math.MaxInt8, math.MinInt8},
+		array.Int16:  {0, 1, -1, math.MaxInt16, math.MinInt16},
+		array.Uint16: {0, 1, math.MaxUint16, 1 << 15},
+		array.Uint32: {0, 1, math.MaxUint32, 1 << 31},
+		array.Uint64: {0, 1, -1, math.MinInt64, 1 << 40}, // -1 and MinInt64 are 2^64-1 and 2^63
 	}
 )
 
@@ -550,7 +556,7 @@ func drawValue(r *rand.Rand, o Operand, i int) value {
 		if ex := intExtremes[o.DType]; special && len(ex) > 0 {
 			return value{i: ex[r.Intn(len(ex))], isInt: true}
 		}
-		if o.DType == array.Uint8 {
+		if unsigned(o.DType) {
 			return value{i: int64(r.Intn(256)), isInt: true}
 		}
 		return value{i: int64(r.Intn(201) - 100), isInt: true}
@@ -564,6 +570,15 @@ func drawValue(r *rand.Rand, o Operand, i int) value {
 		return value{c: complex(floatSpecials[r.Intn(len(floatSpecials))], 0)}
 	}
 	return value{c: complex(r.Float64()*8-4, 0)}
+}
+
+// unsigned reports whether dt is an unsigned integer dtype.
+func unsigned(dt array.DType) bool {
+	switch dt {
+	case array.Uint8, array.Uint16, array.Uint32, array.Uint64:
+		return true
+	}
+	return false
 }
 
 // putValue stores v as one element of dtype dt at the start of b.
@@ -580,8 +595,18 @@ func putValue(b []byte, dt array.DType, v value) {
 		if iv != 0 || (!v.isInt && re != 0) {
 			b[0] = 1
 		}
-	case array.Uint8:
+	case array.Uint8, array.Int8:
 		b[0] = uint8(iv)
+	case array.Int16, array.Uint16:
+		le.PutUint16(b, uint16(iv))
+	case array.Uint32:
+		le.PutUint32(b, uint32(iv))
+	case array.Uint64:
+		if !v.isInt && re >= 1<<63 {
+			le.PutUint64(b, uint64(re))
+		} else {
+			le.PutUint64(b, uint64(iv))
+		}
 	case array.Int32:
 		le.PutUint32(b, uint32(int32(iv)))
 	case array.Int64:
@@ -614,6 +639,21 @@ func elemAt(b []byte, dt array.DType, off int) (complex128, uint64) {
 	case array.Int64:
 		v := int64(le.Uint64(p))
 		return complex(float64(v), 0), uint64(v)
+	case array.Int8:
+		v := int8(p[0])
+		return complex(float64(v), 0), uint64(uint8(v))
+	case array.Int16:
+		v := int16(le.Uint16(p))
+		return complex(float64(v), 0), uint64(uint16(v))
+	case array.Uint16:
+		v := le.Uint16(p)
+		return complex(float64(v), 0), uint64(v)
+	case array.Uint32:
+		v := le.Uint32(p)
+		return complex(float64(v), 0), uint64(v)
+	case array.Uint64:
+		v := le.Uint64(p)
+		return complex(float64(v), 0), v
 	case array.Float16:
 		h := array.F16(le.Uint16(p))
 		return complex(float64(h.Float32()), 0), uint64(h)

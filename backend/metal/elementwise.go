@@ -198,8 +198,17 @@ func scalarBits(v float64, dt array.DType) uint64 {
 			return 1
 		}
 		return 0
-	case array.Uint8:
+	case array.Uint8, array.Int8:
 		return uint64(uint8(toInt()))
+	case array.Int16, array.Uint16:
+		return uint64(uint16(toInt()))
+	case array.Uint32:
+		return uint64(uint32(toInt()))
+	case array.Uint64:
+		if v >= 9.223372036854775807e18 && v < 1.8446744073709551616e19 {
+			return uint64(v)
+		}
+		return uint64(toInt())
 	case array.Int32:
 		return uint64(uint32(int32(toInt())))
 	case array.Int64:

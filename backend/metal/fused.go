@@ -92,6 +92,7 @@ func regDTypes(p *fused.Program) ([]array.DType, error) {
 // mslTypes are the storage types of the dtypes in MSL (see common.h).
 var mslTypes = map[array.DType]string{
 	array.Bool: "bool", array.Uint8: "uchar", array.Int32: "int", array.Int64: "long",
+	array.Int8: "char", array.Int16: "short", array.Uint16: "u16_t", array.Uint32: "uint", array.Uint64: "ulong",
 	array.Float16: "half", array.BFloat16: "bf16_t", array.Float32: "float", array.Complex64: "float2",
 }
 

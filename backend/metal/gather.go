@@ -224,10 +224,10 @@ func PutAlongAxis(out, a, idx, values View, axis int) ([]Launch, *IndexCheck, er
 // axis at idx (out[..., idx[..., j, ...], ...] += updates[..., j, ...]),
 // as cpu.ScatterAddAlongAxis: repeated indices accumulate. One thread per
 // (line, index) pair adds its update atomically: into out itself for
-// float32, int32 and int64 (zeroed first), into a zeroed scratch
-// accumulator for float16 and bfloat16 (float32, rounded once when it is
-// copied to out) and uint8 (int32, wrapping, whose low byte is the uint8
-// sum). Integer results are exact; float sums run in an unspecified
+// float32 and the 32- and 64-bit integers (zeroed first), into a zeroed
+// scratch accumulator for float16 and bfloat16 (float32, rounded once when
+// it is copied to out) and the 8- and 16-bit integers (int32, wrapping,
+// whose low bits are the sum). Integer results are exact; float sums run in an unspecified
 // order, so they agree with the CPU's within rounding. Bad indices are
 // reported through the returned IndexCheck.
 func ScatterAddAlongAxis(out, idx, updates View, axis int) ([]Launch, *IndexCheck, error) {
@@ -260,7 +260,7 @@ func ScatterAddAlongAxis(out, idx, updates View, axis int) ([]Launch, *IndexChec
 	switch out.DType {
 	case array.Float16, array.BFloat16:
 		accDT = array.Float32
-	case array.Uint8:
+	case array.Uint8, array.Int8, array.Int16, array.Uint16:
 		accDT = array.Int32
 	}
 	if accDT != out.DType {

@@ -120,10 +120,11 @@ func gemvT(l Launch, mk func(parts, chunk int) []byte, out, a, b View, n, k, bat
 }
 
 // gemvAccSize is the size of the accumulator of a matmul of dtype dt
-// (MatMul's kernels: float for the floats, int for bool).
+// (MatMul's kernels: float for the 16-bit floats, int or uint for bool
+// and the 8- and 16-bit integers but uint8).
 func gemvAccSize(dt array.DType) int {
 	switch dt {
-	case array.Float16, array.BFloat16, array.Bool:
+	case array.Float16, array.BFloat16, array.Bool, array.Int8, array.Int16, array.Uint16:
 		return 4
 	}
 	return dt.Size()

@@ -168,13 +168,14 @@ func minus(a, b []string) []string {
 // declare nothing (Metal's limit is then the pipeline's, at most 1024).
 func TestKernelsDeclareTheirLargestThreadgroup(t *testing.T) {
 	want := map[string]int{
-		"gemm":          256,  // 16x16, the layout of its tiles
-		"reduce_cols":   256,  // 32x8, the layout of its accumulators
-		"sort_block":    512,  // sortThreads in sort.go
-		"reduce_rows":   1024, // lineGrid in reduce.go: 256, or 1024 above 8192 elements
-		"arg_reduce":    1024,
-		"scan_lines":    1024,
-		"softmax_lines": 1024,
+		"gemm":           256,  // 16x16, the layout of its tiles
+		"reduce_cols":    256,  // 32x8, the layout of its accumulators
+		"sort_block":     512,  // sortThreads in sort.go
+		"hadamard_lines": 256,  // HadamardTransform in hadamard.go
+		"reduce_rows":    1024, // lineGrid in reduce.go: 256, or 1024 above 8192 elements
+		"arg_reduce":     1024,
+		"scan_lines":     1024,
+		"softmax_lines":  1024,
 	}
 	seen := map[string]bool{}
 	for _, lib := range embeddedLibraries(t) {

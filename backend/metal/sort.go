@@ -80,10 +80,11 @@ func checkSortViews(name string, out, in View) error {
 }
 
 // sortKeySize is the size of the key a dtype sorts by (the key type of
-// kernels/sort.metal: float for the floats, uchar for uint8 and bool).
+// kernels/sort.metal: float for the floats, uchar for uint8 and bool,
+// int or uint for the other integers narrower than 64 bits).
 func sortKeySize(dt array.DType) int {
 	switch dt {
-	case array.Int64:
+	case array.Int64, array.Uint64:
 		return 8
 	case array.Uint8, array.Bool:
 		return 1

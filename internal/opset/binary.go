@@ -30,6 +30,12 @@ const (
 	LogicalOr                    // a || b (Bool operands)
 	LogAddExp                    // log(e^a + e^b), without overflow
 	ArcTan2                      // the angle of the point (b, a)
+	Hypot                        // sqrt(a² + b²), without overflow
+	BitwiseAnd                   // a & b (integers and bools)
+	BitwiseOr                    // a | b (integers and bools)
+	BitwiseXor                   // a ^ b (integers and bools)
+	LeftShift                    // a << b; 0 when b < 0 or b >= the width (numpy)
+	RightShift                   // a >> b, arithmetic for signed; 0 or -1 when b < 0 or b >= the width (numpy)
 
 	NumBinaryOps // not an operation: the number of them
 )
@@ -37,7 +43,8 @@ const (
 var binaryNames = [NumBinaryOps]string{
 	"Add", "Sub", "Mul", "Div", "FloorDivide", "Remainder", "Pow", "Maximum", "Minimum",
 	"Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual",
-	"LogicalAnd", "LogicalOr", "LogAddExp", "ArcTan2",
+	"LogicalAnd", "LogicalOr", "LogAddExp", "ArcTan2", "Hypot",
+	"BitwiseAnd", "BitwiseOr", "BitwiseXor", "LeftShift", "RightShift",
 }
 
 // String returns the operation's name ("Add").
@@ -52,13 +59,20 @@ func (op BinaryOp) String() string {
 // give Bool.
 func (op BinaryOp) IsComparison() bool { return op >= Equal && op <= GreaterEqual }
 
+// IsBitwise reports whether op is BitwiseAnd, BitwiseOr or BitwiseXor.
+func (op BinaryOp) IsBitwise() bool { return op >= BitwiseAnd && op <= BitwiseXor }
+
+// IsShift reports whether op is LeftShift or RightShift.
+func (op BinaryOp) IsShift() bool { return op == LeftShift || op == RightShift }
+
 // Result returns the dtype of op applied to two operands of dtype dt, and
 // whether op is defined for dt. Comparisons take every dtype (complex64:
 // Equal and NotEqual only) and give Bool; LogicalAnd and LogicalOr take
-// Bool. Bool also takes Add, Mul, Maximum and Minimum (or, and, or, and).
-// Integers take the arithmetic operations except Div, LogAddExp and
-// ArcTan2; floats take all of them; complex64 takes Add, Sub, Mul, Div
-// and Pow.
+// Bool. Bool also takes Add, Mul, Maximum and Minimum (or, and, or, and)
+// and the three bitwise operations. Integers take the arithmetic
+// operations except Div, LogAddExp, ArcTan2 and Hypot, and the bitwise
+// operations and shifts; floats take all but the bitwise operations and
+// shifts; complex64 takes Add, Sub, Mul, Div and Pow.
 func (op BinaryOp) Result(dt array.DType) (array.DType, bool) {
 	if op >= NumBinaryOps || !dt.Valid() {
 		return 0, false
@@ -74,11 +88,11 @@ func (op BinaryOp) Result(dt array.DType) (array.DType, bool) {
 	case op == LogicalAnd || op == LogicalOr:
 		ok = dt == array.Bool
 	case dt == array.Bool:
-		ok = op == Add || op == Mul || op == Maximum || op == Minimum
+		ok = op == Add || op == Mul || op == Maximum || op == Minimum || op.IsBitwise()
 	case dt.IsInteger():
-		ok = op != Div && op != LogAddExp && op != ArcTan2
+		ok = op != Div && op != LogAddExp && op != ArcTan2 && op != Hypot
 	case dt.IsFloat():
-		ok = true
+		ok = !op.IsBitwise() && !op.IsShift()
 	case dt == array.Complex64:
 		ok = op == Add || op == Sub || op == Mul || op == Div || op == Pow
 	}

@@ -82,19 +82,20 @@ func lineWise(d array.DeviceType, dt array.DType) bool {
 // ScanOp is the operation a scan accumulates with.
 type ScanOp uint8
 
-// The scans (running sum, product, maximum and minimum), then their
-// count. CumMax and CumMin propagate NaN from where it first appears
-// (numpy's maximum.accumulate).
+// The scans (running sum, product, maximum, minimum and log of the sum
+// of exponentials), then their count. CumMax and CumMin propagate NaN
+// from where it first appears (numpy's maximum.accumulate).
 const (
 	CumSum ScanOp = iota
 	CumProd
 	CumMax
 	CumMin
+	LogCumSumExp
 
 	NumScanOps // not an operation: the number of them
 )
 
-var scanNames = [NumScanOps]string{"CumSum", "CumProd", "CumMax", "CumMin"}
+var scanNames = [NumScanOps]string{"CumSum", "CumProd", "CumMax", "CumMin", "LogCumSumExp"}
 
 // String returns the scan's name ("CumSum").
 func (op ScanOp) String() string {
@@ -106,11 +107,14 @@ func (op ScanOp) String() string {
 
 // Result returns the dtype of op's result on elements of dtype dt, and
 // whether op is defined for dt: CumSum and CumProd of bool give int32;
-// CumMax and CumMin of complex64 are not defined.
+// CumMax and CumMin of complex64 are not defined; LogCumSumExp is defined
+// for the real floats only (ops converts the others to float32 first).
 func (op ScanOp) Result(dt array.DType) (array.DType, bool) {
 	switch {
 	case !dt.Valid() || op >= NumScanOps:
 		return 0, false
+	case op == LogCumSumExp:
+		return dt, dt.IsFloat()
 	case dt == array.Complex64 && (op == CumMax || op == CumMin):
 		return 0, false
 	case dt == array.Bool && (op == CumSum || op == CumProd):

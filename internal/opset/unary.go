@@ -19,6 +19,7 @@ const (
 	Log                       // natural logarithm
 	Log1p                     // log(1 + x), accurate near 0
 	Log2                      // base-2 logarithm
+	Log10                     // base-10 logarithm
 	Sqrt                      // square root
 	Rsqrt                     // 1 / sqrt(x)
 	Square                    // x * x
@@ -29,6 +30,9 @@ const (
 	ArcSin                    // inverse sine
 	ArcCos                    // inverse cosine
 	ArcTan                    // inverse tangent
+	ArcSinh                   // inverse hyperbolic sine
+	ArcCosh                   // inverse hyperbolic cosine (NaN below 1)
+	ArcTanh                   // inverse hyperbolic tangent (±Inf at ±1)
 	Sinh                      // hyperbolic sine
 	Cosh                      // hyperbolic cosine
 	Tanh                      // hyperbolic tangent
@@ -38,6 +42,8 @@ const (
 	Floor                     // largest integer <= x
 	Ceil                      // smallest integer >= x
 	Round                     // nearest integer, halves to even (numpy)
+	Trunc                     // the integer part, towards zero
+	Invert                    // bitwise not (integers); logical not (bools)
 	LogicalNot                // x == 0, as Bool
 	IsNaN                     // x is NaN (either part of a complex), as Bool
 	IsInf                     // x is ±Inf (either part of a complex), as Bool
@@ -46,9 +52,10 @@ const (
 )
 
 var unaryNames = [NumUnaryOps]string{
-	"Neg", "Abs", "Sign", "Exp", "Expm1", "Log", "Log1p", "Log2", "Sqrt", "Rsqrt", "Square", "Reciprocal",
-	"Sin", "Cos", "Tan", "ArcSin", "ArcCos", "ArcTan", "Sinh", "Cosh", "Tanh", "Sigmoid", "Erf", "ErfInv",
-	"Floor", "Ceil", "Round", "LogicalNot", "IsNaN", "IsInf",
+	"Neg", "Abs", "Sign", "Exp", "Expm1", "Log", "Log1p", "Log2", "Log10", "Sqrt", "Rsqrt", "Square", "Reciprocal",
+	"Sin", "Cos", "Tan", "ArcSin", "ArcCos", "ArcTan", "ArcSinh", "ArcCosh", "ArcTanh",
+	"Sinh", "Cosh", "Tanh", "Sigmoid", "Erf", "ErfInv",
+	"Floor", "Ceil", "Round", "Trunc", "Invert", "LogicalNot", "IsNaN", "IsInf",
 }
 
 // String returns the operation's name ("Exp").
@@ -68,11 +75,11 @@ func (op UnaryOp) IsFloatFunc() bool {
 
 // Result returns the dtype of op applied to an operand of dtype dt, and
 // whether op is defined for dt. Integers and bools take Neg (integers
-// only), Abs, Sign, Square, Floor, Ceil and Round, which keep the dtype,
+// only), Abs, Sign, Square, Floor, Ceil, Round and Trunc, which keep the dtype,
 // and the predicates, which give Bool. Complex64 takes Neg, Square,
 // Reciprocal, Sqrt, Rsqrt, Exp, Log, Log2, the trigonometric and
 // hyperbolic functions (not their inverses), Abs (giving Float32) and the
-// predicates.
+// predicates. Invert takes integers and bools only.
 func (op UnaryOp) Result(dt array.DType) (array.DType, bool) {
 	if op >= NumUnaryOps || !dt.Valid() {
 		return 0, false
@@ -80,6 +87,12 @@ func (op UnaryOp) Result(dt array.DType) (array.DType, bool) {
 	switch op {
 	case LogicalNot, IsNaN, IsInf:
 		return array.Bool, true
+	}
+	if op == Invert {
+		if dt == array.Bool || dt.IsInteger() {
+			return dt, true
+		}
+		return 0, false
 	}
 	switch {
 	case dt.IsFloat():
@@ -96,7 +109,7 @@ func (op UnaryOp) Result(dt array.DType) (array.DType, bool) {
 		return 0, false
 	}
 	switch op {
-	case Neg, Abs, Sign, Square, Floor, Ceil, Round:
+	case Neg, Abs, Sign, Square, Floor, Ceil, Round, Trunc:
 		return dt, true
 	}
 	return 0, false

@@ -12,8 +12,9 @@ and say so where they do:
   float64), Div of integers too; Floor/Ceil/Round keep integer dtypes;
 - bool Abs/Sign/Square/Floor/Ceil/Round are the identity; FloorDivide,
   Remainder and Pow of two bools compute in int32;
-- Pow of integers with a negative exponent gives 0 except for bases 1 and
-  -1 (numpy raises);
+- Pow of integers with a negative exponent array gives 0 except for bases
+  1 and -1 (numpy raises); PowScalar with a negative whole exponent on an
+  integer or bool array raises, as numpy does;
 - weak scalars take the array's dtype (scalarDType in ops/ops.go).
 bfloat16 data is computed in float32 on bf16-exact values and labelled
 "bfloat16"; the reader rounds and compares with bf16 tolerance.
@@ -474,6 +475,8 @@ def scalar_cases():
             for v in (2.0, 0.5, -1.0):
                 if d == "uint8" and v < 0:
                     continue
+                if base == "Pow" and v < 0 and not is_inexact(d):
+                    continue  # an error at the call, as in numpy (TestPowScalarNegativeIntegerExponent)
                 cases.append(scase(f"{op}/{d}/{v}", op, av, d, v))
     # special values
     cases.append(scase("MaximumScalar/float32/nan", "MaximumScalar", [math.nan, -1, 3], "float32", 0.0))

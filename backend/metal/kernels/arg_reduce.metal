@@ -32,6 +32,10 @@ template <> inline long shfl_xor(long x, ushort d) {
   uint2 v = as_type<uint2>(x);
   return as_type<long>(uint2(simd_shuffle_xor(v.x, d), simd_shuffle_xor(v.y, d)));
 }
+template <> inline ulong shfl_xor(ulong x, ushort d) {
+  uint2 v = as_type<uint2>(x);
+  return as_type<ulong>(uint2(simd_shuffle_xor(v.x, d), simd_shuffle_xor(v.y, d)));
+}
 
 // lowest and highest are the identities of max and min: infinities for
 // float, the type's limits otherwise.
@@ -210,3 +214,13 @@ instantiate_kernel("argmin_int32", arg_reduce, int, int, ArgMin)
 instantiate_kernel("argmin_int64", arg_reduce, long, long, ArgMin)
 instantiate_kernel("argmin_uint8", arg_reduce, uchar, uchar, ArgMin)
 instantiate_kernel("argmin_bool", arg_reduce, bool, uchar, ArgMin)
+instantiate_kernel("argmax_int8", arg_reduce, char, int, ArgMax)
+instantiate_kernel("argmax_int16", arg_reduce, short, int, ArgMax)
+instantiate_kernel("argmax_uint16", arg_reduce, u16_t, uint, ArgMax)
+instantiate_kernel("argmax_uint32", arg_reduce, uint, uint, ArgMax)
+instantiate_kernel("argmax_uint64", arg_reduce, ulong, ulong, ArgMax)
+instantiate_kernel("argmin_int8", arg_reduce, char, int, ArgMin)
+instantiate_kernel("argmin_int16", arg_reduce, short, int, ArgMin)
+instantiate_kernel("argmin_uint16", arg_reduce, u16_t, uint, ArgMin)
+instantiate_kernel("argmin_uint32", arg_reduce, uint, uint, ArgMin)
+instantiate_kernel("argmin_uint64", arg_reduce, ulong, ulong, ArgMin)

@@ -80,10 +80,15 @@ template <typename T, typename U, typename Op>
   instantiate_binary(op, "float16", half, half)   \
   instantiate_binary(op, "bfloat16", bf16_t, bf16_t)
 
-#define instantiate_binary_int(op)             \
-  instantiate_binary(op, "uint8", uchar, uchar) \
-  instantiate_binary(op, "int32", int, int)     \
-  instantiate_binary(op, "int64", long, long)
+#define instantiate_binary_int(op)               \
+  instantiate_binary(op, "uint8", uchar, uchar)   \
+  instantiate_binary(op, "int32", int, int)       \
+  instantiate_binary(op, "int64", long, long)     \
+  instantiate_binary(op, "int8", char, char)      \
+  instantiate_binary(op, "int16", short, short)   \
+  instantiate_binary(op, "uint16", u16_t, u16_t)  \
+  instantiate_binary(op, "uint32", uint, uint)    \
+  instantiate_binary(op, "uint64", ulong, ulong)
 
 #define instantiate_binary_real(op) \
   instantiate_binary_float(op)      \
@@ -96,6 +101,11 @@ template <typename T, typename U, typename Op>
   instantiate_binary(op, "uint8", uchar, bool)          \
   instantiate_binary(op, "int32", int, bool)            \
   instantiate_binary(op, "int64", long, bool)           \
+  instantiate_binary(op, "int8", char, bool)            \
+  instantiate_binary(op, "int16", short, bool)          \
+  instantiate_binary(op, "uint16", u16_t, bool)         \
+  instantiate_binary(op, "uint32", uint, bool)          \
+  instantiate_binary(op, "uint64", ulong, bool)         \
   instantiate_binary(op, "bool", bool, bool)
 
 instantiate_binary_real(Add)
@@ -127,3 +137,12 @@ instantiate_binary(LogicalAnd, "bool", bool, bool)
 instantiate_binary(LogicalOr, "bool", bool, bool)
 instantiate_binary_float(LogAddExp)
 instantiate_binary_float(ArcTan2)
+instantiate_binary_float(Hypot)
+instantiate_binary_int(BitwiseAnd)
+instantiate_binary(BitwiseAnd, "bool", bool, bool)
+instantiate_binary_int(BitwiseOr)
+instantiate_binary(BitwiseOr, "bool", bool, bool)
+instantiate_binary_int(BitwiseXor)
+instantiate_binary(BitwiseXor, "bool", bool, bool)
+instantiate_binary_int(LeftShift)
+instantiate_binary_int(RightShift)

@@ -8,11 +8,13 @@
 //    template, args...). A plain (non-template) kernel function must be
 //    followed by register_kernel(name). The CPU harness lists exactly these
 //    names, and TestEveryKernelHasACase checks that some case plans each.
-//  * Element types in device memory: bool, uchar (uint8), int (int32), long
-//    (int64), half (float16), bf16_t (bfloat16, stored as a ushort holding
-//    the high half of a float32: MSL's bfloat needs Metal 3.1, and this works
-//    everywhere), float (float32), float2 (complex64: real, imaginary).
-//    ushort is reserved for bfloat16: no other dtype is stored as ushort.
+//  * Element types in device memory: bool, char (int8), uchar (uint8),
+//    short (int16), u16_t (uint16), int (int32), uint (uint32), long (int64),
+//    ulong (uint64), half (float16), bf16_t (bfloat16, stored as a ushort
+//    holding the high half of a float32: MSL's bfloat needs Metal 3.1, and
+//    this works everywhere), float (float32), float2 (complex64: real,
+//    imaginary). ushort is reserved for bfloat16, so uint16 is stored as the
+//    struct u16_t and computes as ushort.
 //  * Elem<T>::load converts storage to the compute type (float for half and
 //    bf16_t, the type itself otherwise) and Elem<T>::store rounds back, so
 //    16-bit floats compute in float32 and round once on store, like the CPU
@@ -79,6 +81,19 @@ struct Elem<bf16_t> {
   static float load(bf16_t v) { return bf16_to_float(v); }
   static bf16_t store(float v) { return float_to_bf16(v); }
 };
+struct u16_t {
+  ushort v;
+};
+template <>
+struct Elem<u16_t> {
+  typedef ushort compute;
+  static ushort load(u16_t x) { return x.v; }
+  static u16_t store(ushort x) {
+    u16_t r;
+    r.v = x;
+    return r;
+  }
+};
 
 // Float to integer as the CPU backend converts: truncate toward zero
 // through int64; NaN and values outside int64 give 0.
@@ -89,39 +104,49 @@ inline long float_to_long(float v) {
 // To<D>::conv(v) converts a compute value to the compute type D with numpy's
 // astype rules: to bool is "not zero", floats to integers truncate (see
 // float_to_long), integers wrap, complex to real keeps the real part.
+// The integer compute types take one template overload; bool, float and
+// float2 have their own, which overload resolution prefers.
 template <typename D>
 struct To {
   static D conv(bool v) { return D(v); }
-  static D conv(uchar v) { return D(v); }
-  static D conv(int v) { return D(v); }
-  static D conv(long v) { return D(v); }
+  template <typename I>
+  static D conv(I v) { return D(v); }
   static D conv(float v) { return D(float_to_long(v)); }
   static D conv(float2 v) { return D(float_to_long(v.x)); }
+};
+// uint64 also takes floats in [2^63, 2^64) exactly (cpu.Copy's rule).
+inline ulong float_to_ulong(float v) {
+  return (v >= 9.223372036854775807e18f && v < 1.8446744073709551616e19f) ? ulong(v) : ulong(float_to_long(v));
+}
+template <>
+struct To<ulong> {
+  static ulong conv(bool v) { return ulong(v); }
+  template <typename I>
+  static ulong conv(I v) { return ulong(v); }
+  static ulong conv(float v) { return float_to_ulong(v); }
+  static ulong conv(float2 v) { return float_to_ulong(v.x); }
 };
 template <>
 struct To<bool> {
   static bool conv(bool v) { return v; }
-  static bool conv(uchar v) { return v != 0; }
-  static bool conv(int v) { return v != 0; }
-  static bool conv(long v) { return v != 0; }
+  template <typename I>
+  static bool conv(I v) { return v != 0; }
   static bool conv(float v) { return v != 0.0f; }
   static bool conv(float2 v) { return v.x != 0.0f || v.y != 0.0f; }
 };
 template <>
 struct To<float> {
   static float conv(bool v) { return v ? 1.0f : 0.0f; }
-  static float conv(uchar v) { return float(v); }
-  static float conv(int v) { return float(v); }
-  static float conv(long v) { return float(v); }
+  template <typename I>
+  static float conv(I v) { return float(v); }
   static float conv(float v) { return v; }
   static float conv(float2 v) { return v.x; }
 };
 template <>
 struct To<float2> {
   static float2 conv(bool v) { return float2(v ? 1.0f : 0.0f, 0.0f); }
-  static float2 conv(uchar v) { return float2(float(v), 0.0f); }
-  static float2 conv(int v) { return float2(float(v), 0.0f); }
-  static float2 conv(long v) { return float2(float(v), 0.0f); }
+  template <typename I>
+  static float2 conv(I v) { return float2(float(v), 0.0f); }
   static float2 conv(float v) { return float2(v, 0.0f); }
   static float2 conv(float2 v) { return v; }
 };
@@ -171,6 +196,7 @@ inline long max64(long a, long b) { return a < b ? b : a; }
 // -------------------------------------------------------- wrapping integers
 // Signed overflow is undefined in C++ (the harness) and MSL: integer
 // arithmetic goes through the unsigned type, which wraps like Go.
+// The narrow types compute in uint and truncate on return.
 inline uchar wrap_add(uchar a, uchar b) { return uchar(a + b); }
 inline int wrap_add(int a, int b) { return int(uint(a) + uint(b)); }
 inline long wrap_add(long a, long b) { return long(ulong(a) + ulong(b)); }
@@ -180,6 +206,21 @@ inline long wrap_sub(long a, long b) { return long(ulong(a) - ulong(b)); }
 inline uchar wrap_mul(uchar a, uchar b) { return uchar(uint(a) * uint(b)); }
 inline int wrap_mul(int a, int b) { return int(uint(a) * uint(b)); }
 inline long wrap_mul(long a, long b) { return long(ulong(a) * ulong(b)); }
+inline char wrap_add(char a, char b) { return char(uchar(uint(a) + uint(b))); }
+inline char wrap_sub(char a, char b) { return char(uchar(uint(a) - uint(b))); }
+inline char wrap_mul(char a, char b) { return char(uchar(uint(a) * uint(b))); }
+inline short wrap_add(short a, short b) { return short(ushort(uint(a) + uint(b))); }
+inline short wrap_sub(short a, short b) { return short(ushort(uint(a) - uint(b))); }
+inline short wrap_mul(short a, short b) { return short(ushort(uint(a) * uint(b))); }
+inline ushort wrap_add(ushort a, ushort b) { return ushort(uint(a) + uint(b)); }
+inline ushort wrap_sub(ushort a, ushort b) { return ushort(uint(a) - uint(b)); }
+inline ushort wrap_mul(ushort a, ushort b) { return ushort(uint(a) * uint(b)); }
+inline uint wrap_add(uint a, uint b) { return a + b; }
+inline uint wrap_sub(uint a, uint b) { return a - b; }
+inline uint wrap_mul(uint a, uint b) { return a * b; }
+inline ulong wrap_add(ulong a, ulong b) { return a + b; }
+inline ulong wrap_sub(ulong a, ulong b) { return a - b; }
+inline ulong wrap_mul(ulong a, ulong b) { return a * b; }
 
 // ------------------------------------------------------ functions MSL lacks
 // expm1 and log1p by Kahan's corrections: the rounding error of exp(x) or
@@ -394,6 +435,8 @@ struct Neg {
   uchar operator()(uchar x) { return uchar(0u - uint(x)); }
   int operator()(int x) { return wrap_sub(0, x); }
   long operator()(long x) { return wrap_sub(0L, x); }
+  template <typename T>
+  T operator()(T x) { return wrap_sub(T(0), x); }
 };
 struct Abs {
   float operator()(float x) { return fabs(x); }
@@ -402,6 +445,8 @@ struct Abs {
   uchar operator()(uchar x) { return x; }
   int operator()(int x) { return x < 0 ? wrap_sub(0, x) : x; }
   long operator()(long x) { return x < 0 ? wrap_sub(0L, x) : x; }
+  template <typename T>
+  T operator()(T x) { return x < T(0) ? wrap_sub(T(0), x) : x; }
 };
 struct Sign {
   float operator()(float x) { return x > 0.0f ? 1.0f : x < 0.0f ? -1.0f : x == 0.0f ? 0.0f : x; }
@@ -409,6 +454,8 @@ struct Sign {
   uchar operator()(uchar x) { return x > 0 ? 1 : 0; }
   int operator()(int x) { return x > 0 ? 1 : x < 0 ? -1 : 0; }
   long operator()(long x) { return x > 0 ? 1 : x < 0 ? -1 : 0; }
+  template <typename T>
+  T operator()(T x) { return x > T(0) ? T(1) : x < T(0) ? T(-1) : T(0); }
 };
 struct Square {
   float operator()(float x) { return x * x; }
@@ -417,6 +464,8 @@ struct Square {
   uchar operator()(uchar x) { return wrap_mul(x, x); }
   int operator()(int x) { return wrap_mul(x, x); }
   long operator()(long x) { return wrap_mul(x, x); }
+  template <typename T>
+  T operator()(T x) { return wrap_mul(x, x); }
 };
 // Floor, Ceil and Round leave integers and bools as they are.
 struct Floor {
@@ -434,6 +483,16 @@ struct Round {
   float operator()(float x) { return rint(x); }
   template <typename T>
   T operator()(T x) { return x; }
+};
+struct Trunc {
+  float operator()(float x) { return trunc(x); }
+  template <typename T>
+  T operator()(T x) { return x; }
+};
+struct Invert {
+  bool operator()(bool x) { return !x; }
+  template <typename T>
+  T operator()(T x) { return T(~x); }
 };
 struct LogicalNot {
   bool operator()(float2 x) { return x.x == 0.0f && x.y == 0.0f; }
@@ -490,6 +549,10 @@ FATHOM_FLOAT_UNARY(Tan, tan(x))
 FATHOM_FLOAT_UNARY(ArcSin, asin(x))
 FATHOM_FLOAT_UNARY(ArcCos, acos(x))
 FATHOM_FLOAT_UNARY(ArcTan, atan(x))
+FATHOM_FLOAT_UNARY(ArcSinh, asinh(x))
+FATHOM_FLOAT_UNARY(ArcCosh, acosh(x))
+FATHOM_FLOAT_UNARY(ArcTanh, atanh(x))
+FATHOM_FLOAT_UNARY(Log10, log10(x))
 FATHOM_FLOAT_UNARY(Sinh, sinh(x))
 FATHOM_FLOAT_UNARY(Cosh, cosh(x))
 FATHOM_FLOAT_UNARY(Tanh, tanh(x))
@@ -691,4 +754,54 @@ struct LogAddExp {
 };
 struct ArcTan2 {
   float operator()(float a, float b) { return atan2(a, b); }
+};
+// Hypot scales by the larger magnitude so that squaring cannot overflow;
+// an infinite operand wins over NaN, as in numpy.
+struct Hypot {
+  float operator()(float a, float b) {
+    a = fabs(a);
+    b = fabs(b);
+    if (isinf(a) || isinf(b)) {
+      return INFINITY;
+    }
+    if (isnan(a) || isnan(b)) {
+      return NAN;
+    }
+    float m = a > b ? a : b;
+    if (m == 0.0f) {
+      return 0.0f;
+    }
+    float r = (a > b ? b : a) / m;
+    return m * sqrt(1.0f + r * r);
+  }
+};
+struct BitwiseAnd {
+  bool operator()(bool a, bool b) { return a && b; }
+  template <typename T>
+  T operator()(T a, T b) { return T(a & b); }
+};
+struct BitwiseOr {
+  bool operator()(bool a, bool b) { return a || b; }
+  template <typename T>
+  T operator()(T a, T b) { return T(a | b); }
+};
+struct BitwiseXor {
+  bool operator()(bool a, bool b) { return a != b; }
+  template <typename T>
+  T operator()(T a, T b) { return T(a ^ b); }
+};
+// Shifts by a negative count or one of at least the width are undefined in
+// MSL; numpy defines them as 0 (-1 for a right shift of a negative value).
+struct LeftShift {
+  template <typename T>
+  T operator()(T a, T b) { return (b >= T(0) && ulong(b) < sizeof(T) * 8) ? T(a << b) : T(0); }
+};
+struct RightShift {
+  template <typename T>
+  T operator()(T a, T b) {
+    if (b >= T(0) && ulong(b) < sizeof(T) * 8) {
+      return T(a >> b);
+    }
+    return a < T(0) ? T(~T(0)) : T(0);
+  }
 };

@@ -57,6 +57,11 @@ template <typename S, typename D>
   instantiate_copy(sname, S, "uint8", uchar)       \
   instantiate_copy(sname, S, "int32", int)         \
   instantiate_copy(sname, S, "int64", long)        \
+  instantiate_copy(sname, S, "int8", char)         \
+  instantiate_copy(sname, S, "int16", short)       \
+  instantiate_copy(sname, S, "uint16", u16_t)      \
+  instantiate_copy(sname, S, "uint32", uint)       \
+  instantiate_copy(sname, S, "uint64", ulong)      \
   instantiate_copy(sname, S, "float16", half)      \
   instantiate_copy(sname, S, "bfloat16", bf16_t)   \
   instantiate_copy(sname, S, "float32", float)     \
@@ -66,6 +71,11 @@ instantiate_copy_from("bool", bool)
 instantiate_copy_from("uint8", uchar)
 instantiate_copy_from("int32", int)
 instantiate_copy_from("int64", long)
+instantiate_copy_from("int8", char)
+instantiate_copy_from("int16", short)
+instantiate_copy_from("uint16", u16_t)
+instantiate_copy_from("uint32", uint)
+instantiate_copy_from("uint64", ulong)
 instantiate_copy_from("float16", half)
 instantiate_copy_from("bfloat16", bf16_t)
 instantiate_copy_from("float32", float)

@@ -134,7 +134,8 @@ kernel void scatter_put(device W* out [[buffer(0)]], device const I* idx [[buffe
   }
 }
 
-// atomic_add adds v to *x atomically: float and int natively; long as two
+// atomic_add adds v to *x atomically: float, int and uint natively; long
+// and ulong (through atomic_add_u64, one body for both) as two
 // 32-bit words, the carry out of the low word added to the high one (the
 // final sum is exact, whatever the order; intermediate values are not
 // read).
@@ -144,19 +145,24 @@ inline void atomic_add(device float* x, float v) {
 inline void atomic_add(device int* x, int v) {
   atomic_fetch_add_explicit((device atomic_int*)x, v, memory_order_relaxed);
 }
-inline void atomic_add(device long* x, long v) {
+inline void atomic_add_u64(device ulong* x, ulong v) {
   device atomic_uint* w = (device atomic_uint*)x;
-  uint lo = uint(ulong(v) & 0xffffffffu), hi = uint(ulong(v) >> 32);
+  uint lo = uint(v & 0xffffffffu), hi = uint(v >> 32);
   uint old = atomic_fetch_add_explicit(&w[0], lo, memory_order_relaxed);
   uint carry = old + lo < old ? 1u : 0u;
   if (hi + carry != 0u) atomic_fetch_add_explicit(&w[1], hi + carry, memory_order_relaxed);
 }
+inline void atomic_add(device uint* x, uint v) {
+  atomic_fetch_add_explicit((device atomic_uint*)x, v, memory_order_relaxed);
+}
+inline void atomic_add(device long* x, long v) { atomic_add_u64((device ulong*)x, ulong(v)); }
+inline void atomic_add(device ulong* x, ulong v) { atomic_add_u64(x, v); }
 
 // scatter_add adds each pair's update into its place of acc, atomically:
-// acc is out itself (zeroed) for float32, int32 and int64, and a zeroed
-// scratch of lines x n elements for float16 and bfloat16 (float, rounded
-// once when the plan copies it to out) and uint8 (int, wrapping: its low
-// byte is the uint8 sum). Float sums are in an unspecified order.
+// acc is out itself (zeroed) for float32 and the 32- and 64-bit integers,
+// and a zeroed scratch of lines x n elements for float16 and bfloat16
+// (float, rounded once when the plan copies it to out) and the 8- and
+// 16-bit integers (int, wrapping: its low bits are the sum). Float sums are in an unspecified order.
 template <typename T, typename A, typename I>
 kernel void scatter_add(device A* acc [[buffer(0)]], device const I* idx [[buffer(1)]],
                         device const T* upd [[buffer(2)]], device atomic_uint* err [[buffer(3)]],
@@ -218,3 +224,18 @@ instantiate_kernel("scatter_add_int64_int64", scatter_add, long, long, long)
 instantiate_kernel("scatter_add_uint8_uint8", scatter_add, uchar, int, uchar)
 instantiate_kernel("scatter_add_uint8_int32", scatter_add, uchar, int, int)
 instantiate_kernel("scatter_add_uint8_int64", scatter_add, uchar, int, long)
+instantiate_kernel("scatter_add_int8_uint8", scatter_add, char, int, uchar)
+instantiate_kernel("scatter_add_int8_int32", scatter_add, char, int, int)
+instantiate_kernel("scatter_add_int8_int64", scatter_add, char, int, long)
+instantiate_kernel("scatter_add_int16_uint8", scatter_add, short, int, uchar)
+instantiate_kernel("scatter_add_int16_int32", scatter_add, short, int, int)
+instantiate_kernel("scatter_add_int16_int64", scatter_add, short, int, long)
+instantiate_kernel("scatter_add_uint16_uint8", scatter_add, u16_t, int, uchar)
+instantiate_kernel("scatter_add_uint16_int32", scatter_add, u16_t, int, int)
+instantiate_kernel("scatter_add_uint16_int64", scatter_add, u16_t, int, long)
+instantiate_kernel("scatter_add_uint32_uint8", scatter_add, uint, uint, uchar)
+instantiate_kernel("scatter_add_uint32_int32", scatter_add, uint, uint, int)
+instantiate_kernel("scatter_add_uint32_int64", scatter_add, uint, uint, long)
+instantiate_kernel("scatter_add_uint64_uint8", scatter_add, ulong, ulong, uchar)
+instantiate_kernel("scatter_add_uint64_int32", scatter_add, ulong, ulong, int)
+instantiate_kernel("scatter_add_uint64_int64", scatter_add, ulong, ulong, long)

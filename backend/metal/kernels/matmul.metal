@@ -37,6 +37,10 @@ template <> inline long shfl_xor(long x, ushort d) {
   uint2 v = as_type<uint2>(x);
   return as_type<long>(uint2(simd_shuffle_xor(v.x, d), simd_shuffle_xor(v.y, d)));
 }
+template <> inline ulong shfl_xor(ulong x, ushort d) {
+  uint2 v = as_type<uint2>(x);
+  return as_type<ulong>(uint2(simd_shuffle_xor(v.x, d), simd_shuffle_xor(v.y, d)));
+}
 
 // lowest and highest are the identities of max and min: infinities for
 // float, the type's limits otherwise.
@@ -271,3 +275,23 @@ instantiate_kernel("gemv_t_sum_int32", gemv_t_sum, int, int)
 instantiate_kernel("gemv_t_sum_int64", gemv_t_sum, long, long)
 instantiate_kernel("gemv_t_sum_uint8", gemv_t_sum, uchar, uchar)
 instantiate_kernel("gemv_t_sum_bool", gemv_t_sum, bool, int)
+instantiate_kernel("gemm_int8", gemm, char, int)
+instantiate_kernel("gemm_int16", gemm, short, int)
+instantiate_kernel("gemm_uint16", gemm, u16_t, uint)
+instantiate_kernel("gemm_uint32", gemm, uint, uint)
+instantiate_kernel("gemm_uint64", gemm, ulong, ulong)
+instantiate_kernel("gemv_int8", gemv, char, int)
+instantiate_kernel("gemv_int16", gemv, short, int)
+instantiate_kernel("gemv_uint16", gemv, u16_t, uint)
+instantiate_kernel("gemv_uint32", gemv, uint, uint)
+instantiate_kernel("gemv_uint64", gemv, ulong, ulong)
+instantiate_kernel("gemv_t_int8", gemv_t, char, int)
+instantiate_kernel("gemv_t_int16", gemv_t, short, int)
+instantiate_kernel("gemv_t_uint16", gemv_t, u16_t, uint)
+instantiate_kernel("gemv_t_uint32", gemv_t, uint, uint)
+instantiate_kernel("gemv_t_uint64", gemv_t, ulong, ulong)
+instantiate_kernel("gemv_t_sum_int8", gemv_t_sum, char, int)
+instantiate_kernel("gemv_t_sum_int16", gemv_t_sum, short, int)
+instantiate_kernel("gemv_t_sum_uint16", gemv_t_sum, u16_t, uint)
+instantiate_kernel("gemv_t_sum_uint32", gemv_t_sum, uint, uint)
+instantiate_kernel("gemv_t_sum_uint64", gemv_t_sum, ulong, ulong)

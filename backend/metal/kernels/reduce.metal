@@ -3,10 +3,11 @@
 //   reduce_rows_<op>_<in dtype>_<out dtype>   one fold per simdgroup or threadgroup
 //   reduce_cols_<op>_<in dtype>_<out dtype>   one fold per lane, 8 rows splitting it
 // Buffers: [[buffer(0)]] in, [[buffer(1)]] out, [[buffer(2)]] ReduceParams.
-// Accumulators: float for the float dtypes, the type itself for int32 and
-// int64, int for Sum and Prod of bool, uchar for Max and Min of uint8 and
-// (0 or 1) for the rest of bool. Sum and Prod of uint8 give uint32 (MLX's
-// rule, internal/opset), which these kernels do not take yet.
+// Accumulators: float for the float dtypes, the type itself for the 32-
+// and 64-bit integers, uchar for Max and Min of uint8 and (0 or 1) for the
+// rest of bool, and int or uint for the other 8- and 16-bit integers (the
+// simd shuffles take 32-bit words). Sum and Prod of bool, int8 and int16
+// give int32, of uint8 and uint16 uint32 (MLX's rule, internal/opset).
 
 // ------------------------------------------------------------ helpers
 // ld and st move values between a storage type and the type a kernel
@@ -36,6 +37,10 @@ template <> inline uchar shfl_xor(uchar x, ushort d) { return uchar(simd_shuffle
 template <> inline long shfl_xor(long x, ushort d) {
   uint2 v = as_type<uint2>(x);
   return as_type<long>(uint2(simd_shuffle_xor(v.x, d), simd_shuffle_xor(v.y, d)));
+}
+template <> inline ulong shfl_xor(ulong x, ushort d) {
+  uint2 v = as_type<uint2>(x);
+  return as_type<ulong>(uint2(simd_shuffle_xor(v.x, d), simd_shuffle_xor(v.y, d)));
 }
 
 // lowest and highest are the identities of max and min: infinities for
@@ -300,3 +305,67 @@ instantiate_kernel("reduce_cols_any_int32_bool", reduce_cols, int, uchar, bool, 
 instantiate_kernel("reduce_cols_any_int64_bool", reduce_cols, long, uchar, bool, OpAny)
 instantiate_kernel("reduce_cols_any_uint8_bool", reduce_cols, uchar, uchar, bool, OpAny)
 instantiate_kernel("reduce_cols_any_bool_bool", reduce_cols, bool, uchar, bool, OpAny)
+instantiate_kernel("reduce_rows_sum_int8_int32", reduce_rows, char, int, int, OpSum)
+instantiate_kernel("reduce_rows_sum_int16_int32", reduce_rows, short, int, int, OpSum)
+instantiate_kernel("reduce_rows_sum_uint16_uint32", reduce_rows, u16_t, uint, uint, OpSum)
+instantiate_kernel("reduce_rows_sum_uint32_uint32", reduce_rows, uint, uint, uint, OpSum)
+instantiate_kernel("reduce_rows_sum_uint64_uint64", reduce_rows, ulong, ulong, ulong, OpSum)
+instantiate_kernel("reduce_rows_sum_uint8_uint32", reduce_rows, uchar, uint, uint, OpSum)
+instantiate_kernel("reduce_rows_prod_int8_int32", reduce_rows, char, int, int, OpProd)
+instantiate_kernel("reduce_rows_prod_int16_int32", reduce_rows, short, int, int, OpProd)
+instantiate_kernel("reduce_rows_prod_uint16_uint32", reduce_rows, u16_t, uint, uint, OpProd)
+instantiate_kernel("reduce_rows_prod_uint32_uint32", reduce_rows, uint, uint, uint, OpProd)
+instantiate_kernel("reduce_rows_prod_uint64_uint64", reduce_rows, ulong, ulong, ulong, OpProd)
+instantiate_kernel("reduce_rows_prod_uint8_uint32", reduce_rows, uchar, uint, uint, OpProd)
+instantiate_kernel("reduce_rows_max_int8_int8", reduce_rows, char, int, char, OpMax)
+instantiate_kernel("reduce_rows_max_int16_int16", reduce_rows, short, int, short, OpMax)
+instantiate_kernel("reduce_rows_max_uint16_uint16", reduce_rows, u16_t, uint, u16_t, OpMax)
+instantiate_kernel("reduce_rows_max_uint32_uint32", reduce_rows, uint, uint, uint, OpMax)
+instantiate_kernel("reduce_rows_max_uint64_uint64", reduce_rows, ulong, ulong, ulong, OpMax)
+instantiate_kernel("reduce_rows_min_int8_int8", reduce_rows, char, int, char, OpMin)
+instantiate_kernel("reduce_rows_min_int16_int16", reduce_rows, short, int, short, OpMin)
+instantiate_kernel("reduce_rows_min_uint16_uint16", reduce_rows, u16_t, uint, u16_t, OpMin)
+instantiate_kernel("reduce_rows_min_uint32_uint32", reduce_rows, uint, uint, uint, OpMin)
+instantiate_kernel("reduce_rows_min_uint64_uint64", reduce_rows, ulong, ulong, ulong, OpMin)
+instantiate_kernel("reduce_rows_all_int8_bool", reduce_rows, char, uchar, bool, OpAll)
+instantiate_kernel("reduce_rows_all_int16_bool", reduce_rows, short, uchar, bool, OpAll)
+instantiate_kernel("reduce_rows_all_uint16_bool", reduce_rows, u16_t, uchar, bool, OpAll)
+instantiate_kernel("reduce_rows_all_uint32_bool", reduce_rows, uint, uchar, bool, OpAll)
+instantiate_kernel("reduce_rows_all_uint64_bool", reduce_rows, ulong, uchar, bool, OpAll)
+instantiate_kernel("reduce_rows_any_int8_bool", reduce_rows, char, uchar, bool, OpAny)
+instantiate_kernel("reduce_rows_any_int16_bool", reduce_rows, short, uchar, bool, OpAny)
+instantiate_kernel("reduce_rows_any_uint16_bool", reduce_rows, u16_t, uchar, bool, OpAny)
+instantiate_kernel("reduce_rows_any_uint32_bool", reduce_rows, uint, uchar, bool, OpAny)
+instantiate_kernel("reduce_rows_any_uint64_bool", reduce_rows, ulong, uchar, bool, OpAny)
+instantiate_kernel("reduce_cols_sum_int8_int32", reduce_cols, char, int, int, OpSum)
+instantiate_kernel("reduce_cols_sum_int16_int32", reduce_cols, short, int, int, OpSum)
+instantiate_kernel("reduce_cols_sum_uint16_uint32", reduce_cols, u16_t, uint, uint, OpSum)
+instantiate_kernel("reduce_cols_sum_uint32_uint32", reduce_cols, uint, uint, uint, OpSum)
+instantiate_kernel("reduce_cols_sum_uint64_uint64", reduce_cols, ulong, ulong, ulong, OpSum)
+instantiate_kernel("reduce_cols_sum_uint8_uint32", reduce_cols, uchar, uint, uint, OpSum)
+instantiate_kernel("reduce_cols_prod_int8_int32", reduce_cols, char, int, int, OpProd)
+instantiate_kernel("reduce_cols_prod_int16_int32", reduce_cols, short, int, int, OpProd)
+instantiate_kernel("reduce_cols_prod_uint16_uint32", reduce_cols, u16_t, uint, uint, OpProd)
+instantiate_kernel("reduce_cols_prod_uint32_uint32", reduce_cols, uint, uint, uint, OpProd)
+instantiate_kernel("reduce_cols_prod_uint64_uint64", reduce_cols, ulong, ulong, ulong, OpProd)
+instantiate_kernel("reduce_cols_prod_uint8_uint32", reduce_cols, uchar, uint, uint, OpProd)
+instantiate_kernel("reduce_cols_max_int8_int8", reduce_cols, char, int, char, OpMax)
+instantiate_kernel("reduce_cols_max_int16_int16", reduce_cols, short, int, short, OpMax)
+instantiate_kernel("reduce_cols_max_uint16_uint16", reduce_cols, u16_t, uint, u16_t, OpMax)
+instantiate_kernel("reduce_cols_max_uint32_uint32", reduce_cols, uint, uint, uint, OpMax)
+instantiate_kernel("reduce_cols_max_uint64_uint64", reduce_cols, ulong, ulong, ulong, OpMax)
+instantiate_kernel("reduce_cols_min_int8_int8", reduce_cols, char, int, char, OpMin)
+instantiate_kernel("reduce_cols_min_int16_int16", reduce_cols, short, int, short, OpMin)
+instantiate_kernel("reduce_cols_min_uint16_uint16", reduce_cols, u16_t, uint, u16_t, OpMin)
+instantiate_kernel("reduce_cols_min_uint32_uint32", reduce_cols, uint, uint, uint, OpMin)
+instantiate_kernel("reduce_cols_min_uint64_uint64", reduce_cols, ulong, ulong, ulong, OpMin)
+instantiate_kernel("reduce_cols_all_int8_bool", reduce_cols, char, uchar, bool, OpAll)
+instantiate_kernel("reduce_cols_all_int16_bool", reduce_cols, short, uchar, bool, OpAll)
+instantiate_kernel("reduce_cols_all_uint16_bool", reduce_cols, u16_t, uchar, bool, OpAll)
+instantiate_kernel("reduce_cols_all_uint32_bool", reduce_cols, uint, uchar, bool, OpAll)
+instantiate_kernel("reduce_cols_all_uint64_bool", reduce_cols, ulong, uchar, bool, OpAll)
+instantiate_kernel("reduce_cols_any_int8_bool", reduce_cols, char, uchar, bool, OpAny)
+instantiate_kernel("reduce_cols_any_int16_bool", reduce_cols, short, uchar, bool, OpAny)
+instantiate_kernel("reduce_cols_any_uint16_bool", reduce_cols, u16_t, uchar, bool, OpAny)
+instantiate_kernel("reduce_cols_any_uint32_bool", reduce_cols, uint, uchar, bool, OpAny)
+instantiate_kernel("reduce_cols_any_uint64_bool", reduce_cols, ulong, uchar, bool, OpAny)

@@ -1,6 +1,7 @@
-// scan.metal: CumSum, CumProd, CumMax and CumMin along one axis, inclusive
+// scan.metal: CumSum, CumProd, CumMax, CumMin and LogCumSumExp along one axis, inclusive
 // or exclusive, forward or reversed (see scan.go). Host names:
-// cumsum_<dtype>, cumprod_<dtype>, cummax_<dtype>, cummin_<dtype>.
+// cumsum_<dtype>, cumprod_<dtype>, cummax_<dtype>, cummin_<dtype>,
+// logcumsumexp_<float dtype>.
 // Buffers: [[buffer(0)]] in, [[buffer(1)]] out, [[buffer(2)]] ScanParams.
 
 // ------------------------------------------------------------ helpers
@@ -31,6 +32,10 @@ template <> inline uchar shfl_xor(uchar x, ushort d) { return uchar(simd_shuffle
 template <> inline long shfl_xor(long x, ushort d) {
   uint2 v = as_type<uint2>(x);
   return as_type<long>(uint2(simd_shuffle_xor(v.x, d), simd_shuffle_xor(v.y, d)));
+}
+template <> inline ulong shfl_xor(ulong x, ushort d) {
+  uint2 v = as_type<uint2>(x);
+  return as_type<ulong>(uint2(simd_shuffle_xor(v.x, d), simd_shuffle_xor(v.y, d)));
 }
 
 // lowest and highest are the identities of max and min: infinities for
@@ -105,6 +110,20 @@ struct OpAny {
   template <typename A> static A simd(A x) { return simd_tree<OpAny>(x); }
 };
 
+// OpLogAddExp folds log(e^a + e^b) as numpy's logaddexp: the larger
+// term factored out, equal terms (two infinities of one sign) directly.
+struct OpLogAddExp {
+  template <typename A> static A init() { return -INFINITY; }
+  template <typename A> static A apply(A a, A b) {
+    if (a == b) return a + M_LN2_F;
+    A d = a - b;
+    if (d > 0) return a + log1p(exp(-d));
+    if (d <= 0) return b + log1p(exp(d));
+    return d;
+  }
+  template <typename A, typename S> static A load(S x) { return ld<A>(x); }
+};
+
 template <typename A> inline A shfl_up(A x, ushort d) { return simd_shuffle_up(x, d); }
 template <> inline long shfl_up(long x, ushort d) {
   uint2 v = as_type<uint2>(x);
@@ -112,12 +131,24 @@ template <> inline long shfl_up(long x, ushort d) {
   v.y = simd_shuffle_up(v.y, d);
   return as_type<long>(v);
 }
+template <> inline ulong shfl_up(ulong x, ushort d) {
+  uint2 v = as_type<uint2>(x);
+  v.x = simd_shuffle_up(v.x, d);
+  v.y = simd_shuffle_up(v.y, d);
+  return as_type<ulong>(v);
+}
 template <typename A> inline A shfl(A x, ushort lane) { return simd_shuffle(x, lane); }
 template <> inline long shfl(long x, ushort lane) {
   uint2 v = as_type<uint2>(x);
   v.x = simd_shuffle(v.x, lane);
   v.y = simd_shuffle(v.y, lane);
   return as_type<long>(v);
+}
+template <> inline ulong shfl(ulong x, ushort lane) {
+  uint2 v = as_type<uint2>(x);
+  v.x = simd_shuffle(v.x, lane);
+  v.y = simd_shuffle(v.y, lane);
+  return as_type<ulong>(v);
 }
 
 // simd_scan is the inclusive scan of x over the 32 lanes (Hillis-Steele).
@@ -223,3 +254,26 @@ instantiate_kernel("cummin_int32", scan_lines, int, int, int, OpMin)
 instantiate_kernel("cummin_int64", scan_lines, long, long, long, OpMin)
 instantiate_kernel("cummin_uint8", scan_lines, uchar, uchar, uchar, OpMin)
 instantiate_kernel("cummin_bool", scan_lines, bool, uchar, bool, OpMin)
+instantiate_kernel("cumsum_int8", scan_lines, char, int, char, OpSum)
+instantiate_kernel("cumsum_int16", scan_lines, short, int, short, OpSum)
+instantiate_kernel("cumsum_uint16", scan_lines, u16_t, uint, u16_t, OpSum)
+instantiate_kernel("cumsum_uint32", scan_lines, uint, uint, uint, OpSum)
+instantiate_kernel("cumsum_uint64", scan_lines, ulong, ulong, ulong, OpSum)
+instantiate_kernel("cumprod_int8", scan_lines, char, int, char, OpProd)
+instantiate_kernel("cumprod_int16", scan_lines, short, int, short, OpProd)
+instantiate_kernel("cumprod_uint16", scan_lines, u16_t, uint, u16_t, OpProd)
+instantiate_kernel("cumprod_uint32", scan_lines, uint, uint, uint, OpProd)
+instantiate_kernel("cumprod_uint64", scan_lines, ulong, ulong, ulong, OpProd)
+instantiate_kernel("cummax_int8", scan_lines, char, int, char, OpMax)
+instantiate_kernel("cummax_int16", scan_lines, short, int, short, OpMax)
+instantiate_kernel("cummax_uint16", scan_lines, u16_t, uint, u16_t, OpMax)
+instantiate_kernel("cummax_uint32", scan_lines, uint, uint, uint, OpMax)
+instantiate_kernel("cummax_uint64", scan_lines, ulong, ulong, ulong, OpMax)
+instantiate_kernel("cummin_int8", scan_lines, char, int, char, OpMin)
+instantiate_kernel("cummin_int16", scan_lines, short, int, short, OpMin)
+instantiate_kernel("cummin_uint16", scan_lines, u16_t, uint, u16_t, OpMin)
+instantiate_kernel("cummin_uint32", scan_lines, uint, uint, uint, OpMin)
+instantiate_kernel("cummin_uint64", scan_lines, ulong, ulong, ulong, OpMin)
+instantiate_kernel("logcumsumexp_float32", scan_lines, float, float, float, OpLogAddExp)
+instantiate_kernel("logcumsumexp_float16", scan_lines, half, float, half, OpLogAddExp)
+instantiate_kernel("logcumsumexp_bfloat16", scan_lines, bf16_t, float, bf16_t, OpLogAddExp)

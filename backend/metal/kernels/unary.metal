@@ -42,27 +42,40 @@ template <typename T, typename U, typename Op>
   instantiate_unary(op, "float16", half, half)   \
   instantiate_unary(op, "bfloat16", bf16_t, bf16_t)
 
-// Operations that keep an integer dtype, and the predicates (to bool).
-#define instantiate_unary_int(op, U1, U2, U3) \
-  instantiate_unary(op, "uint8", uchar, U1)   \
-  instantiate_unary(op, "int32", int, U2)     \
-  instantiate_unary(op, "int64", long, U3)
+// Operations that keep an integer dtype (every integer dtype), and the
+// predicates (to bool).
+#define instantiate_unary_int(op)               \
+  instantiate_unary(op, "uint8", uchar, uchar)  \
+  instantiate_unary(op, "int32", int, int)      \
+  instantiate_unary(op, "int64", long, long)    \
+  instantiate_unary(op, "int8", char, char)     \
+  instantiate_unary(op, "int16", short, short)  \
+  instantiate_unary(op, "uint16", u16_t, u16_t) \
+  instantiate_unary(op, "uint32", uint, uint)   \
+  instantiate_unary(op, "uint64", ulong, ulong)
 
 #define instantiate_unary_same(op)              \
   instantiate_unary_float(op)                   \
-  instantiate_unary_int(op, uchar, int, long)   \
+  instantiate_unary_int(op)                     \
   instantiate_unary(op, "bool", bool, bool)
 
 #define instantiate_unary_predicate(op)                         \
   instantiate_unary(op, "float32", float, bool)                 \
   instantiate_unary(op, "float16", half, bool)                  \
   instantiate_unary(op, "bfloat16", bf16_t, bool)               \
-  instantiate_unary_int(op, bool, bool, bool)                   \
+  instantiate_unary(op, "uint8", uchar, bool)                   \
+  instantiate_unary(op, "int32", int, bool)                     \
+  instantiate_unary(op, "int64", long, bool)                    \
+  instantiate_unary(op, "int8", char, bool)                     \
+  instantiate_unary(op, "int16", short, bool)                   \
+  instantiate_unary(op, "uint16", u16_t, bool)                  \
+  instantiate_unary(op, "uint32", uint, bool)                   \
+  instantiate_unary(op, "uint64", ulong, bool)                  \
   instantiate_unary(op, "bool", bool, bool)                     \
   instantiate_unary(op, "complex64", float2, bool)
 
 instantiate_unary_float(Neg)
-instantiate_unary_int(Neg, uchar, int, long)
+instantiate_unary_int(Neg)
 instantiate_unary(Neg, "complex64", float2, float2)
 instantiate_unary_same(Abs)
 instantiate_unary(Abs, "complex64", float2, float)
@@ -72,6 +85,9 @@ instantiate_unary(Square, "complex64", float2, float2)
 instantiate_unary_same(Floor)
 instantiate_unary_same(Ceil)
 instantiate_unary_same(Round)
+instantiate_unary_same(Trunc)
+instantiate_unary_int(Invert)
+instantiate_unary(Invert, "bool", bool, bool)
 instantiate_unary_predicate(LogicalNot)
 instantiate_unary_predicate(IsNaN)
 instantiate_unary_predicate(IsInf)
@@ -95,6 +111,10 @@ instantiate_unary_float(Tan)
 instantiate_unary_float(ArcSin)
 instantiate_unary_float(ArcCos)
 instantiate_unary_float(ArcTan)
+instantiate_unary_float(ArcSinh)
+instantiate_unary_float(ArcCosh)
+instantiate_unary_float(ArcTanh)
+instantiate_unary_float(Log10)
 instantiate_unary_float(Sinh)
 instantiate_unary_float(Cosh)
 instantiate_unary_float(Tanh)

@@ -55,9 +55,11 @@ var runtimeFS embed.FS
 // cxx and cxxFlags are the compiler and the flags of every build.
 // -Werror=double-promotion catches float math that would be double on
 // the host and does not exist on Metal.
+// -fsigned-char: MSL's char (int8) is signed on every GPU, where C++'s
+// depends on the host.
 var (
 	cxx      = envOr("MSL_CXX", "clang++")
-	cxxFlags = append([]string{"-std=c++17", "-O0", "-flax-vector-conversions=none",
+	cxxFlags = append([]string{"-std=c++17", "-O0", "-fsigned-char", "-flax-vector-conversions=none",
 		"-Werror=double-promotion", "-Wno-unused-function"}, strings.Fields(os.Getenv("MSL_CXXFLAGS"))...)
 )
 
