@@ -32,13 +32,19 @@ const (
 
 // String evaluates the array and formats it like numpy's repr:
 // "array([[1, 2],\n       [3, 4]], dtype=int32)". An array that cannot be
-// evaluated formats as "array(<error: ...>)".
-func (a *Array) String() string {
+// evaluated formats as "array(<error: ...>)": printing has no way to
+// return the error, so it shows it; ItemOf, ToSlice and Eval return it.
+func (a *Array) String() string { return a.repr(false) }
+
+// repr formats a as numpy's repr. withShape adds the shape before the
+// dtype ("shape=(2, 3), dtype=float32)") where numpy leaves it out.
+func (a *Array) repr(withShape bool) string {
 	if err := a.Eval(); err != nil {
-		return "array(<error: " + err.Error() + ">)"
+		return errorText(err)
 	}
 	var b strings.Builder
 	b.WriteString("array(")
+	shown := false
 	switch {
 	case a.size > 0:
 		b.WriteString(a.formatData())
@@ -47,10 +53,14 @@ func (a *Array) String() string {
 	default:
 		b.WriteString("[], shape=")
 		b.WriteString(shapeTuple(a.shape))
+		shown = true
 	}
 	b.WriteByte(',')
 	s := b.String()
 	dt := "dtype=" + a.dtype.String() + ")"
+	if withShape && !shown {
+		dt = "shape=" + shapeTuple(a.shape) + ", " + dt
+	}
 	// Like numpy, move the dtype to its own line if it would overflow the
 	// last one.
 	if last := len(s) - (strings.LastIndexByte(s, '\n') + 1); last+1+len(dt) > printWidth {
@@ -58,6 +68,10 @@ func (a *Array) String() string {
 	}
 	return s + " " + dt
 }
+
+// errorText is what every form of printing shows for an array whose
+// evaluation failed.
+func errorText(err error) string { return "array(<error: " + err.Error() + ">)" }
 
 // shapeTuple formats a shape as Python prints a tuple: "(2, 0, 3)".
 func shapeTuple(shape []int) string {
@@ -75,31 +89,39 @@ func shapeTuple(shape []int) string {
 // their brackets.
 func (a *Array) formatData() string {
 	d := a.data.Load()
-	summarise := a.size > printThreshold
-	var offs []int
-	if len(a.shape) == 0 {
-		offs = []int{d.offset}
-	} else {
-		var walk func(k, off int)
-		walk = func(k, off int) {
-			for _, i := range shownIndices(a.shape[k], summarise) {
-				o := off + i*d.strides[k]
-				if k == len(a.shape)-1 {
-					offs = append(offs, o)
-				} else {
-					walk(k+1, o)
-				}
-			}
-		}
-		walk(0, d.offset)
-	}
+	offs, summarise := a.shownOffsets()
 	p := printer{
 		shape:     a.shape,
 		elems:     formatElements(a.dtype, d.storage.bytes, offs, len(a.shape) == 0),
 		summarise: summarise,
+		sep:       ", ",
 	}
 	// numpy leaves room for the "," that precedes the dtype.
 	return p.recurse(0, strings.Repeat(" ", len("array(")+1), printWidth-len(","))
+}
+
+// shownOffsets returns the storage offsets of the elements of a
+// non-empty evaluated array that printing shows, in row-major order, and
+// whether the array is summarised (printThreshold).
+func (a *Array) shownOffsets() (offs []int, summarise bool) {
+	d := a.data.Load()
+	summarise = a.size > printThreshold
+	if len(a.shape) == 0 {
+		return []int{d.offset}, summarise
+	}
+	var walk func(k, off int)
+	walk = func(k, off int) {
+		for _, i := range shownIndices(a.shape[k], summarise) {
+			o := off + i*d.strides[k]
+			if k == len(a.shape)-1 {
+				offs = append(offs, o)
+			} else {
+				walk(k+1, o)
+			}
+		}
+	}
+	walk(0, d.offset)
+	return offs, summarise
 }
 
 // shownIndices returns the indices of an axis of length n that are printed.
@@ -127,6 +149,7 @@ type printer struct {
 	elems     []string // the shown elements in row-major order
 	next      int
 	summarise bool
+	sep       string // between elements: ", " in repr, " " in str
 }
 
 // recurse formats the sub-array at the given axis. hanging is the indent
@@ -151,20 +174,20 @@ func (p *printer) recurse(axis int, hanging string, width int) string {
 		line := hanging
 		for range lead {
 			line = extendLine(&s, line, p.recurse(axis+1, nextHanging, nextWidth), elemWidth, hanging)
-			line += ", "
+			line += p.sep
 		}
 		if show {
 			line = extendLine(&s, line, "...", elemWidth, hanging)
-			line += ", "
+			line += p.sep
 		}
 		for i := trail; i > 1; i-- {
 			line = extendLine(&s, line, p.recurse(axis+1, nextHanging, nextWidth), elemWidth, hanging)
-			line += ", "
+			line += p.sep
 		}
 		line = extendLine(&s, line, p.recurse(axis+1, nextHanging, nextWidth), elemWidth, hanging)
 		s.WriteString(line)
 	} else {
-		sep := "," + strings.Repeat("\n", len(p.shape)-1-axis)
+		sep := strings.TrimRight(p.sep, " ") + strings.Repeat("\n", len(p.shape)-1-axis)
 		for range lead {
 			s.WriteString(hanging + p.recurse(axis+1, nextHanging, nextWidth) + sep)
 		}

@@ -141,7 +141,7 @@ func (p *custom) Vmap(inputs []*array.Array, axes []int) ([]*array.Array, []int)
 		array.Panicf("graph.Vmap", "%s: a batched array reaches the function other than through its arguments; pass it as an argument", p.Name())
 	}
 	if p.Custom.Vmap != nil {
-		return p.userVmap(inputs[:n], inAxes, m)
+		return p.userVmap(inputs[:n], inAxes, inputs[n:], axes[n:])
 	}
 	vjp := func(primals, outputs, cots []*array.Array) []*array.Array {
 		// per example: the primals on their own axes, the outputs and
@@ -190,17 +190,22 @@ func (p *custom) Vmap(inputs []*array.Array, axes []int) ([]*array.Array, []int)
 	return outs, make([]int, len(outs))
 }
 
-// userVmap calls the user's batching function and checks its outputs.
-func (p *custom) userVmap(primals []*array.Array, inAxes []int, m int) ([]*array.Array, []int) {
-	outs, oax := p.Custom.Vmap(primals, slices.Clone(inAxes))
-	if len(outs) != m || len(oax) != m {
-		array.Panicf(p.op, "the Vmap function returned %d outputs and %d axes for %d outputs", len(outs), len(oax), m)
+// userVmap calls the user's batching function and checks its outputs
+// against F's: outs and outAxes are F's outputs as the replay batched
+// them, so each result must have the same shape once its batch axis is
+// taken out.
+func (p *custom) userVmap(primals []*array.Array, inAxes []int, outs []*array.Array, outAxes []int) ([]*array.Array, []int) {
+	m := len(outs)
+	res, oax := p.Custom.Vmap(primals, slices.Clone(inAxes))
+	if len(res) != m || len(oax) != m {
+		array.Panicf(p.op, "the Vmap function returned %d outputs and %d axes for %d outputs", len(res), len(oax), m)
 	}
 	rax := make([]int, m)
-	for i, o := range outs {
+	for i, o := range res {
 		if o == nil {
 			array.Panicf(p.op, "output %d of the Vmap function is nil", i)
 		}
+		got := o.Shape()
 		switch ax := oax[i]; {
 		case ax == NoAxis:
 			rax[i] = -1
@@ -208,9 +213,17 @@ func (p *custom) userVmap(primals []*array.Array, inAxes []int, m int) ([]*array
 			array.Panicf(p.op, "the Vmap function gave axis %d for output %d of shape %v", ax, i, o.Shape())
 		default:
 			rax[i] = ax
+			got = slices.Delete(got, ax, ax+1)
+		}
+		want := outs[i].Shape()
+		if outAxes[i] >= 0 {
+			want = slices.Delete(want, outAxes[i], outAxes[i]+1)
+		}
+		if !slices.Equal(got, want) {
+			array.Panicf(p.op, "the Vmap function returned output %d of shape %v with batch axis %d: each example has shape %v, want %v", i, o.Shape(), oax[i], got, want)
 		}
 	}
-	return outs, rax
+	return res, rax
 }
 
 // CustomVJP returns f with its reverse-mode derivative given by vjp, as

@@ -152,11 +152,109 @@ func TestCustomFunctionBadRules(t *testing.T) {
 	wantError(t, func() { graph.JVP(twoJVP, []*array.Array{x}, []*array.Array{x}) }, "graph.CustomFunction", "2 tangents for 1 outputs")
 	badVmap := graph.CustomFunction(graph.Custom{F: id, Vmap: func(in []*array.Array, _ []int) ([]*array.Array, []int) { return in, []int{5} }})
 	wantError(t, func() { graph.Vmap(badVmap, nil, nil)(array.FromSlice([]float64{1, 2}, 2, 1)) }, "graph.CustomFunction", "axis 5")
+	wrongShape := graph.CustomFunction(graph.Custom{F: id, Vmap: func(in []*array.Array, _ []int) ([]*array.Array, []int) {
+		return []*array.Array{ops.Sum(in[0], 1)}, []int{0}
+	}})
+	wantError(t, func() { graph.Vmap(wrongShape, nil, nil)(array.FromSlice([]float64{1, 2, 3, 4}, 2, 2)) },
+		"graph.CustomFunction", "output 0 of shape [2]", "each example has shape []", "want [2]")
 	noVmap := graph.CustomFunction(graph.Custom{F: id, Vmap: func(in []*array.Array, _ []int) ([]*array.Array, []int) { return nil, nil }})
 	wantError(t, func() { graph.Vmap(noVmap, nil, nil)(array.FromSlice([]float64{1, 2}, 2, 1)) }, "graph.CustomFunction", "0 outputs")
 }
 
-func init() {
-	notOps["Identity"] = "creates an array from Go values"
-	notOps["NumberOfElements"] = "a count of elements: no derivative"
+// sinExp is F(x, y) = (x·sin y, e^x·y) with each rule written by hand, so
+// that the finite-difference table checks the rules themselves.
+func sinExp(withVJP, withJVP, withVmap bool) graph.Custom {
+	f := func(in ...*array.Array) []*array.Array {
+		x, y := in[0], in[1]
+		return []*array.Array{ops.Mul(x, ops.Sin(y)), ops.Mul(ops.Exp(x), y)}
+	}
+	c := graph.Custom{F: f}
+	if withVJP {
+		c.VJP = func(p, _, cots []*array.Array) []*array.Array {
+			x, y := p[0], p[1]
+			ex := ops.Exp(x)
+			return []*array.Array{
+				ops.Add(ops.Mul(cots[0], ops.Sin(y)), ops.Mul(cots[1], ops.Mul(ex, y))),
+				ops.Add(ops.Mul(cots[0], ops.Mul(x, ops.Cos(y))), ops.Mul(cots[1], ex)),
+			}
+		}
+	}
+	if withJVP {
+		c.JVP = func(p, tans []*array.Array) []*array.Array {
+			x, y := p[0], p[1]
+			ex := ops.Exp(x)
+			return []*array.Array{
+				ops.Add(ops.Mul(tans[0], ops.Sin(y)), ops.Mul(tans[1], ops.Mul(x, ops.Cos(y)))),
+				ops.Add(ops.Mul(tans[0], ops.Mul(ex, y)), ops.Mul(tans[1], ex)),
+			}
+		}
+	}
+	if withVmap {
+		// F is elementwise: line every batched input's batch axis up at
+		// the front, give unbatched ones a size-1 axis there, and
+		// broadcasting does the rest
+		c.Vmap = func(in []*array.Array, axes []int) ([]*array.Array, []int) {
+			front := make([]*array.Array, len(in))
+			for i, a := range in {
+				if axes[i] == graph.NoAxis {
+					front[i] = ops.ExpandDims(a, 0)
+				} else {
+					front[i] = ops.MoveAxis(a, axes[i], 0)
+				}
+			}
+			return f(front...), []int{0, 0}
+		}
+	}
+	return c
+}
+
+// combine makes one array of a custom function's two outputs in a way
+// that needs both cotangents.
+func combine(g graph.Fn) func(xs ...*array.Array) *array.Array {
+	return func(xs ...*array.Array) *array.Array {
+		o := g(xs...)
+		return ops.Add(o[0], ops.Mul(o[1], o[0]))
+	}
+}
+
+var _ = register(
+	gradCase{op: "graph.CustomFunction", name: "VJP, JVP and Vmap rules",
+		f:    combine(graph.CustomFunction(sinExp(true, true, true))),
+		args: []arg{{shape: []int{2, 3}}, {shape: []int{2, 3}}}},
+	gradCase{op: "graph.CustomFunction", name: "JVP rule only",
+		f:    combine(graph.CustomFunction(sinExp(false, true, false))),
+		args: []arg{{shape: []int{3}}, {shape: []int{3}}}},
+	gradCase{op: "graph.CustomFunction", name: "Vmap rule only, a fixed argument",
+		f:    combine(graph.CustomFunction(sinExp(false, false, true))),
+		args: []arg{{shape: []int{2, 2}}, {fixed: array.FromSlice([]float64{0.5, -1, 2, 0.25}, 2, 2)}}},
+	gradCase{op: "graph.CustomVJP", name: "two outputs",
+		f:    combine(graph.CustomVJP(sinExp(true, false, false).F, sinExp(true, false, false).VJP)),
+		args: []arg{{shape: []int{2, 3}}, {shape: []int{2, 3}}}},
+	gradCase{op: "graph.Checkpoint", name: "two outputs",
+		f:    combine(graph.Checkpoint(sinExp(false, false, false).F)),
+		args: []arg{{shape: []int{3, 2}}, {shape: []int{3, 2}}}},
+)
+
+// TestCustomRulesAreUsed makes the finite-difference rows above mean
+// something: a deliberately wrong rule must change what each transform
+// gives, so the rows cannot pass by going through F.
+func TestCustomRulesAreUsed(t *testing.T) {
+	x, y := vec(0.5, -1), vec(2, 0.25)
+	wrong := sinExp(true, true, true)
+	wrong.VJP = func(p, _, _ []*array.Array) []*array.Array {
+		return []*array.Array{ops.ZerosLike(p[0]), ops.ZerosLike(p[1])}
+	}
+	wrong.JVP = func(p, _ []*array.Array) []*array.Array {
+		return []*array.Array{ops.ZerosLike(p[0]), ops.ZerosLike(p[1])}
+	}
+	wrong.Vmap = func(in []*array.Array, axes []int) ([]*array.Array, []int) {
+		return []*array.Array{ops.ZerosLike(in[0]), ops.ZerosLike(in[1])}, axes
+	}
+	g := graph.CustomFunction(wrong)
+	_, vjps := graph.VJP(g, []*array.Array{x, y}, []*array.Array{vec(1, 1), vec(1, 1)})
+	near(t, "VJP from the rule", values(t, vjps[0]), []float64{0, 0}, 0)
+	_, jvps := graph.JVP(g, []*array.Array{x, y}, []*array.Array{vec(1, 1), vec(1, 1)})
+	near(t, "JVP from the rule", values(t, jvps[1]), []float64{0, 0}, 0)
+	out := graph.Vmap(g, nil, nil)(array.FromSlice([]float64{1, 2}, 2, 1), array.FromSlice([]float64{3, 4}, 2, 1))
+	near(t, "Vmap from the rule", values(t, out[0]), []float64{0, 0}, 0)
 }

@@ -1,7 +1,9 @@
 // Package graph holds fathom's function transforms: reverse-mode (VJP,
-// Grad, ValueAndGrad) and forward-mode (JVP) differentiation, vectorising
-// maps (Vmap), user-defined derivatives (CustomVJP) and rematerialisation
-// (Checkpoint), and the tapes they and package compile walk.
+// Grad, ValueAndGrad, and ValueAndGradAux for auxiliary outputs) and
+// forward-mode (JVP) differentiation, vectorising maps (Vmap),
+// user-defined derivatives and batching rules (CustomVJP, CustomFunction)
+// and rematerialisation (Checkpoint), and the tapes they and package
+// compile walk.
 //
 // A transform calls the function on tracers, stand-ins for its inputs that
 // keep the graph built from them alive while the transform runs, then

@@ -76,6 +76,7 @@ var notOps = map[string]string{
 	"Eye":                "creation from numbers: no array input",
 	"Identity":           "creation from numbers: no array input",
 	"LinspaceNoEndpoint": "creation from numbers: no array input",
+	"NumberOfElements":   "a count of elements: no derivative",
 	"Hanning":            "a window: creation from numbers, no array input",
 	"Hamming":            "a window: creation from numbers, no array input",
 	"Blackman":           "a window: creation from numbers, no array input",

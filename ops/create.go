@@ -66,25 +66,6 @@ func Zeros(shape []int, dt array.DType) *array.Array { return full("ops.Zeros", 
 // Ones returns an array of the given shape and dtype filled with 1.
 func Ones(shape []int, dt array.DType) *array.Array { return full("ops.Ones", shape, 1, dt) }
 
-// ZerosLike returns zeros with a's shape and dtype.
-func ZerosLike(a *array.Array) *array.Array {
-	requireNonNil("ops.ZerosLike", a)
-	return full("ops.ZerosLike", a.Shape(), 0, a.DType())
-}
-
-// OnesLike returns ones with a's shape and dtype.
-func OnesLike(a *array.Array) *array.Array {
-	requireNonNil("ops.OnesLike", a)
-	return full("ops.OnesLike", a.Shape(), 1, a.DType())
-}
-
-// FullLike returns an array with a's shape and dtype filled with v (see
-// Full).
-func FullLike(a *array.Array, v float64) *array.Array {
-	requireNonNil("ops.FullLike", a)
-	return full("ops.FullLike", a.Shape(), v, a.DType())
-}
-
 // arangePrim fills a 1-D array of N elements with Start + i*Step.
 type arangePrim struct {
 	Start, Step float64
@@ -270,9 +251,12 @@ func (p *eyePrim) Equivalent(o array.Primitive) bool { return sameParams(p, o) }
 // Identity returns the n×n identity matrix of dtype dt (MLX's and
 // numpy's identity): Eye(n, n, 0, dt).
 func Identity(n int, dt array.DType) *array.Array {
+	const op = "ops.Identity"
+	checkCreateDType(op, dt)
 	if n < 0 {
-		array.Panicf("ops.Identity", "negative size %d", n)
+		array.Panicf(op, "negative size %d", n)
 	}
+	checkedBytes(op, []int{n, n}, dt)
 	return Eye(n, n, 0, dt)
 }
 
