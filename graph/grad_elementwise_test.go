@@ -439,11 +439,23 @@ var _ = register(slices.Concat(
 		{op: "NanToNum", name: "with NaN and Inf", f: func(xs ...*array.Array) *array.Array {
 			return ops.Mul(xs[0], ops.NanToNum(ops.Div(xs[1], xs[1]), 7, 1, -1))
 		}, args: []arg{{shape: []int{2, 3}}, {fixed: array.FromSlice([]float64{0, 1, -2, 0, 3, 0}, 2, 3)}}},
+		// the complex parts of real arguments: Real and Conj are the
+		// identity, Imag zero, Angle 0 or π (see TestComplexPartGradients)
+		ewUnary("Real", ops.Real, -2, 2),
+		ewUnary("Conj", ops.Conj, -2, 2),
+		ewFlat("Imag", ops.Imag, -2, 2),
+		ewFlat("Angle", ops.Angle, -2, 2),
 		ewUnary("ClipScalar", func(a *array.Array) *array.Array { return ops.ClipScalar(a, -0.5, 0.6) }, -1, 1),
 		ewUnary("FloorDivideScalar", func(a *array.Array) *array.Array { return ops.FloorDivideScalar(a, 0.7) }, -1, 1),
 		ewUnary("RemainderScalar", func(a *array.Array) *array.Array { return ops.RemainderScalar(a, 1.05) }, 2.2, 2.8),
 		ewUnary("LogAddExpScalar", func(a *array.Array) *array.Array { return ops.LogAddExpScalar(a, 0.5) }, -2, 2),
 		ewUnary("ArcTan2Scalar", func(a *array.Array) *array.Array { return ops.ArcTan2Scalar(a, -0.75) }, -2, 2),
+		ewUnary("HypotScalar", func(a *array.Array) *array.Array { return ops.HypotScalar(a, -0.75) }, -2, 2),
+		ewFlat("BitwiseAndScalar", func(a *array.Array) *array.Array { return ops.BitwiseAndScalar(ewInt(a), 6) }, -1, 1),
+		ewFlat("BitwiseOrScalar", func(a *array.Array) *array.Array { return ops.BitwiseOrScalar(ewInt(a), 6) }, -1, 1),
+		ewFlat("BitwiseXorScalar", func(a *array.Array) *array.Array { return ops.BitwiseXorScalar(ewInt(a), 6) }, -1, 1),
+		ewFlat("LeftShiftScalar", func(a *array.Array) *array.Array { return ops.LeftShiftScalar(ewInt(a), 2) }, -1, 1),
+		ewFlat("RightShiftScalar", func(a *array.Array) *array.Array { return ops.RightShiftScalar(ewInt(a), 1) }, -1, 1),
 		ewFlat("EqualScalar", func(a *array.Array) *array.Array { return ops.EqualScalar(ops.Round(a), 1) }, -2, 2),
 		ewFlat("NotEqualScalar", func(a *array.Array) *array.Array { return ops.NotEqualScalar(ops.Round(a), 1) }, -2, 2),
 		ewFlat("LessScalar", func(a *array.Array) *array.Array { return ops.LessScalar(a, 0.25) }, -2, 2),
@@ -479,10 +491,97 @@ var _ = register(slices.Concat(
 	ewFlatBinaryRows("RightShift", ewIntBinary(ops.RightShift)),
 )...)
 
+// ewInt scales a float argument and casts it to int32, for the
+// integer-only ops, whose derivative is zero everywhere.
+func ewInt(a *array.Array) *array.Array { return ops.AsType(ops.MulScalar(a, 8), array.Int32) }
+
 // ewIntBinary applies an integer-only binary op to its float arguments
 // scaled and cast to int32: its derivative is zero everywhere.
 func ewIntBinary(f func(a, b *array.Array) *array.Array) func(a, b *array.Array) *array.Array {
 	return func(a, b *array.Array) *array.Array {
 		return f(ops.AsType(ops.MulScalar(a, 8), array.Int32), ops.AsType(ops.AddScalar(b, 2), array.Int32))
 	}
+}
+
+// TestComplexPartGradients checks the derivatives of Real, Imag, Conj and
+// Angle at complex64 arguments, which the finite-difference table (real
+// float64 arguments) cannot reach, against hand-derived values in the
+// convention of complex multiplication's rule (JAX's: the VJP is the
+// transpose of the JVP under the pairing Re(Σ t·c)). For z = x+iy and a
+// real result f(x, y), the VJP of the cotangent 1 is ∂f/∂x - i·∂f/∂y:
+// 1 for Real, -i for Imag, (-y - i·x)/|z|² for Angle; Conj's VJP
+// conjugates the cotangent. Each JVP is checked against its VJP through
+// the pairing, on tangents 1 and i.
+func TestComplexPartGradients(t *testing.T) {
+	zs := []complex64{3 + 4i, -1 + 0.5i, -2 - 1i, 0.25 - 3i}
+	z := array.FromSlice(zs)
+	type fn = func(*array.Array) *array.Array
+	tests := []struct {
+		name string
+		f    fn
+		vjp  func(z complex128) complex128 // of the cotangent 1
+	}{
+		{"Real", ops.Real, func(complex128) complex128 { return 1 }},
+		{"Imag", ops.Imag, func(complex128) complex128 { return -1i }},
+		{"Angle", ops.Angle, func(z complex128) complex128 {
+			x, y := real(z), imag(z)
+			r2 := x*x + y*y
+			return complex(-y/r2, -x/r2)
+		}},
+	}
+	for _, tt := range tests {
+		f := func(in ...*array.Array) []*array.Array { return []*array.Array{tt.f(in[0])} }
+		ones := ops.OnesLike(tt.f(z))
+		_, vjps := graph.VJP(f, []*array.Array{z}, []*array.Array{ones})
+		got := complexValues(t, vjps[0])
+		for i, zi := range zs {
+			want := tt.vjp(complex128(zi))
+			if cmplxDiff(got[i], want) > 1e-6 {
+				t.Errorf("%s: VJP at %v = %v, want %v", tt.name, zi, got[i], want)
+			}
+		}
+		for _, dir := range []complex64{1, 1i} {
+			tan := ops.Mul(ops.OnesLike(z), array.Scalar(dir))
+			_, jvps := graph.JVP(f, []*array.Array{z}, []*array.Array{tan})
+			jv, err := array.ToSlice[float32](jvps[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range zs {
+				want := real(got[i] * complex128(dir))
+				if math.Abs(float64(jv[i])-want) > 1e-6 {
+					t.Errorf("%s: JVP at %v along %v = %v, want %v", tt.name, zs[i], dir, jv[i], want)
+				}
+			}
+		}
+	}
+	conj := func(in ...*array.Array) []*array.Array { return []*array.Array{ops.Conj(in[0])} }
+	ct := array.FromSlice([]complex64{1 + 2i, -3i, 0.5, -1 - 1i})
+	_, vjps := graph.VJP(conj, []*array.Array{z}, []*array.Array{ct})
+	_, jvps := graph.JVP(conj, []*array.Array{z}, []*array.Array{ct})
+	for name, g := range map[string]*array.Array{"VJP": vjps[0], "JVP": jvps[0]} {
+		got := complexValues(t, g)
+		for i, want := range []complex128{1 - 2i, 3i, 0.5, -1 + 1i} {
+			if got[i] != want {
+				t.Errorf("Conj: %s element %d = %v, want %v", name, i, got[i], want)
+			}
+		}
+	}
+}
+
+func complexValues(t *testing.T, a *array.Array) []complex128 {
+	t.Helper()
+	v, err := array.ToSlice[complex64](a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]complex128, len(v))
+	for i, c := range v {
+		out[i] = complex128(c)
+	}
+	return out
+}
+
+func cmplxDiff(a, b complex128) float64 {
+	return math.Hypot(real(a)-real(b), imag(a)-imag(b)) / math.Max(1, math.Hypot(real(b), imag(b)))
 }

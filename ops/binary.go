@@ -313,6 +313,7 @@ func LogicalXor(a, b *array.Array) *array.Array {
 func DivMod(a, b *array.Array) (q, r *array.Array) {
 	requireNonNil("ops.DivMod", a, b)
 	BroadcastShapes("ops.DivMod", a.Shape(), b.Shape())
+	binaryDType("ops.DivMod", opset.FloorDivide, a.DType(), b.DType())
 	return FloorDivide(a, b), Remainder(a, b)
 }
 
@@ -327,10 +328,11 @@ func Clip(a, lo, hi *array.Array) *array.Array {
 	if lo == nil && hi == nil {
 		array.Panicf(name, "both bounds are nil")
 	}
-	shape := a.Shape()
+	shape, dt := a.Shape(), a.DType()
 	for _, b := range []*array.Array{lo, hi} {
 		if b != nil {
 			shape = BroadcastShapes(name, shape, b.Shape())
+			dt = binaryDType(name, opset.Maximum, dt, b.DType())
 		}
 	}
 	if lo != nil {

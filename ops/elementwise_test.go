@@ -4,10 +4,12 @@ import (
 	"errors"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/internal/opset"
 	"github.com/fathom-go/fathom/ops"
 )
 
@@ -18,6 +20,10 @@ var unaryFuncs = map[string]func(*array.Array) *array.Array{
 	"ArcCos": ops.ArcCos, "ArcTan": ops.ArcTan, "Sinh": ops.Sinh, "Cosh": ops.Cosh, "Tanh": ops.Tanh,
 	"Sigmoid": ops.Sigmoid, "Erf": ops.Erf, "ErfInv": ops.ErfInv, "Floor": ops.Floor, "Ceil": ops.Ceil,
 	"Round": ops.Round, "LogicalNot": ops.LogicalNot, "IsNaN": ops.IsNaN, "IsInf": ops.IsInf,
+	"Log10": ops.Log10, "ArcSinh": ops.ArcSinh, "ArcCosh": ops.ArcCosh, "ArcTanh": ops.ArcTanh,
+	"Trunc": ops.Trunc, "Invert": ops.Invert, "IsFinite": ops.IsFinite, "IsPosInf": ops.IsPosInf,
+	"IsNegInf": ops.IsNegInf, "Degrees": ops.Degrees, "Radians": ops.Radians, "Real": ops.Real,
+	"Imag": ops.Imag, "Conj": ops.Conj, "Angle": ops.Angle,
 }
 
 var binaryFuncs = map[string]func(a, b *array.Array) *array.Array{
@@ -26,25 +32,106 @@ var binaryFuncs = map[string]func(a, b *array.Array) *array.Array{
 	"Equal": ops.Equal, "NotEqual": ops.NotEqual, "Less": ops.Less, "LessEqual": ops.LessEqual,
 	"Greater": ops.Greater, "GreaterEqual": ops.GreaterEqual, "LogicalAnd": ops.LogicalAnd,
 	"LogicalOr": ops.LogicalOr, "LogAddExp": ops.LogAddExp, "ArcTan2": ops.ArcTan2,
+	"LogicalXor": ops.LogicalXor, "Hypot": ops.Hypot, "BitwiseAnd": ops.BitwiseAnd, "BitwiseOr": ops.BitwiseOr,
+	"BitwiseXor": ops.BitwiseXor, "LeftShift": ops.LeftShift, "RightShift": ops.RightShift,
 }
 
 var scalarFuncs = map[string]func(*array.Array, float64) *array.Array{
 	"AddScalar": ops.AddScalar, "SubScalar": ops.SubScalar, "MulScalar": ops.MulScalar,
 	"DivScalar": ops.DivScalar, "PowScalar": ops.PowScalar, "MaximumScalar": ops.MaximumScalar,
-	"MinimumScalar": ops.MinimumScalar,
+	"MinimumScalar": ops.MinimumScalar, "FloorDivideScalar": ops.FloorDivideScalar,
+	"RemainderScalar": ops.RemainderScalar, "EqualScalar": ops.EqualScalar, "NotEqualScalar": ops.NotEqualScalar,
+	"LessScalar": ops.LessScalar, "LessEqualScalar": ops.LessEqualScalar, "GreaterScalar": ops.GreaterScalar,
+	"GreaterEqualScalar": ops.GreaterEqualScalar, "LogAddExpScalar": ops.LogAddExpScalar,
+	"ArcTan2Scalar": ops.ArcTan2Scalar, "HypotScalar": ops.HypotScalar, "BitwiseAndScalar": ops.BitwiseAndScalar,
+	"BitwiseOrScalar": ops.BitwiseOrScalar, "BitwiseXorScalar": ops.BitwiseXorScalar,
+	"LeftShiftScalar": ops.LeftShiftScalar, "RightShiftScalar": ops.RightShiftScalar,
 }
 
 var creationOps = []string{"Zeros", "Ones", "Full", "ZerosLike", "OnesLike", "FullLike", "Arange", "Linspace", "Eye"}
+
+// paramOps are the elementwise ops with parameters or several results,
+// which elementwiseResults calls by name.
+var paramOps = []string{"RoundDecimals", "NanToNum", "Clip", "ClipScalar", "IsClose", "AllClose", "ArrayEqual", "DivMod"}
+
+// elementwiseFiles are the reference files of the elementwise ops:
+// gen_elementwise.py's and gen_elementwise_more.py's.
+var elementwiseFiles = []string{"elementwise.json", "elementwise_more.json"}
+
+// floatParam returns a case's float parameter, which may be "inf",
+// "-inf" or "nan"; 0 if it is absent.
+func (c refCase) floatParam(t testing.TB, name string) float64 {
+	t.Helper()
+	m, ok := c.Params[name]
+	if !ok {
+		return 0
+	}
+	return refFloat(t, m)
+}
+
+// elementwiseResults runs a reference case's op on inputs and returns
+// its results: one, but for DivMod's two.
+func elementwiseResults(t *testing.T, c refCase, inputs []*array.Array) []*array.Array {
+	t.Helper()
+	var decimals int
+	var equalNaN bool
+	var open string
+	c.param(t, "decimals", &decimals)
+	c.param(t, "equal_nan", &equalNaN)
+	c.param(t, "open", &open)
+	rtol, atol := c.floatParam(t, "rtol"), c.floatParam(t, "atol")
+	switch c.Op {
+	case "RoundDecimals":
+		return []*array.Array{ops.RoundDecimals(inputs[0], decimals)}
+	case "NanToNum":
+		return []*array.Array{ops.NanToNum(inputs[0], c.floatParam(t, "nan"), c.floatParam(t, "posinf"), c.floatParam(t, "neginf"))}
+	case "Clip":
+		switch open {
+		case "lo":
+			return []*array.Array{ops.Clip(inputs[0], nil, inputs[1])}
+		case "hi":
+			return []*array.Array{ops.Clip(inputs[0], inputs[1], nil)}
+		}
+		return []*array.Array{ops.Clip(inputs[0], inputs[1], inputs[2])}
+	case "ClipScalar":
+		return []*array.Array{ops.ClipScalar(inputs[0], c.floatParam(t, "lo"), c.floatParam(t, "hi"))}
+	case "IsClose":
+		return []*array.Array{ops.IsClose(inputs[0], inputs[1], rtol, atol, equalNaN)}
+	case "AllClose":
+		return []*array.Array{ops.AllClose(inputs[0], inputs[1], rtol, atol, equalNaN)}
+	case "ArrayEqual":
+		return []*array.Array{ops.ArrayEqual(inputs[0], inputs[1], equalNaN)}
+	case "DivMod":
+		q, r := ops.DivMod(inputs[0], inputs[1])
+		return []*array.Array{q, r}
+	}
+	return []*array.Array{elementwiseResult(t, c, inputs)}
+}
+
+// checkResults compares every result of a case with its expected arrays.
+func checkResults(t *testing.T, name string, got []*array.Array, want []refArray) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d results, want %d", name, len(got), len(want))
+	}
+	for i := range got {
+		n := name
+		if len(got) > 1 {
+			n += "/" + strconv.Itoa(i)
+		}
+		checkArray(t, n, got[i], want[i])
+	}
+}
 
 // elementwiseResult runs a reference case's op on inputs (the case's
 // inputs, or the same values in another layout).
 func elementwiseResult(t *testing.T, c refCase, inputs []*array.Array) *array.Array {
 	t.Helper()
-	var v, start, stop, step float64
+	var start, stop, step float64
 	var shape []int
 	var n, m, k int
 	var dtName string
-	c.param(t, "v", &v)
+	v := c.floatParam(t, "v")
 	c.param(t, "shape", &shape)
 	c.param(t, "start", &start)
 	c.param(t, "stop", &stop)
@@ -109,10 +196,11 @@ func caseInputs(t *testing.T, c refCase) []*array.Array {
 // checks that every op has cases.
 func TestElementwiseReference(t *testing.T) {
 	seen := map[string]bool{}
-	for _, c := range loadCases(t, "elementwise.json") {
-		seen[c.Op] = true
-		got := elementwiseResult(t, c, caseInputs(t, c))
-		checkArray(t, c.Name, got, c.Expected[0])
+	for _, file := range elementwiseFiles {
+		for _, c := range loadCases(t, file) {
+			seen[c.Op] = true
+			checkResults(t, c.Name, elementwiseResults(t, c, caseInputs(t, c)), c.Expected)
+		}
 	}
 	var all []string
 	for name := range unaryFuncs {
@@ -125,6 +213,7 @@ func TestElementwiseReference(t *testing.T) {
 		all = append(all, name)
 	}
 	all = append(all, creationOps...)
+	all = append(all, paramOps...)
 	all = append(all, "Where")
 	sort.Strings(all)
 	for _, name := range all {
@@ -152,7 +241,11 @@ func relayout(a *array.Array, kind string) *array.Array {
 // TestElementwiseLayouts reruns the 2-D unary, binary and Where cases on
 // transposed and stepped inputs.
 func TestElementwiseLayouts(t *testing.T) {
-	for _, c := range loadCases(t, "elementwise.json") {
+	var cases []refCase
+	for _, file := range elementwiseFiles {
+		cases = append(cases, loadCases(t, file)...)
+	}
+	for _, c := range cases {
 		if len(c.Inputs) == 0 {
 			continue
 		}
@@ -175,8 +268,7 @@ func TestElementwiseLayouts(t *testing.T) {
 			if !changed {
 				continue
 			}
-			got := elementwiseResult(t, c, in)
-			checkArray(t, c.Name+"/"+kind, got, c.Expected[0])
+			checkResults(t, c.Name+"/"+kind, elementwiseResults(t, c, in), c.Expected)
 		}
 	}
 }
@@ -224,6 +316,30 @@ func TestElementwiseDTypes(t *testing.T) {
 		{"PowScalar(int64, 3)", ops.PowScalar(i64, 3), array.Int64},
 		{"MaximumScalar(bfloat16, 0)", ops.MaximumScalar(bf16, 0), array.BFloat16},
 		{"Where(bool, int32, float16)", ops.Where(b, i32, f16), array.Float16},
+		{"Log10(int32)", ops.Log10(i32), array.Float32},
+		{"Trunc(uint8)", ops.Trunc(u8), array.Uint8},
+		{"Invert(bool)", ops.Invert(b), array.Bool},
+		{"IsFinite(complex64)", ops.IsFinite(c64), array.Bool},
+		{"Degrees(int64)", ops.Degrees(i64), array.Float32},
+		{"RoundDecimals(int32, -1)", ops.RoundDecimals(i32, -1), array.Int32},
+		{"Real(complex64)", ops.Real(c64), array.Float32},
+		{"Real(int32)", ops.Real(i32), array.Int32},
+		{"Imag(bfloat16)", ops.Imag(bf16), array.BFloat16},
+		{"Conj(float64)", ops.Conj(f64), array.Float64},
+		{"Angle(complex64)", ops.Angle(c64), array.Float32},
+		{"Angle(uint8)", ops.Angle(u8), array.Float32},
+		{"Angle(float16)", ops.Angle(f16), array.Float16},
+		{"Hypot(int32, float16)", ops.Hypot(i32, f16), array.Float16},
+		{"LeftShift(bool, bool)", ops.LeftShift(b, b), array.Int32},
+		{"BitwiseAnd(uint8, int32)", ops.BitwiseAnd(u8, i32), array.Int32},
+		{"Clip(int32, float32, nil)", ops.Clip(i32, f32, nil), array.Float32},
+		{"ClipScalar(int32, 0.5, 3)", ops.ClipScalar(i32, 0.5, 3), array.Float32},
+		{"ClipScalar(int64, -Inf, Inf)", ops.ClipScalar(i64, math.Inf(-1), math.Inf(1)), array.Int64},
+		{"IsClose(int32, int32)", ops.IsClose(i32, i32, 0, 0, false), array.Bool},
+		{"LessScalar(int32, 2.5)", ops.LessScalar(i32, 2.5), array.Bool},
+		{"EqualScalar(uint8, 300)", ops.EqualScalar(u8, 300), array.Bool},
+		{"FloorDivideScalar(int32, 2.5)", ops.FloorDivideScalar(i32, 2.5), array.Float32},
+		{"BitwiseOrScalar(bool, 1)", ops.BitwiseOrScalar(b, 1), array.Int32},
 	}
 	for _, tt := range tests {
 		if tt.got.DType() != tt.want {
@@ -280,6 +396,56 @@ func TestElementwiseBadInput(t *testing.T) {
 		{"Eye dtype", "ops.Eye: invalid dtype", func() { ops.Eye(2, 2, 0, array.DType(100)) }},
 		{"PowScalar int negative", "ops.PowScalar: integers to negative integer powers are not allowed (dtype int32, exponent -1)", func() { ops.PowScalar(array.FromSlice([]int32{1, 2}), -1) }},
 		{"PowScalar bool negative", "ops.PowScalar: integers to negative integer powers", func() { ops.PowScalar(b, -2) }},
+		{"Log10 complex", "ops.Log10: not defined for dtype complex64", func() { ops.Log10(c) }},
+		{"ArcSinh complex", "ops.ArcSinh: not defined for dtype complex64", func() { ops.ArcSinh(c) }},
+		{"ArcCosh complex", "ops.ArcCosh", func() { ops.ArcCosh(c) }},
+		{"ArcTanh complex", "ops.ArcTanh", func() { ops.ArcTanh(c) }},
+		{"Trunc complex", "ops.Trunc: not defined for dtype complex64", func() { ops.Trunc(c) }},
+		{"Invert float", "ops.Invert: not defined for dtype float32", func() { ops.Invert(a4) }},
+		{"Invert complex", "ops.Invert: not defined for dtype complex64", func() { ops.Invert(c) }},
+		{"IsPosInf complex", "ops.IsPosInf: not defined for dtype complex64", func() { ops.IsPosInf(c) }},
+		{"IsNegInf complex", "ops.IsNegInf: not defined for dtype complex64", func() { ops.IsNegInf(c) }},
+		{"IsFinite nil", "ops.IsFinite: operand 0 is nil", func() { ops.IsFinite(nil) }},
+		{"Degrees complex", "ops.Degrees: not defined for dtype complex64", func() { ops.Degrees(c) }},
+		{"Radians complex", "ops.Radians", func() { ops.Radians(c) }},
+		{"RoundDecimals complex", "ops.RoundDecimals: not defined for dtype complex64", func() { ops.RoundDecimals(c, 2) }},
+		{"NanToNum complex", "ops.NanToNum: not defined for dtype complex64", func() { ops.NanToNum(c, 0, 1, -1) }},
+		{"Real nil", "ops.Real: operand 0 is nil", func() { ops.Real(nil) }},
+		{"Imag nil", "ops.Imag", func() { ops.Imag(nil) }},
+		{"Conj nil", "ops.Conj", func() { ops.Conj(nil) }},
+		{"Angle nil", "ops.Angle", func() { ops.Angle(nil) }},
+		{"LogicalXor shapes", "ops.LogicalXor: shapes [2 3] and [4] do not broadcast", func() { ops.LogicalXor(a23, a4) }},
+		{"DivMod shapes", "ops.DivMod: shapes [2 3] and [4] do not broadcast", func() { ops.DivMod(a23, a4) }},
+		{"DivMod complex", "ops.DivMod: not defined for dtype complex64", func() { ops.DivMod(c, c) }},
+		{"Clip no bounds", "ops.Clip: both bounds are nil", func() { ops.Clip(a4, nil, nil) }},
+		{"Clip shapes", "ops.Clip: shapes [2 3] and [4] do not broadcast", func() { ops.Clip(a23, a4, nil) }},
+		{"Clip complex", "ops.Clip: not defined for dtype complex64", func() { ops.Clip(c, c, nil) }},
+		{"Clip complex bound", "ops.Clip: not defined for dtypes float32 and complex64", func() { ops.Clip(a4, nil, array.Scalar(complex64(1))) }},
+		{"ClipScalar NaN", "ops.ClipScalar: NaN bound", func() { ops.ClipScalar(a4, math.NaN(), 1) }},
+		{"IsClose shapes", "ops.IsClose: shapes [2 3] and [4] do not broadcast", func() { ops.IsClose(a23, a4, 1e-5, 1e-8, false) }},
+		{"IsClose complex", "ops.IsClose: not defined for dtype complex64", func() { ops.IsClose(c, c, 1e-5, 1e-8, false) }},
+		{"IsClose tolerance", "ops.IsClose: tolerances must be non-negative (rtol -1, atol 0)", func() { ops.IsClose(a4, a4, -1, 0, false) }},
+		{"AllClose NaN tolerance", "ops.IsClose: tolerances must be non-negative", func() { ops.AllClose(a4, a4, 0, math.NaN(), false) }},
+		{"ArrayEqual nil", "ops.ArrayEqual: operand 1 is nil", func() { ops.ArrayEqual(a4, nil, false) }},
+		{"Hypot complex", "ops.Hypot: not defined for dtype complex64", func() { ops.Hypot(c, c) }},
+		{"Hypot shapes", "ops.Hypot: shapes [2 3] and [4] do not broadcast", func() { ops.Hypot(a23, a4) }},
+		{"BitwiseAnd float", "ops.BitwiseAnd: not defined for dtype float32", func() { ops.BitwiseAnd(a4, a4) }},
+		{"BitwiseOr uint64 int64", "ops.BitwiseOr: not defined for dtypes uint64 and int64 (promoted to float32)", func() {
+			ops.BitwiseOr(array.FromSlice([]uint64{1}), array.FromSlice([]int64{1}))
+		}},
+		{"BitwiseXor complex", "ops.BitwiseXor", func() { ops.BitwiseXor(c, c) }},
+		{"LeftShift float", "ops.LeftShift: not defined for dtype float32", func() { ops.LeftShift(a4, a4) }},
+		{"RightShift shapes", "ops.RightShift: shapes [2 3] and [4] do not broadcast", func() {
+			ops.RightShift(ops.Zeros([]int{2, 3}, array.Int32), ops.Zeros([]int{4}, array.Int32))
+		}},
+		{"BitwiseAndScalar fraction", "ops.BitwiseAndScalar: not defined for dtype float32", func() {
+			ops.BitwiseAndScalar(array.FromSlice([]int32{1}), 0.5)
+		}},
+		{"LeftShiftScalar range", "ops.LeftShiftScalar: 300 does not fit dtype uint8", func() { ops.LeftShiftScalar(array.FromSlice([]uint8{1}), 300) }},
+		{"HypotScalar complex", "ops.HypotScalar: not defined for dtype complex64", func() { ops.HypotScalar(c, 1) }},
+		{"FloorDivideScalar complex", "ops.FloorDivideScalar", func() { ops.FloorDivideScalar(c, 2) }},
+		{"LessScalar complex", "ops.LessScalar: not defined for dtype complex64", func() { ops.LessScalar(c, 0) }},
+		{"EqualScalar nil", "ops.EqualScalar: operand 0 is nil", func() { ops.EqualScalar(nil, 0) }},
 	}
 	for _, tt := range tests {
 		err := array.Try(tt.f)
@@ -351,6 +517,45 @@ func TestLinspaceEndpoint(t *testing.T) {
 			}
 			if got[0] != tt.start || got[n-1] != tt.stop {
 				t.Errorf("Linspace(%v, %v, %d) runs from %v to %v", tt.start, tt.stop, n, got[0], got[n-1])
+			}
+		}
+	}
+}
+
+// TestEveryBinaryOpHasAScalarForm checks issue 19's rule for Go numbers:
+// every binary operation has a ...Scalar form with a weakly typed scalar
+// (see docs/ops.md), but the logical ones, whose scalar forms would give
+// the operand or a constant.
+func TestEveryBinaryOpHasAScalarForm(t *testing.T) {
+	exempt := map[string]bool{"LogicalAnd": true, "LogicalOr": true}
+	for op := range opset.NumBinaryOps {
+		name := op.String()
+		if _, ok := binaryFuncs[name]; !ok {
+			t.Errorf("%s is not in binaryFuncs", name)
+		}
+		if _, ok := scalarFuncs[name+"Scalar"]; !ok && !exempt[name] {
+			t.Errorf("%s has no %sScalar", name, name)
+		}
+	}
+	// the scalar takes the array's dtype: the result is the binary op's
+	// with a 0-d array of that dtype, or an error for both
+	for _, tt := range []struct {
+		x, s *array.Array
+		v    float64
+	}{
+		{array.FromSlice([]float32{-1.5, 2}), array.Scalar(float32(0.5)), 0.5},
+		{array.FromSlice([]int32{-3, 2}), array.Scalar(int32(3)), 3},
+		{array.FromSlice([]array.F16{array.NewF16(1)}), array.Scalar(array.NewF16(2)), 2},
+	} {
+		for name, f := range scalarFuncs {
+			var got, want *array.Array
+			errGot := array.Try(func() { got = f(tt.x, tt.v) })
+			errWant := array.Try(func() { want = binaryFuncs[strings.TrimSuffix(name, "Scalar")](tt.x, tt.s) })
+			switch {
+			case (errGot == nil) != (errWant == nil):
+				t.Errorf("%s(%v, %v): error %v, but %v with an array", name, tt.x.DType(), tt.v, errGot, errWant)
+			case errGot == nil && got.DType() != want.DType():
+				t.Errorf("%s(%v, %v) has dtype %v, want %v", name, tt.x.DType(), tt.v, got.DType(), want.DType())
 			}
 		}
 	}

@@ -25,7 +25,10 @@ func TestNilArrays(t *testing.T) {
 		"Sigmoid": ops.Sigmoid, "Erf": ops.Erf, "ErfInv": ops.ErfInv, "Floor": ops.Floor, "Ceil": ops.Ceil,
 		"Round": ops.Round, "LogicalNot": ops.LogicalNot, "IsNaN": ops.IsNaN, "IsInf": ops.IsInf,
 		"ZerosLike": ops.ZerosLike, "OnesLike": ops.OnesLike, "Copy": ops.Copy, "StopGradient": ops.StopGradient,
-		"Flatten": ops.Flatten,
+		"Flatten": ops.Flatten, "Log10": ops.Log10, "ArcSinh": ops.ArcSinh, "ArcCosh": ops.ArcCosh,
+		"ArcTanh": ops.ArcTanh, "Trunc": ops.Trunc, "Invert": ops.Invert, "IsFinite": ops.IsFinite,
+		"IsPosInf": ops.IsPosInf, "IsNegInf": ops.IsNegInf, "Degrees": ops.Degrees, "Radians": ops.Radians,
+		"Real": ops.Real, "Imag": ops.Imag, "Conj": ops.Conj, "Angle": ops.Angle,
 	}
 	binary := map[string]func(a, b *array.Array) *array.Array{
 		"Add": ops.Add, "Sub": ops.Sub, "Mul": ops.Mul, "Div": ops.Div, "FloorDivide": ops.FloorDivide,

@@ -23,8 +23,8 @@ type kernels interface {
 }
 
 // dispatch runs p's kernel for the stream's device. On the GPU, an
-// operand of a dtype Metal's kernels do not take yet (int8, int16, uint16,
-// uint32, uint64) is an error naming it, before any kernel is looked up.
+// operand of an invalid dtype is an error naming it, before any kernel is
+// looked up (float64 keeps Metal's own error, from the plan).
 func dispatch(p kernels, s array.Stream, in, out []*array.Array) error {
 	if s.Device.Type == array.DeviceCPU {
 		return p.evalCPU(in, out)
@@ -35,8 +35,8 @@ func dispatch(p kernels, s array.Stream, in, out []*array.Array) error {
 	return p.evalGPU(s, in, out)
 }
 
-// gpuDTypes reports the first operand whose dtype the GPU lacks among the
-// integer dtypes it does not take yet (float64 keeps Metal's own error).
+// gpuDTypes reports the first operand whose dtype is not valid on the GPU
+// (float64 keeps Metal's own error).
 func gpuDTypes(name string, in, out []*array.Array) error {
 	for _, xs := range [2][]*array.Array{in, out} {
 		for _, x := range xs {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/backend/cpu"
+	"github.com/fathom-go/fathom/backend/metal"
 	"github.com/fathom-go/fathom/internal/strided"
 )
 
@@ -101,8 +102,22 @@ func u32Bytes(w []uint32) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(&w[0])), 4*len(w))
 }
 
+// evalGPU runs the Metal kernels over the counters evalCPU uses, so a key
+// gives the CPU's bits and uniform draws on the GPU too (normal draws
+// agree to the last bits of float32's logarithm). Float64 draws are the
+// CPU's only: Metal has no double.
 func (p *randomPrim) evalGPU(s array.Stream, in, out []*array.Array) error {
-	return array.Errorf("ops."+p.Name(), "random numbers are not generated on the GPU yet")
+	return gpuOut(s, out[0], func(o metal.View) ([]metal.Launch, error) {
+		switch p.Kind {
+		case rngBits:
+			return metal.RandomBits(o, viewOf(in[0]))
+		case rngUniform:
+			return metal.RandomFloats(o, viewOf(in[0]), metal.RandUniform, p.A, p.B)
+		case rngNormal:
+			return metal.RandomFloats(o, viewOf(in[0]), metal.RandNormal, p.A, p.B)
+		}
+		return metal.Threefry2x32(o, viewOf(in[0]), viewOf(in[1]))
+	})
 }
 
 // Equivalent reports whether o draws the same numbers (given the same

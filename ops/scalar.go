@@ -104,41 +104,42 @@ func RemainderScalar(a *array.Array, v float64) *array.Array {
 }
 
 // EqualScalar returns a == v elementwise as a Bool array, with v weakly
-// typed as in AddScalar: a float32 array compares in float32, an integer
-// array with a whole v in its own dtype, and with a fractional v in
-// float32. A whole v outside an integer dtype's range is an error.
+// typed: a float array compares in its own dtype (v rounded to it, as in
+// AddScalar). An integer or bool array compares exactly with any v, as
+// numpy 2 does: never equal to a fractional v or one outside its dtype's
+// range, and without rounding either side to a float (see scalarCompare).
 func EqualScalar(a *array.Array, v float64) *array.Array {
-	return scalarBinary("ops.EqualScalar", opset.Equal, a, v)
+	return scalarCompare("ops.EqualScalar", opset.Equal, a, v)
 }
 
 // NotEqualScalar returns a != v elementwise as a Bool array, with v weakly
-// typed as in EqualScalar.
+// typed and integers compared exactly as in EqualScalar.
 func NotEqualScalar(a *array.Array, v float64) *array.Array {
-	return scalarBinary("ops.NotEqualScalar", opset.NotEqual, a, v)
+	return scalarCompare("ops.NotEqualScalar", opset.NotEqual, a, v)
 }
 
 // LessScalar returns a < v elementwise as a Bool array, with v weakly
-// typed as in EqualScalar.
+// typed and integers compared exactly as in EqualScalar.
 func LessScalar(a *array.Array, v float64) *array.Array {
-	return scalarBinary("ops.LessScalar", opset.Less, a, v)
+	return scalarCompare("ops.LessScalar", opset.Less, a, v)
 }
 
-// LessEqualScalar returns a <= v elementwise as a Bool array, with v
-// weakly typed as in EqualScalar.
+// LessEqualScalar returns a <= v elementwise as a Bool array, with v weakly
+// typed and integers compared exactly as in EqualScalar.
 func LessEqualScalar(a *array.Array, v float64) *array.Array {
-	return scalarBinary("ops.LessEqualScalar", opset.LessEqual, a, v)
+	return scalarCompare("ops.LessEqualScalar", opset.LessEqual, a, v)
 }
 
 // GreaterScalar returns a > v elementwise as a Bool array, with v weakly
-// typed as in EqualScalar.
+// typed and integers compared exactly as in EqualScalar.
 func GreaterScalar(a *array.Array, v float64) *array.Array {
-	return scalarBinary("ops.GreaterScalar", opset.Greater, a, v)
+	return scalarCompare("ops.GreaterScalar", opset.Greater, a, v)
 }
 
-// GreaterEqualScalar returns a >= v elementwise as a Bool array, with v
-// weakly typed as in EqualScalar.
+// GreaterEqualScalar returns a >= v elementwise as a Bool array, with v weakly
+// typed and integers compared exactly as in EqualScalar.
 func GreaterEqualScalar(a *array.Array, v float64) *array.Array {
-	return scalarBinary("ops.GreaterEqualScalar", opset.GreaterEqual, a, v)
+	return scalarCompare("ops.GreaterEqualScalar", opset.GreaterEqual, a, v)
 }
 
 // LogAddExpScalar returns log(e^a + e^v) elementwise, with v weakly typed
@@ -151,6 +152,45 @@ func LogAddExpScalar(a *array.Array, v float64) *array.Array {
 // (numpy's arctan2(a, v)), with v weakly typed as in AddScalar.
 func ArcTan2Scalar(a *array.Array, v float64) *array.Array {
 	return scalarBinary("ops.ArcTan2Scalar", opset.ArcTan2, a, v)
+}
+
+// HypotScalar returns sqrt(a² + v²) elementwise, with v weakly typed as
+// in AddScalar; integer and bool arrays compute in float32 (see Hypot).
+func HypotScalar(a *array.Array, v float64) *array.Array {
+	return scalarBinary("ops.HypotScalar", opset.Hypot, a, v)
+}
+
+// BitwiseAndScalar returns a & v elementwise for an integer or bool array
+// and a whole v, weakly typed as in AddScalar: the array's dtype (int32
+// for bool arrays). A fractional v, or one outside the dtype's range, is
+// an error.
+func BitwiseAndScalar(a *array.Array, v float64) *array.Array {
+	return scalarBinary("ops.BitwiseAndScalar", opset.BitwiseAnd, a, v)
+}
+
+// BitwiseOrScalar returns a | v elementwise, with v as in
+// BitwiseAndScalar.
+func BitwiseOrScalar(a *array.Array, v float64) *array.Array {
+	return scalarBinary("ops.BitwiseOrScalar", opset.BitwiseOr, a, v)
+}
+
+// BitwiseXorScalar returns a ^ v elementwise, with v as in
+// BitwiseAndScalar.
+func BitwiseXorScalar(a *array.Array, v float64) *array.Array {
+	return scalarBinary("ops.BitwiseXorScalar", opset.BitwiseXor, a, v)
+}
+
+// LeftShiftScalar returns a << v elementwise, with v as in
+// BitwiseAndScalar; a count that is negative or at least the dtype's
+// width gives 0 (see LeftShift).
+func LeftShiftScalar(a *array.Array, v float64) *array.Array {
+	return scalarBinary("ops.LeftShiftScalar", opset.LeftShift, a, v)
+}
+
+// RightShiftScalar returns a >> v elementwise, with v as in
+// BitwiseAndScalar; arithmetic for signed dtypes (see RightShift).
+func RightShiftScalar(a *array.Array, v float64) *array.Array {
+	return scalarBinary("ops.RightShiftScalar", opset.RightShift, a, v)
 }
 
 // ClipScalar limits a to [lo, hi] elementwise, as numpy's clip with scalar
@@ -171,4 +211,58 @@ func ClipScalar(a *array.Array, lo, hi float64) *array.Array {
 		a = MinimumScalar(a, hi)
 	}
 	return a
+}
+
+// scalarCompare records the comparison op of a with the weakly typed v.
+// Integer and bool arrays compare exactly: a fractional v becomes the
+// whole bound with the same answer (a < 2.5 is a < 3, a <= 2.5 is
+// a <= 2, a == 2.5 is false), and a bound outside the dtype's range gives
+// the same answer everywhere, so neither side is rounded to float32 and
+// no bound is refused for its size. NaN compares in float32 (false but
+// for NotEqual).
+func scalarCompare(name string, op opset.BinaryOp, a *array.Array, v float64) *array.Array {
+	requireNonNil(name, a)
+	dt := a.DType()
+	if dt.IsInexact() || math.IsNaN(v) {
+		return scalarBinary(name, op, a, v)
+	}
+	w := v
+	switch op {
+	case opset.Less, opset.GreaterEqual:
+		w = math.Ceil(v)
+	case opset.LessEqual, opset.Greater:
+		w = math.Floor(v)
+	case opset.Equal, opset.NotEqual:
+		if v != math.Trunc(v) {
+			return full(name, a.Shape(), boolOf(op == opset.NotEqual), array.Bool)
+		}
+	}
+	if dt == array.Bool {
+		dt = array.Int32
+	}
+	lo, hi, _ := intRange(dt)
+	if a.DType() == array.Bool {
+		lo, hi = 0, 2
+	}
+	// w beyond the range: every element compares the same way
+	if above, below := w >= hi, w < lo; above || below {
+		var all bool
+		switch op {
+		case opset.Less, opset.LessEqual:
+			all = above
+		case opset.Greater, opset.GreaterEqual:
+			all = below
+		case opset.NotEqual:
+			all = true
+		}
+		return full(name, a.Shape(), boolOf(all), array.Bool)
+	}
+	return binary(name, op, AsType(a, dt), scalarOf(w, dt))
+}
+
+func boolOf(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -35,17 +35,36 @@ func (p *Unary) Equivalent(o array.Primitive) bool { return sameParams(p, o) }
 // OutputShapes is the input's shape.
 func (p *Unary) OutputShapes(in []*array.Array) ([][]int, error) { return sameShape(in) }
 
-// VJP multiplies the cotangent by the derivative. Rounding, Sign and the
-// predicates are piecewise constant, and functions with integer or bool
-// results have no derivative: their cotangents are zero (nil).
+// VJP multiplies the cotangent by the derivative (for Real, Imag and
+// Angle of complex64, its transpose: see complexPartVJP). Rounding, Sign,
+// the predicates and Angle of real numbers are piecewise constant, and
+// functions with integer or bool results have no derivative: their
+// cotangents are zero (nil).
 func (p *Unary) VJP(inputs, outputs, cots []*array.Array, argnums []int) []*array.Array {
+	if p.complexToReal(inputs[0]) {
+		return []*array.Array{complexPartVJP(p.Op, inputs[0], cots[0])}
+	}
 	return []*array.Array{p.chain(inputs[0], outputs[0], cots[0])}
 }
 
 // JVP multiplies the tangent by the derivative, which is elementwise, so
 // the same product as the VJP's.
 func (p *Unary) JVP(inputs, outputs, tans []*array.Array, argnums []int) []*array.Array {
+	if p.complexToReal(inputs[0]) {
+		return []*array.Array{complexPartJVP(p.Op, inputs[0], tans[0])}
+	}
 	return []*array.Array{p.chain(inputs[0], outputs[0], tans[0])}
+}
+
+// complexToReal reports whether p is Real, Imag or Angle of a complex64
+// x: maps from complex to real numbers, whose VJP is not the JVP's
+// product (see complexPartVJP).
+func (p *Unary) complexToReal(x *array.Array) bool {
+	switch p.Op {
+	case opset.Real, opset.Imag, opset.Angle:
+		return x.DType() == array.Complex64
+	}
+	return false
 }
 
 // Vmap applies the function to the whole batch: elementwise, so the batch
@@ -64,6 +83,8 @@ func (p *Unary) chain(x, y, g *array.Array) *array.Array {
 	switch p.Op {
 	case opset.Neg:
 		return Neg(g)
+	case opset.Conj:
+		return Conj(g)
 	case opset.Abs:
 		if x.DType() == array.Complex64 {
 			// d|x| along the real direction of x: x/|x|
@@ -389,7 +410,7 @@ func RoundDecimals(a *array.Array, decimals int) *array.Array {
 	r := Sub(a, MulScalar(q, p))
 	// round up when r > p - r, or on a tie when q is odd: halves to even
 	// without forming 2r, which could overflow
-	half := SubScalar(Neg(r), -p)
+	half := Neg(SubScalar(r, p))
 	up := LogicalOr(Greater(r, half), LogicalAnd(Equal(r, half), NotEqualScalar(RemainderScalar(q, 2), 0)))
 	return MulScalar(Add(q, AsType(up, dt)), p)
 }

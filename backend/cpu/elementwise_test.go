@@ -78,6 +78,8 @@ func TestUnaryLayoutsFloat64(t *testing.T) {
 		opset.ArcSin: math.Asin, opset.ArcCos: math.Acos, opset.ArcTan: math.Atan, opset.Sinh: math.Sinh, opset.Cosh: math.Cosh,
 		opset.Tanh: math.Tanh, opset.Sigmoid: func(x float64) float64 { return 1 / (1 + math.Exp(-x)) }, opset.Erf: math.Erf,
 		opset.Floor: math.Floor, opset.Ceil: math.Ceil, opset.Round: math.RoundToEven,
+		opset.Log10: math.Log10, opset.ArcSinh: math.Asinh, opset.ArcCosh: math.Acosh, opset.ArcTanh: math.Atanh,
+		opset.Trunc: math.Trunc, opset.Angle: func(x float64) float64 { return math.Atan2(0, x) },
 		opset.Sign: func(x float64) float64 {
 			switch {
 			case x > 0:
@@ -283,6 +285,61 @@ func TestUnaryComplex(t *testing.T) {
 	}
 }
 
+// TestUnaryComplexParts checks Conj, Real, Imag and Angle of complex64,
+// with the signed zeros and infinities that decide Angle, contiguous and
+// strided.
+func TestUnaryComplexParts(t *testing.T) {
+	negZero := float32(math.Copysign(0, -1))
+	in := []complex64{3 + 4i, -1, complex(-1, negZero), complex(0, -2), 0, complex(float32(math.Inf(-1)), 1),
+		complex(1, float32(math.NaN())), -0.5 - 0.5i}
+	tests := []struct {
+		op   opset.UnaryOp
+		want func(z complex64) complex128
+	}{
+		{opset.Conj, func(z complex64) complex128 { return complex(float64(real(z)), -float64(imag(z))) }},
+		{opset.Real, func(z complex64) complex128 { return complex(float64(real(z)), 0) }},
+		{opset.Imag, func(z complex64) complex128 { return complex(float64(imag(z)), 0) }},
+		{opset.Angle, func(z complex64) complex128 {
+			return complex(float64(float32(math.Atan2(float64(imag(z)), float64(real(z))))), 0)
+		}},
+	}
+	for _, tt := range tests {
+		want, _ := tt.op.Result(array.Complex64)
+		for _, stride := range []int{1, 2} {
+			src := make([]complex64, len(in)*stride)
+			for i, z := range in {
+				src[i*stride] = z
+			}
+			x := ewView(src, array.Complex64, []int{len(in)}, []int{stride}, 0)
+			var got []complex128
+			if want == array.Complex64 {
+				o := make([]complex64, len(in))
+				if err := Unary(tt.op, ewView(o, want, []int{len(in)}, []int{1}, 0), x); err != nil {
+					t.Fatal(err)
+				}
+				for _, v := range o {
+					got = append(got, complex128(v))
+				}
+			} else {
+				o := make([]float32, len(in))
+				if err := Unary(tt.op, ewView(o, want, []int{len(in)}, []int{1}, 0), x); err != nil {
+					t.Fatal(err)
+				}
+				for _, v := range o {
+					got = append(got, complex(float64(v), 0))
+				}
+			}
+			for i, z := range in {
+				w := tt.want(z)
+				same := func(a, b float64) bool { return a == b || (a != a && b != b) }
+				if !same(real(got[i]), real(w)) || !same(imag(got[i]), imag(w)) {
+					t.Errorf("%v(%v), stride %d = %v, want %v", tt.op, z, stride, got[i], w)
+				}
+			}
+		}
+	}
+}
+
 type ewBinCase struct {
 	op  opset.BinaryOp
 	ref func(a, b float64) float64
@@ -310,6 +367,7 @@ var ewFloatBinRefs = []ewBinCase{
 	{opset.FloorDivide, func(a, b float64) float64 { return math.Floor(a / b) }},
 	{opset.Remainder, func(a, b float64) float64 { return a - b*math.Floor(a/b) }},
 	{opset.LogAddExp, func(a, b float64) float64 { return math.Log(math.Exp(a) + math.Exp(b)) }},
+	{opset.Hypot, math.Hypot},
 }
 
 func TestBinaryLayoutsFloat64(t *testing.T) {

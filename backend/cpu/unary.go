@@ -277,8 +277,12 @@ var mathFuncs = map[opset.UnaryOp]func(float64) float64{
 	opset.ArcCos: math.Acos, opset.ArcTan: math.Atan, opset.Sinh: math.Sinh, opset.Cosh: math.Cosh, opset.Tanh: math.Tanh,
 	opset.Erf: math.Erf, opset.Floor: math.Floor, opset.Ceil: math.Ceil, opset.Round: math.RoundToEven,
 	opset.Log10: math.Log10, opset.ArcSinh: math.Asinh, opset.ArcCosh: math.Acosh, opset.ArcTanh: math.Atanh,
-	opset.Trunc: math.Trunc,
+	opset.Trunc: math.Trunc, opset.Angle: angle,
 }
+
+// angle is the argument of a real number, as numpy's angle: 0 for x > 0
+// and +0, π for x < 0 and -0, NaN for NaN.
+func angle(x float64) float64 { return math.Atan2(0, x) }
 
 func floatPredicate[T ewFloat](op opset.UnaryOp) func(d []bool, s []T) {
 	switch op {
@@ -493,6 +497,29 @@ func complexUnary(op opset.UnaryOp, out, x Buf) {
 			s = s[:len(d)]
 			for i, v := range s {
 				d[i] = -v
+			}
+		}))
+		return
+	case opset.Conj:
+		runUnary(out, x, fixed(func(d, s []complex64) {
+			s = s[:len(d)]
+			for i, v := range s {
+				d[i] = complex(real(v), -imag(v))
+			}
+		}))
+		return
+	case opset.Real, opset.Imag, opset.Angle:
+		runUnary(out, x, fixed(func(d []float32, s []complex64) {
+			s = s[:len(d)]
+			for i, v := range s {
+				switch op {
+				case opset.Real:
+					d[i] = real(v)
+				case opset.Imag:
+					d[i] = imag(v)
+				default:
+					d[i] = float32(math.Atan2(float64(imag(v)), float64(real(v))))
+				}
 			}
 		}))
 		return

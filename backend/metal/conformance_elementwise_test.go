@@ -88,7 +88,7 @@ func unaryDomain(op string) func(r *rand.Rand, i int) float64 {
 		return f()
 	}
 	switch op {
-	case "Log", "Log2", "Sqrt", "Rsqrt":
+	case "Log", "Log2", "Log10", "Sqrt", "Rsqrt":
 		return func(r *rand.Rand, i int) float64 {
 			return special(r, func() float64 { return math.Exp(r.Float64()*10 - 5) })
 		}
@@ -101,9 +101,13 @@ func unaryDomain(op string) func(r *rand.Rand, i int) float64 {
 				return r.Float64()*4 - 0.9
 			})
 		}
-	case "ArcSin", "ArcCos", "ErfInv":
+	case "ArcSin", "ArcCos", "ErfInv", "ArcTanh":
 		return func(r *rand.Rand, i int) float64 {
 			return special(r, func() float64 { return r.Float64()*1.98 - 0.99 })
+		}
+	case "ArcCosh":
+		return func(r *rand.Rand, i int) float64 {
+			return special(r, func() float64 { return 1 + math.Exp(r.Float64()*6-3) })
 		}
 	case "Exp", "Sinh", "Cosh":
 		return func(r *rand.Rand, i int) float64 { return special(r, func() float64 { return r.Float64()*20 - 10 }) }

@@ -75,6 +75,7 @@ import (
 	"github.com/fathom-go/fathom/backend/cpu"
 	"github.com/fathom-go/fathom/backend/metal"
 	"github.com/fathom-go/fathom/backend/metal/internal/mslcpu"
+	"github.com/fathom-go/fathom/internal/opset"
 )
 
 // Layout is how an Operand is stored.
@@ -339,6 +340,56 @@ func TestEveryKernelHasACase(t *testing.T) {
 	for k := range planned {
 		if !strings.HasPrefix(k, "gen:") {
 			t.Errorf("a case plans kernel %q, which no library has", k)
+		}
+	}
+}
+
+// TestEveryCPUKernelHasAGPUKernel checks the elementwise families from the
+// CPU's side: every unary and binary operation and dtype that the CPU
+// computes (opset's Result) has its Metal kernels in unary.metal or
+// binary.metal, in every variant, unless opset's Supported says the GPU
+// lacks it; then there must be none, and the conformance suite checks
+// that Metal refuses it by name. TestEveryKernelHasACase is the other
+// side: every Metal kernel has a case.
+func TestEveryCPUKernelHasAGPUKernel(t *testing.T) {
+	requireHarness(t)
+	have := map[string]bool{}
+	for _, lib := range []string{"unary.metal", "binary.metal"} {
+		src, err := metal.LibrarySource(lib)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names, err := mslcpu.Kernels(mslcpu.Library{Name: lib, Source: src})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range names {
+			have[n] = true
+		}
+	}
+	check := func(base string, variants []string, gpu bool) {
+		for _, v := range variants {
+			switch name := base + "_" + v; {
+			case gpu && !have[name]:
+				t.Errorf("the CPU computes %s, but there is no Metal kernel %s", base, name)
+			case !gpu && have[name]:
+				t.Errorf("opset says the GPU lacks %s, but Metal has %s: update Supported", base, name)
+			}
+		}
+	}
+	for _, dt := range array.DTypes() {
+		if !opset.HasDType(array.DeviceCPU, dt) {
+			continue
+		}
+		for op := range opset.NumUnaryOps {
+			if _, ok := op.Result(dt); ok {
+				check("unary_"+op.String()+"_"+dt.String(), []string{"contig", "strided"}, op.Supported(array.DeviceGPU, dt))
+			}
+		}
+		for op := range opset.NumBinaryOps {
+			if _, ok := op.Result(dt); ok {
+				check("binary_"+op.String()+"_"+dt.String(), []string{"vv", "sv", "vs", "strided"}, op.Supported(array.DeviceGPU, dt))
+			}
 		}
 	}
 }

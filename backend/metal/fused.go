@@ -188,11 +188,11 @@ func genSource(p *fused.Program, regs []array.DType, text string) string {
 	b.WriteString("    uint2 gid [[thread_position_in_grid]],\n    uint2 gsz [[threads_per_grid]]) {\n")
 	b.WriteString("  ulong i = linear_index(gid, gsz);\n  if (i >= ulong(p[0])) {\n    return;\n  }\n")
 	for i, dt := range p.InDTypes {
-		fmt.Fprintf(&b, "  %s r%d = in%d[i * ulong(p[%d])];\n", mslTypes[dt], i, i, 1+i)
+		fmt.Fprintf(&b, "  %s r%d = elem_read(in%d + i * ulong(p[%d]));\n", mslTypes[dt], i, i, 1+i)
 	}
 	body()
 	for k, o := range p.Outputs {
-		fmt.Fprintf(&b, "  out%d[i] = r%d;\n", k, o)
+		fmt.Fprintf(&b, "  elem_write(out%d + i, r%d);\n", k, o)
 	}
 	b.WriteString("}\nregister_kernel(fused_contig)\n")
 
@@ -200,11 +200,11 @@ func genSource(p *fused.Program, regs []array.DType, text string) string {
 	params()
 	b.WriteString("    uint3 gid [[thread_position_in_grid]]) {\n")
 	for i, dt := range p.InDTypes {
-		fmt.Fprintf(&b, "  %s r%d = in%d[strided_offset(p, %d, gid)];\n", mslTypes[dt], i, i, i)
+		fmt.Fprintf(&b, "  %s r%d = elem_read(in%d + strided_offset(p, %d, gid));\n", mslTypes[dt], i, i, i)
 	}
 	body()
 	for k, o := range p.Outputs {
-		fmt.Fprintf(&b, "  out%d[strided_offset(p, %d, gid)] = r%d;\n", k, nIn+k, o)
+		fmt.Fprintf(&b, "  elem_write(out%d + strided_offset(p, %d, gid), r%d);\n", k, nIn+k, o)
 	}
 	b.WriteString("}\nregister_kernel(fused_strided)\n")
 	return b.String()

@@ -44,6 +44,10 @@ const (
 	Round                     // nearest integer, halves to even (numpy)
 	Trunc                     // the integer part, towards zero
 	Invert                    // bitwise not (integers); logical not (bools)
+	Conj                      // complex conjugate (complex64 only)
+	Real                      // real part (complex64 to float32)
+	Imag                      // imaginary part (complex64 to float32)
+	Angle                     // argument atan2(im, re): complex64 to float32; 0 or π for real floats
 	LogicalNot                // x == 0, as Bool
 	IsNaN                     // x is NaN (either part of a complex), as Bool
 	IsInf                     // x is ±Inf (either part of a complex), as Bool
@@ -55,7 +59,7 @@ var unaryNames = [NumUnaryOps]string{
 	"Neg", "Abs", "Sign", "Exp", "Expm1", "Log", "Log1p", "Log2", "Log10", "Sqrt", "Rsqrt", "Square", "Reciprocal",
 	"Sin", "Cos", "Tan", "ArcSin", "ArcCos", "ArcTan", "ArcSinh", "ArcCosh", "ArcTanh",
 	"Sinh", "Cosh", "Tanh", "Sigmoid", "Erf", "ErfInv",
-	"Floor", "Ceil", "Round", "Trunc", "Invert", "LogicalNot", "IsNaN", "IsInf",
+	"Floor", "Ceil", "Round", "Trunc", "Invert", "Conj", "Real", "Imag", "Angle", "LogicalNot", "IsNaN", "IsInf",
 }
 
 // String returns the operation's name ("Exp").
@@ -79,7 +83,10 @@ func (op UnaryOp) IsFloatFunc() bool {
 // and the predicates, which give Bool. Complex64 takes Neg, Square,
 // Reciprocal, Sqrt, Rsqrt, Exp, Log, Log2, the trigonometric and
 // hyperbolic functions (not their inverses), Abs (giving Float32) and the
-// predicates. Invert takes integers and bools only.
+// predicates. Invert takes integers and bools only. Conj, Real and Imag
+// take complex64 only (package ops returns real operands themselves or
+// their zeros), Real and Imag giving Float32; Angle takes the floats and
+// complex64 (giving Float32).
 func (op UnaryOp) Result(dt array.DType) (array.DType, bool) {
 	if op >= NumUnaryOps || !dt.Valid() {
 		return 0, false
@@ -88,11 +95,21 @@ func (op UnaryOp) Result(dt array.DType) (array.DType, bool) {
 	case LogicalNot, IsNaN, IsInf:
 		return array.Bool, true
 	}
-	if op == Invert {
+	switch op {
+	case Invert:
 		if dt == array.Bool || dt.IsInteger() {
 			return dt, true
 		}
 		return 0, false
+	case Conj:
+		return dt, dt == array.Complex64
+	case Real, Imag:
+		return array.Float32, dt == array.Complex64
+	case Angle:
+		if dt == array.Complex64 {
+			return array.Float32, true
+		}
+		return dt, dt.IsFloat()
 	}
 	switch {
 	case dt.IsFloat():

@@ -164,7 +164,7 @@ template <typename In, typename V, typename Op>
     V best = Op::template init<V>();
     uint bi = 0xffffffffu;
     for (uint r = me; r < uint(p.n); r += width) {
-      V v = ld<V>(base[long(r) * p.step]);
+      V v = ld<V>(elem_read(base + long(r) * p.step));
       if (Op::better(v, r, best, bi)) {
         best = v;
         bi = r;

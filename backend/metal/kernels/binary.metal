@@ -24,7 +24,7 @@ template <typename T, typename U, typename Op>
   if (i >= ulong(p[0])) {
     return;
   }
-  out[i] = Elem<U>::store(Op()(Elem<T>::load(a[i]), Elem<T>::load(b[i])));
+  elem_write(out + i, Elem<U>::store(Op()(Elem<T>::load(elem_read(a + i)), Elem<T>::load(elem_read(b + i)))));
 }
 
 template <typename T, typename U, typename Op>
@@ -39,7 +39,7 @@ template <typename T, typename U, typename Op>
   if (i >= ulong(p[0])) {
     return;
   }
-  out[i] = Elem<U>::store(Op()(Elem<T>::load(a[0]), Elem<T>::load(b[i])));
+  elem_write(out + i, Elem<U>::store(Op()(Elem<T>::load(elem_read(a)), Elem<T>::load(elem_read(b + i)))));
 }
 
 template <typename T, typename U, typename Op>
@@ -54,7 +54,7 @@ template <typename T, typename U, typename Op>
   if (i >= ulong(p[0])) {
     return;
   }
-  out[i] = Elem<U>::store(Op()(Elem<T>::load(a[i]), Elem<T>::load(b[0])));
+  elem_write(out + i, Elem<U>::store(Op()(Elem<T>::load(elem_read(a + i)), Elem<T>::load(elem_read(b)))));
 }
 
 template <typename T, typename U, typename Op>
@@ -64,9 +64,9 @@ template <typename T, typename U, typename Op>
     device U* out [[buffer(2)]],
     constant long* p [[buffer(3)]],
     uint3 gid [[thread_position_in_grid]]) {
-  T x = a[strided_offset(p, 0, gid)];
-  T y = b[strided_offset(p, 1, gid)];
-  out[strided_offset(p, 2, gid)] = Elem<U>::store(Op()(Elem<T>::load(x), Elem<T>::load(y)));
+  T x = elem_read(a + strided_offset(p, 0, gid));
+  T y = elem_read(b + strided_offset(p, 1, gid));
+  elem_write(out + strided_offset(p, 2, gid), Elem<U>::store(Op()(Elem<T>::load(x), Elem<T>::load(y))));
 }
 
 #define instantiate_binary(op, tname, T, U)                                       \

@@ -95,6 +95,30 @@ struct Elem<u16_t> {
   }
 };
 
+// elem_read and elem_write move an element between device memory and a
+// thread value of its storage type: plain loads and stores, but for
+// u16_t, which Metal will not copy out of device memory into a by-value
+// parameter or variable of the thread address space (nor assign into
+// device memory), so uint16 moves as the ushort it holds.
+template <typename T>
+inline T elem_read(device const T* p) {
+  return *p;
+}
+template <>
+inline u16_t elem_read(device const u16_t* p) {
+  u16_t r;
+  r.v = *(device const ushort*)p;
+  return r;
+}
+template <typename T>
+inline void elem_write(device T* p, T v) {
+  *p = v;
+}
+template <>
+inline void elem_write(device u16_t* p, u16_t v) {
+  *(device ushort*)p = v.v;
+}
+
 // Float to integer as the CPU backend converts: truncate toward zero
 // through int64; NaN and values outside int64 give 0.
 inline long float_to_long(float v) {
@@ -493,6 +517,20 @@ struct Invert {
   bool operator()(bool x) { return !x; }
   template <typename T>
   T operator()(T x) { return T(~x); }
+};
+struct Conj {
+  float2 operator()(float2 x) { return float2(x.x, -x.y); }
+};
+struct Real {
+  float operator()(float2 x) { return x.x; }
+};
+struct Imag {
+  float operator()(float2 x) { return x.y; }
+};
+// The argument of a real x is atan2(0, x), as numpy's angle: π for -0.
+struct Angle {
+  float operator()(float x) { return atan2(0.0f, x); }
+  float operator()(float2 x) { return atan2(x.y, x.x); }
 };
 struct LogicalNot {
   bool operator()(float2 x) { return x.x == 0.0f && x.y == 0.0f; }

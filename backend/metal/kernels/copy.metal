@@ -21,7 +21,7 @@ template <typename S, typename D>
   if (i >= ulong(p[0])) {
     return;
   }
-  out[i] = convert<S, D>(in[i]);
+  elem_write(out + i, convert<S, D>(elem_read(in + i)));
 }
 
 template <typename S, typename D>
@@ -35,7 +35,7 @@ template <typename S, typename D>
   if (i >= ulong(p[0])) {
     return;
   }
-  out[i] = convert<S, D>(in[0]);
+  elem_write(out + i, convert<S, D>(elem_read(in)));
 }
 
 template <typename S, typename D>
@@ -44,7 +44,7 @@ template <typename S, typename D>
     device D* out [[buffer(1)]],
     constant long* p [[buffer(2)]],
     uint3 gid [[thread_position_in_grid]]) {
-  out[strided_offset(p, 1, gid)] = convert<S, D>(in[strided_offset(p, 0, gid)]);
+  elem_write(out + strided_offset(p, 1, gid), convert<S, D>(elem_read(in + strided_offset(p, 0, gid))));
 }
 
 #define instantiate_copy(sname, S, dname, D)                                         \

@@ -62,7 +62,7 @@ template <typename T>
   if (i >= ulong(p[3])) {
     return;
   }
-  out[i] = arange_value<T>(p, i);
+  elem_write(out + i, arange_value<T>(p, i));
 }
 
 template <typename T>
@@ -78,7 +78,7 @@ template <typename T>
   if (nd > 1) {
     i += ulong(q[nd]) * (ulong(gid.y) + ulong(q[nd - 1]) * ulong(gid.z));
   }
-  out[strided_offset(q, 0, gid)] = arange_value<T>(p, i);
+  elem_write(out + strided_offset(q, 0, gid), arange_value<T>(p, i));
 }
 
 template <typename T>

@@ -160,12 +160,12 @@ template <typename T, typename A>
     for (uint e = t; e < MM_BM * MM_BK; e += 256) {
       uint mi = e / MM_BK, ki = e % MM_BK;
       long m = m0 + mi, k = k0 + ki;
-      ta[ki][mi] = (m < p.M && k < p.K) ? ld<A>(ab[m * p.a_rs + k * p.a_cs]) : A(0);
+      ta[ki][mi] = (m < p.M && k < p.K) ? ld<A>(elem_read(ab + m * p.a_rs + k * p.a_cs)) : A(0);
     }
     for (uint e = t; e < MM_BK * MM_BN; e += 256) {
       uint ki = e / MM_BN, ni = e % MM_BN;
       long k = k0 + ki, n = n0 + ni;
-      tb[ki][ni] = (k < p.K && n < p.N) ? ld<A>(bb[k * p.b_rs + n * p.b_cs]) : A(0);
+      tb[ki][ni] = (k < p.K && n < p.N) ? ld<A>(elem_read(bb + k * p.b_rs + n * p.b_cs)) : A(0);
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
     for (uint k = 0; k < MM_BK; k++) {
@@ -183,7 +183,7 @@ template <typename T, typename A>
     long m = m0 + lid.y + 16 * i;
     for (int j = 0; j < 4; j++) {
       long n = n0 + lid.x + 16 * j;
-      if (m < p.M && n < p.N) ob[m * p.o_rs + n * p.o_cs] = st<T>(acc[i][j]);
+      if (m < p.M && n < p.N) elem_write(ob + m * p.o_rs + n * p.o_cs, st<T>(acc[i][j]));
     }
   }
 }
@@ -201,12 +201,12 @@ kernel void gemv(device const T* a [[buffer(0)]], device const T* b [[buffer(1)]
   A acc = A(0);
   if (m < p.M) {
     for (long k = lane; k < p.K; k += 32) {
-      acc = mul_add(acc, ld<A>(ab[m * p.a_rs + k * p.a_cs]), ld<A>(bb[k * p.b_rs]));
+      acc = mul_add(acc, ld<A>(elem_read(ab + m * p.a_rs + k * p.a_cs)), ld<A>(elem_read(bb + k * p.b_rs)));
     }
   }
   acc = OpSum::simd(acc);
   if (m < p.M && lane == 0) {
-    out[p.o_off + offset_of(batch, p.nb, p.bshape, p.obs) + m * p.o_rs] = st<T>(acc);
+    elem_write(out + p.o_off + offset_of(batch, p.nb, p.bshape, p.obs) + m * p.o_rs, st<T>(acc));
   }
 }
 
@@ -227,10 +227,10 @@ kernel void gemv_t(device const T* a [[buffer(0)]], device const T* b [[buffer(1
   A acc = A(0);
   long hi = min64(p.K, (q + 1) * p.chunk);
   for (long k = q * p.chunk; k < hi; k++) {
-    acc = mul_add(acc, ld<A>(ab[k * p.a_cs]), ld<A>(bb[k * p.b_rs + n * p.b_cs]));
+    acc = mul_add(acc, ld<A>(elem_read(ab + k * p.a_cs)), ld<A>(elem_read(bb + k * p.b_rs + n * p.b_cs)));
   }
   if (p.parts == 1) {
-    out[p.o_off + offset_of(batch, p.nb, p.bshape, p.obs) + n * p.o_cs] = st<T>(acc);
+    elem_write(out + p.o_off + offset_of(batch, p.nb, p.bshape, p.obs) + n * p.o_cs, st<T>(acc));
   } else {
     part[(batch * p.parts + q) * p.N + n] = acc;
   }
@@ -244,7 +244,7 @@ kernel void gemv_t_sum(device const A* part [[buffer(0)]], device T* out [[buffe
   if (n >= p.N) return;
   A acc = A(0);
   for (long q = 0; q < p.parts; q++) acc = acc_add(acc, part[(batch * p.parts + q) * p.N + n]);
-  out[p.o_off + offset_of(batch, p.nb, p.bshape, p.obs) + n * p.o_cs] = st<T>(acc);
+  elem_write(out + p.o_off + offset_of(batch, p.nb, p.bshape, p.obs) + n * p.o_cs, st<T>(acc));
 }
 
 instantiate_kernel("gemm_float32", gemm, float, float)

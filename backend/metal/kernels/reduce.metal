@@ -164,9 +164,9 @@ template <typename In, typename Acc, typename Out, typename Op>
     Acc acc = Op::template init<Acc>();
     device const In* base = in + p.in_off + offset_of(o, p.nk, p.kshape, p.kin);
     if (p.nr == 1 && p.rin[0] == 1) {
-      for (long r = lo + me; r < hi; r += width) acc = Op::apply(acc, Op::template load<Acc>(base[r]));
+      for (long r = lo + me; r < hi; r += width) acc = Op::apply(acc, Op::template load<Acc>(elem_read(base + r)));
     } else {
-      for (long r = lo + me; r < hi; r += width) acc = Op::apply(acc, Op::template load<Acc>(base[fold_offset(r, p)]));
+      for (long r = lo + me; r < hi; r += width) acc = Op::apply(acc, Op::template load<Acc>(elem_read(base + fold_offset(r, p))));
     }
     acc = Op::simd(acc);
     if (!p.per_simd) {
@@ -178,7 +178,7 @@ template <typename In, typename Acc, typename Out, typename Op>
     }
     if (me == 0) {
       long dst = p.parts > 1 ? it : p.out_off + offset_of(o, p.nk, p.kshape, p.kout);
-      out[dst] = st<Out>(acc);
+      elem_write(out + dst, st<Out>(acc));
     }
   }
 }
@@ -199,13 +199,13 @@ template <typename In, typename Acc, typename Out, typename Op>
   Acc acc = Op::template init<Acc>();
   if (o < p.outs) {
     device const In* base = in + p.in_off + offset_of(o, p.nk, p.kshape, p.kin);
-    for (long r = lid.y; r < p.n; r += 8) acc = Op::apply(acc, Op::template load<Acc>(base[fold_offset(r, p)]));
+    for (long r = lid.y; r < p.n; r += 8) acc = Op::apply(acc, Op::template load<Acc>(elem_read(base + fold_offset(r, p))));
   }
   acc_tg[lid.y][lid.x] = acc;
   threadgroup_barrier(mem_flags::mem_threadgroup);
   if (lid.y == 0 && o < p.outs) {
     for (uint y = 1; y < 8; y++) acc = Op::apply(acc, acc_tg[y][lid.x]);
-    out[p.out_off + offset_of(o, p.nk, p.kshape, p.kout)] = st<Out>(acc);
+    elem_write(out + p.out_off + offset_of(o, p.nk, p.kshape, p.kout), st<Out>(acc));
   }
 }
 

@@ -72,7 +72,7 @@ inline void sort_store(device uchar* ov, device uint* oi, constant SortParams& p
   } else if (q < p.k) {
     long off = p.out_off + offset_of(o, p.nk, p.kshape, p.kout) + q * p.out_step;
     if (Mode == SORT_VALUES) {
-      ((device In*)ov)[off] = st<In>(key);
+      elem_write((device In*)ov + off, st<In>(key));
     } else {
       oi[off] = idx;
     }
@@ -101,7 +101,7 @@ template <typename In, typename K, bool Desc, int Mode>
   device const In* x = in + p.in_off + offset_of(o, p.nk, p.kshape, p.kin);
   for (uint q = t; q < B; q += tpg) {
     long g = start + q;
-    keys[q] = g < p.n ? ld<K>(x[g * p.in_step]) : K(0);
+    keys[q] = g < p.n ? ld<K>(elem_read(x + g * p.in_step)) : K(0);
     idx[q] = g < p.n ? uint(g) : PAD;
   }
   threadgroup_barrier(mem_flags::mem_threadgroup);

@@ -20,7 +20,7 @@ template <typename T, typename U, typename Op>
   if (i >= ulong(p[0])) {
     return;
   }
-  out[i] = Elem<U>::store(Op()(Elem<T>::load(x[i])));
+  elem_write(out + i, Elem<U>::store(Op()(Elem<T>::load(elem_read(x + i)))));
 }
 
 template <typename T, typename U, typename Op>
@@ -29,7 +29,7 @@ template <typename T, typename U, typename Op>
     device U* out [[buffer(1)]],
     constant long* p [[buffer(2)]],
     uint3 gid [[thread_position_in_grid]]) {
-  out[strided_offset(p, 1, gid)] = Elem<U>::store(Op()(Elem<T>::load(x[strided_offset(p, 0, gid)])));
+  elem_write(out + strided_offset(p, 1, gid), Elem<U>::store(Op()(Elem<T>::load(elem_read(x + strided_offset(p, 0, gid))))));
 }
 
 #define instantiate_unary(op, tname, T, U)                                           \
@@ -88,6 +88,11 @@ instantiate_unary_same(Round)
 instantiate_unary_same(Trunc)
 instantiate_unary_int(Invert)
 instantiate_unary(Invert, "bool", bool, bool)
+instantiate_unary(Conj, "complex64", float2, float2)
+instantiate_unary(Real, "complex64", float2, float)
+instantiate_unary(Imag, "complex64", float2, float)
+instantiate_unary_float(Angle)
+instantiate_unary(Angle, "complex64", float2, float)
 instantiate_unary_predicate(LogicalNot)
 instantiate_unary_predicate(IsNaN)
 instantiate_unary_predicate(IsInf)
