@@ -59,6 +59,7 @@ func TestNilArrays(t *testing.T) {
 	}
 	scan := map[string]func(*array.Array, int, bool, bool) *array.Array{
 		"CumSum": ops.CumSum, "CumProd": ops.CumProd, "CumMax": ops.CumMax, "CumMin": ops.CumMin,
+		"LogCumSumExp": ops.LogCumSumExp,
 	}
 	for name, f := range scan {
 		calls = append(calls, call{name, func() { f(n, 0, false, true) }})
@@ -73,6 +74,14 @@ func TestNilArrays(t *testing.T) {
 	}
 	calls = append(calls,
 		call{"AsType", func() { ops.AsType(n, array.Float64) }},
+		call{"Partition", func() { ops.Partition(n, 0, 0) }},
+		call{"ArgPartition", func() { ops.ArgPartition(n, 0, 0) }},
+		call{"SearchSorted", func() { ops.SearchSorted(n, x, "left") }},
+		call{"SearchSorted", func() { ops.SearchSorted(x, n, "left") }},
+		call{"CountNonzero", func() { ops.CountNonzero(n) }},
+		call{"Diff", func() { ops.Diff(n, 1, 0) }},
+		call{"Median", func() { ops.Median(n) }},
+		call{"Quantile", func() { ops.Quantile(n, 0.5) }},
 		call{"Where", func() { ops.Where(n, x, x) }},
 		call{"Where", func() { ops.Where(ops.Greater(x, x), n, x) }},
 		call{"Where", func() { ops.Where(ops.Greater(x, x), x, n) }},

@@ -43,6 +43,8 @@ func (p *scanPrim) VJP(in, out, cots []*array.Array, _ []int) []*array.Array {
 	switch p.Op {
 	case opset.CumSum:
 		return []*array.Array{CumSum(g, p.Axis, !p.Reverse, p.Inclusive)}
+	case opset.LogCumSumExp:
+		return []*array.Array{p.logSumExpVJP(x, y, g)}
 	case opset.CumProd:
 		z := p.zeros(x)
 		rest := Div(CumSum(Mul(g, y), p.Axis, !p.Reverse, p.Inclusive), z.safe)
@@ -67,6 +69,8 @@ func (p *scanPrim) JVP(in, out, tans []*array.Array, _ []int) []*array.Array {
 	switch p.Op {
 	case opset.CumSum:
 		return []*array.Array{CumSum(t, p.Axis, p.Reverse, p.Inclusive)}
+	case opset.LogCumSumExp:
+		return []*array.Array{p.logSumExpJVP(x, y, t)}
 	case opset.CumProd:
 		z := p.zeros(x)
 		clean := Equal(CumSum(z.zero, p.Axis, p.Reverse, p.Inclusive), scalarOf(0, array.Int32))
@@ -82,6 +86,34 @@ func (p *scanPrim) JVP(in, out, tans []*array.Array, _ []int) []*array.Array {
 func (p *scanPrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
 	x := batchFront(in[0], axes[0])
 	return []*array.Array{scan("ops."+p.Name(), p.Op, x, p.Axis+1, p.Reverse, p.Inclusive)}, []int{0}
+}
+
+// logSumExpVJP is LogCumSumExp's transpose: x_j receives
+// exp(x_j) times the sum of g_i exp(-y_i) over the outputs i that include
+// x_j, a scan in the other direction. Both factors overflow on their own,
+// so the sum runs in log space, split by the cotangent's sign (the
+// TensorFlow and MLX rule).
+func (p *scanPrim) logSumExpVJP(x, y, g *array.Array) *array.Array {
+	lg := Sub(Log(Abs(g)), y)
+	part := func(sign *array.Array) *array.Array {
+		s := scan("ops.LogCumSumExp", opset.LogCumSumExp, Where(sign, lg, scalarOf(math.Inf(-1), lg.DType())), p.Axis, !p.Reverse, p.Inclusive)
+		return Exp(Add(s, x))
+	}
+	return Sub(part(GreaterScalar(g, 0)), part(LessScalar(g, 0)))
+}
+
+// logSumExpJVP is the softmax-weighted running sum of the tangent,
+// sum_j exp(x_j - y_i) t_j, in log space like logSumExpVJP. An output
+// that is -Inf (the start of an exclusive scan) is constant: its tangent
+// is 0, not the NaN of -Inf minus -Inf.
+func (p *scanPrim) logSumExpJVP(x, y, t *array.Array) *array.Array {
+	lt := Add(x, Log(Abs(t)))
+	part := func(sign *array.Array) *array.Array {
+		s := scan("ops.LogCumSumExp", opset.LogCumSumExp, Where(sign, lt, scalarOf(math.Inf(-1), lt.DType())), p.Axis, p.Reverse, p.Inclusive)
+		return Exp(Sub(s, y))
+	}
+	d := Sub(part(GreaterScalar(t, 0)), part(LessScalar(t, 0)))
+	return Where(IsNegInf(y), scalarOf(0, d.DType()), d)
 }
 
 // scanZeros locates the zeros of the lines of a running product.
@@ -188,4 +220,15 @@ func CumMax(a *array.Array, axis int, reverse, inclusive bool) *array.Array {
 // exclusive scan starts from the dtype's highest value.
 func CumMin(a *array.Array, axis int, reverse, inclusive bool) *array.Array {
 	return scan("ops.CumMin", opset.CumMin, a, axis, reverse, inclusive)
+}
+
+// LogCumSumExp returns the running log(sum(exp(a))) along axis, like
+// CumSum, folded with numpy's logaddexp (logaddexp.accumulate), so large
+// values do not overflow: an exclusive scan starts from -Inf, +Inf stays
+// +Inf, and NaN propagates from where it appears. Integers and bools
+// compute in float32; complex64 is not supported.
+func LogCumSumExp(a *array.Array, axis int, reverse, inclusive bool) *array.Array {
+	const name = "ops.LogCumSumExp"
+	requireNonNil(name, a)
+	return scan(name, opset.LogCumSumExp, AsType(a, floatDType(a.DType())), axis, reverse, inclusive)
 }

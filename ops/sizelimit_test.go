@@ -195,6 +195,14 @@ var atEval = []sizeCase{
 	{"Linspace", "Linspace", []string{shp(tera)}, func() *array.Array { return ops.Linspace(0, 1, tera, array.Float32) }},
 	{"Eye", "Eye", []string{shp(1<<20, 1<<20)}, func() *array.Array { return ops.Eye(1<<20, 1<<20, 0, array.Float32) }},
 
+	// selection and order statistics, through the ops they are built on
+	{"Partition", "Sort", []string{shp(tera)}, func() *array.Array { return ops.Partition(hugeF32(tera), 3, 0) }},
+	{"ArgPartition", "ArgSort", []string{shp(tera)}, func() *array.Array { return ops.ArgPartition(hugeF32(tera), 3, 0) }},
+	{"Median", "Sort", []string{shp(tera, 2)}, func() *array.Array { return ops.Median(hugeF32(2, tera), 0) }},
+	{"Quantile", "Sort", []string{shp(tera, 2)}, func() *array.Array { return ops.Quantile(hugeF32(2, tera), 0.3, 0) }},
+	{"Diff", "Sub", []string{shp(tera - 1)}, func() *array.Array { return ops.Diff(hugeF32(tera), 1, 0) }},
+	{"LogCumSumExp", "LogCumSumExp", []string{shp(tera)}, func() *array.Array { return ops.LogCumSumExp(hugeF32(tera), 0, false, true) }},
+
 	// copies of broadcasts
 	{"Copy", "Copy", []string{shp(tera)}, func() *array.Array { return ops.Copy(hugeF32(tera)) }},
 	{"Add", "Add", []string{shp(tera)}, func() *array.Array { return ops.Add(hugeF32(tera), array.Scalar(float32(1))) }},

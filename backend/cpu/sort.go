@@ -171,12 +171,13 @@ func (kk keyed[E, K]) sort(out, in Buf, axis int) {
 	so, si := out.Strides[axis], in.Strides[axis]
 	forLines(in.Shape, axis, n, []Buf{out, in}, func() func([]int) {
 		keys := make([]K, n)
+		var scratch radixScratch
 		return func(offs []int) {
 			a, b := offs[0], offs[1]
 			for j := range keys {
 				keys[j] = kk.key(s[b+j*si])
 			}
-			slices.Sort(keys)
+			sortKeys(keys, &scratch)
 			nan := leadingNaNs(keys)
 			j := a
 			for _, x := range keys[nan:] {
@@ -191,6 +192,216 @@ func (kk keyed[E, K]) sort(out, in Buf, axis int) {
 	})
 }
 
+// radixMin is the line length from which float lines sort by radix: its
+// few linear passes beat pdqsort's comparisons, which test for NaN, on
+// long lines (docs/performance.md).
+const radixMin = 1 << 12
+
+// radixScratch holds a worker's buffers for radixSort.
+type radixScratch struct {
+	u32 [2][]uint32
+	u64 [2][]uint64
+	pos [2][]int32
+}
+
+// grow returns b resliced to n, reallocated if it is too short.
+func grow[T any](b []T, n int) []T {
+	if cap(b) < n {
+		return make([]T, n)
+	}
+	return b[:n]
+}
+
+// sortKeys sorts keys ascending: NaNs first for pdqsort (slices.Sort),
+// last for the radix sort of long float lines; the callers place NaNs by
+// leadingNaNs, which finds none in the latter.
+func sortKeys[K sortKey](keys []K, sc *radixScratch) {
+	if len(keys) < radixMin {
+		slices.Sort(keys)
+		return
+	}
+	switch k := any(keys).(type) {
+	case []float32:
+		sortFloat32(k, sc)
+	case []float64:
+		sortFloat64(k, sc)
+	default:
+		slices.Sort(keys)
+	}
+}
+
+// sortFloat32 sorts by floatOrder32's keys; NaNs come back as one quiet
+// NaN, after +Inf.
+func sortFloat32(keys []float32, sc *radixScratch) {
+	n := len(keys)
+	for i := range sc.u32 {
+		sc.u32[i] = grow(sc.u32[i], n)
+	}
+	u := sc.u32[0]
+	for i, x := range keys {
+		u[i] = floatOrder32(x, false)
+	}
+	u = radixSort(u, sc.u32[1], 32)
+	for i, b := range u {
+		if b>>31 != 0 {
+			b &^= 1 << 31
+		} else {
+			b = ^b
+		}
+		keys[i] = math.Float32frombits(b)
+	}
+}
+
+// sortFloat64 is sortFloat32 for float64 keys.
+func sortFloat64(keys []float64, sc *radixScratch) {
+	n := len(keys)
+	for i := range sc.u64 {
+		sc.u64[i] = grow(sc.u64[i], n)
+	}
+	u := sc.u64[0]
+	for i, x := range keys {
+		u[i] = floatOrder64(x, false)
+	}
+	u = radixSort(u, sc.u64[1], 64)
+	for i, b := range u {
+		if b>>63 != 0 {
+			b &^= 1 << 63
+		} else {
+			b = ^b
+		}
+		keys[i] = math.Float64frombits(b)
+	}
+}
+
+// radixDigit is the width of one radix pass: 2^11 counters stay in L1.
+const radixDigit = 11
+
+// radixSort sorts src (width bits per key) by least significant digit
+// first, using tmp (as long) for the passes, and returns whichever of the
+// two holds the result. A pass whose digit is the same in every key is
+// skipped.
+func radixSort[U uint32 | uint64](src, tmp []U, width int) []U {
+	var count [1 << radixDigit]int
+	for shift := 0; shift < width; shift += radixDigit {
+		if !radixStarts(src, shift, &count) {
+			continue
+		}
+		for _, b := range src {
+			d := (b >> shift) & (1<<radixDigit - 1)
+			tmp[count[d]] = b
+			count[d]++
+		}
+		src, tmp = tmp, src
+	}
+	return src
+}
+
+// radixStarts sets count[d] to where the keys of src whose digit at
+// shift is d start in the pass's output, and reports whether the pass
+// moves anything: it does not when every key has the same digit.
+func radixStarts[U uint32 | uint64](src []U, shift int, count *[1 << radixDigit]int) bool {
+	clear(count[:])
+	for _, b := range src {
+		count[(b>>shift)&(1<<radixDigit-1)]++
+	}
+	if count[(src[0]>>shift)&(1<<radixDigit-1)] == len(src) {
+		return false
+	}
+	sum := 0
+	for i, c := range count {
+		count[i] = sum
+		sum += c
+	}
+	return true
+}
+
+// floatOrder32 and floatOrder64 map a float's bits to a key whose
+// unsigned order is Sort's: negative numbers inverted, positive ones
+// with the sign bit set, every NaN the largest key. ArgSort's keys also
+// make -0 equal to 0, so that a stable sort keeps zeros in their order.
+func floatOrder32(x float32, zeros bool) uint32 {
+	b := math.Float32bits(x)
+	switch {
+	case x != x:
+		return math.MaxUint32
+	case zeros && x == 0:
+		return 1 << 31
+	case b>>31 != 0:
+		return ^b
+	}
+	return b | 1<<31
+}
+
+func floatOrder64(x float64, zeros bool) uint64 {
+	b := math.Float64bits(x)
+	switch {
+	case x != x:
+		return math.MaxUint64
+	case zeros && x == 0:
+		return 1 << 63
+	case b>>63 != 0:
+		return ^b
+	}
+	return b | 1<<63
+}
+
+// radixPositions sorts the positions of float keys stably by radix, as
+// ArgSort's comparison sort orders them (NaNs last, in their order), and
+// reports whether it could: other key types return false.
+func radixPositions[K sortKey](pairs []keyPos[K], sc *radixScratch) bool {
+	switch any(pairs).(type) {
+	case []keyPos[float32], []keyPos[float64]:
+	default:
+		return false
+	}
+	n := len(pairs)
+	for i := range sc.pos {
+		sc.pos[i] = grow(sc.pos[i], n)
+	}
+	pos := sc.pos[0]
+	switch p := any(pairs).(type) {
+	case []keyPos[float32]:
+		for i := range sc.u32 {
+			sc.u32[i] = grow(sc.u32[i], n)
+		}
+		for i, kp := range p {
+			sc.u32[0][i], pos[i] = floatOrder32(kp.k, true), kp.i
+		}
+		_, pos = radixSortPositions(sc.u32[0], sc.u32[1], pos, sc.pos[1], 32)
+	case []keyPos[float64]:
+		for i := range sc.u64 {
+			sc.u64[i] = grow(sc.u64[i], n)
+		}
+		for i, kp := range p {
+			sc.u64[0][i], pos[i] = floatOrder64(kp.k, true), kp.i
+		}
+		_, pos = radixSortPositions(sc.u64[0], sc.u64[1], pos, sc.pos[1], 64)
+	}
+	for i, j := range pos {
+		pairs[i].i = j
+	}
+	return true
+}
+
+// radixSortPositions is radixSort carrying each key's position along;
+// counting sorts are stable, so equal keys keep their positions' order.
+func radixSortPositions[U uint32 | uint64](src, tmp []U, pos, ptmp []int32, width int) ([]U, []int32) {
+	var count [1 << radixDigit]int
+	for shift := 0; shift < width; shift += radixDigit {
+		if !radixStarts(src, shift, &count) {
+			continue
+		}
+		for i, b := range src {
+			d := (b >> shift) & (1<<radixDigit - 1)
+			tmp[count[d]], ptmp[count[d]] = b, pos[i]
+			count[d]++
+		}
+		src, tmp = tmp, src
+		pos, ptmp = ptmp, pos
+	}
+	return src, pos
+}
+
 type keyPos[K sortKey] struct {
 	k K
 	i int32
@@ -202,19 +413,23 @@ func (kk keyed[E, K]) argsort(out, in Buf, axis int) {
 	so, si := out.Strides[axis], in.Strides[axis]
 	forLines(in.Shape, axis, n, []Buf{out, in}, func() func([]int) {
 		pairs := make([]keyPos[K], n)
+		var scratch radixScratch
 		return func(offs []int) {
 			a, b := offs[0], offs[1]
 			for j := range pairs {
 				pairs[j] = keyPos[K]{kk.key(s[b+j*si]), int32(j)}
 			}
-			// Ties broken by position: a stable order from pdqsort,
-			// which is faster than a merge-based stable sort.
-			slices.SortFunc(pairs, func(x, y keyPos[K]) int {
-				if c := cmpNaNLast(x.k, y.k); c != 0 {
-					return c
-				}
-				return cmp.Compare(x.i, y.i)
-			})
+			// Long float lines take the stable radix sort; the rest
+			// pdqsort with ties broken by position, which is faster than
+			// a merge-based stable sort.
+			if n < radixMin || !radixPositions(pairs, &scratch) {
+				slices.SortFunc(pairs, func(x, y keyPos[K]) int {
+					if c := cmpNaNLast(x.k, y.k); c != 0 {
+						return c
+					}
+					return cmp.Compare(x.i, y.i)
+				})
+			}
 			for j, p := range pairs {
 				o[a+j*so] = p.i
 			}

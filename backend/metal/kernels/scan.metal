@@ -11,6 +11,18 @@
 template <typename A, typename S> inline A ld(S x) { return A(Elem<S>::load(x)); }
 template <typename S, typename A> inline S st(A a) { return Elem<S>::store(typename Elem<S>::compute(a)); }
 
+// ldv and stv read and write one element in device memory. u16_t, a
+// struct, is copied through its member: a struct in device memory does
+// not bind to the thread address space's copy constructor or assignment.
+template <typename S> inline S ldv(device const S* p) { return *p; }
+template <> inline u16_t ldv(device const u16_t* p) {
+  u16_t r;
+  r.v = p->v;
+  return r;
+}
+template <typename S> inline void stv(device S* p, S v) { *p = v; }
+template <> inline void stv(device u16_t* p, u16_t v) { p->v = v.v; }
+
 // Views in kernel parameters have up to MAXD dims after merging.
 #define MAXD 8
 
@@ -96,6 +108,15 @@ struct OpMin {
   static int simd(int x) { return simd_min(x); }
   template <typename A> static A simd(A x) { return simd_tree<OpMin>(x); }
 };
+// OpMaxOf and OpMinOf start from the limits of a narrow storage type S
+// (int8, int16), which the wider accumulator's own limits would wrap to
+// when an exclusive scan stores its first result.
+template <typename S> struct OpMaxOf : OpMax {
+  template <typename A> static A init() { return A(numeric_limits<S>::lowest()); }
+};
+template <typename S> struct OpMinOf : OpMin {
+  template <typename A> static A init() { return A(numeric_limits<S>::max()); }
+};
 // All and Any fold "not zero" (NaN is, -0 is not) as 0 or 1.
 struct OpAll {
   template <typename A> static A init() { return A(1); }
@@ -110,17 +131,12 @@ struct OpAny {
   template <typename A> static A simd(A x) { return simd_tree<OpAny>(x); }
 };
 
-// OpLogAddExp folds log(e^a + e^b) as numpy's logaddexp: the larger
-// term factored out, equal terms (two infinities of one sign) directly.
+// OpLogAddExp folds log(e^a + e^b) with the binary LogAddExp functor of
+// common.h (numpy's logaddexp), so the scan and the elementwise op agree
+// on infinities and NaN; its accumulator is float for every dtype.
 struct OpLogAddExp {
   template <typename A> static A init() { return -INFINITY; }
-  template <typename A> static A apply(A a, A b) {
-    if (a == b) return a + M_LN2_F;
-    A d = a - b;
-    if (d > 0) return a + log1p(exp(-d));
-    if (d <= 0) return b + log1p(exp(d));
-    return d;
-  }
+  template <typename A> static A apply(A a, A b) { return LogAddExp()(a, b); }
   template <typename A, typename S> static A load(S x) { return ld<A>(x); }
 };
 
@@ -196,7 +212,7 @@ template <typename In, typename Acc, typename Out, typename Op>
     for (long c = 0; c < p.n; c += width) {
       long j = c + me;
       long pos = p.reverse ? p.n - 1 - j : j;
-      Acc v = j < p.n ? Op::template load<Acc>(x[pos * p.in_step]) : Op::template init<Acc>();
+      Acc v = j < p.n ? Op::template load<Acc>(ldv(x + pos * p.in_step)) : Op::template init<Acc>();
       Acc inc = simd_scan<Op>(v, lane);
       Acc exc = shfl_up(inc, 1);
       if (lane == 0) exc = Op::template init<Acc>();
@@ -220,7 +236,7 @@ template <typename In, typename Acc, typename Out, typename Op>
         total = part[32];
         threadgroup_barrier(mem_flags::mem_threadgroup);
       }
-      if (j < p.n) y[pos * p.out_step] = st<Out>(Op::apply(carry, p.inclusive ? inc : exc));
+      if (j < p.n) stv(y + pos * p.out_step, st<Out>(Op::apply(carry, p.inclusive ? inc : exc)));
       carry = Op::apply(carry, total);
     }
   }
@@ -264,13 +280,13 @@ instantiate_kernel("cumprod_int16", scan_lines, short, int, short, OpProd)
 instantiate_kernel("cumprod_uint16", scan_lines, u16_t, uint, u16_t, OpProd)
 instantiate_kernel("cumprod_uint32", scan_lines, uint, uint, uint, OpProd)
 instantiate_kernel("cumprod_uint64", scan_lines, ulong, ulong, ulong, OpProd)
-instantiate_kernel("cummax_int8", scan_lines, char, int, char, OpMax)
-instantiate_kernel("cummax_int16", scan_lines, short, int, short, OpMax)
+instantiate_kernel("cummax_int8", scan_lines, char, int, char, OpMaxOf<char>)
+instantiate_kernel("cummax_int16", scan_lines, short, int, short, OpMaxOf<short>)
 instantiate_kernel("cummax_uint16", scan_lines, u16_t, uint, u16_t, OpMax)
 instantiate_kernel("cummax_uint32", scan_lines, uint, uint, uint, OpMax)
 instantiate_kernel("cummax_uint64", scan_lines, ulong, ulong, ulong, OpMax)
-instantiate_kernel("cummin_int8", scan_lines, char, int, char, OpMin)
-instantiate_kernel("cummin_int16", scan_lines, short, int, short, OpMin)
+instantiate_kernel("cummin_int8", scan_lines, char, int, char, OpMinOf<char>)
+instantiate_kernel("cummin_int16", scan_lines, short, int, short, OpMinOf<short>)
 instantiate_kernel("cummin_uint16", scan_lines, u16_t, uint, u16_t, OpMin)
 instantiate_kernel("cummin_uint32", scan_lines, uint, uint, uint, OpMin)
 instantiate_kernel("cummin_uint64", scan_lines, ulong, ulong, ulong, OpMin)
