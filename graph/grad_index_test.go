@@ -1,7 +1,11 @@
 package graph_test
 
 import (
+	"slices"
+	"testing"
+
 	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/graph"
 	"github.com/fathom-go/fathom/ops"
 )
 
@@ -49,3 +53,89 @@ var _ = register(
 	gradCase{op: "At", name: "Min", args: []arg{ixArg(5), ixIdx([]int{4}, 4, 0, 4, 1), ixArg(4)}, ties: true,
 		f: func(x ...*array.Array) *array.Array { return ops.At(x[0], x[1]).Min(x[2]) }},
 )
+
+// TestIndexVmapBatchedIndices checks the batching rules where the table's
+// rows cannot: the table never batches index arrays. Each function runs
+// under Vmap with every combination of batched array, indices and
+// updates (batch axis 1 for the array, to move it), against a loop over
+// the members.
+func TestIndexVmapBatchedIndices(t *testing.T) {
+	const n = 3
+	a := ops.Reshape(ops.Arange(0, n*4*3*2, 1, array.Float32), 4, n, 3, 2) // batch axis 1
+	idx := array.FromSlice([]int32{1, -1, 1, 0, 3, 3, 2, 2, 0}, n, 3)
+	upd := ops.Reshape(ops.Arange(100, 100+n*3*3*2, 1, array.Float32), n, 3, 3, 2)
+	fns := []struct {
+		name string
+		f    func(a, i, u *array.Array) *array.Array
+	}{
+		{"Index", func(a, i, _ *array.Array) *array.Array { return ops.Index(a, i, ops.Whole(), 1) }},
+		{"Index separated", func(a, i, _ *array.Array) *array.Array { return ops.Index(a, i, 1, ops.Whole()) }},
+		{"Gather", func(a, i, _ *array.Array) *array.Array { return ops.Gather(a, ixs(i), []int{0}, []int{1, 2, 2}) }},
+		{"TakeFlat", func(a, i, _ *array.Array) *array.Array { return ops.TakeFlat(a, i) }},
+		{"ScatterAdd", func(a, i, u *array.Array) *array.Array {
+			return ops.ScatterAdd(a, ixs(i), ops.ExpandDims(u, 1), []int{0})
+		}},
+		{"Scatter", func(a, i, u *array.Array) *array.Array { return ops.Scatter(a, ixs(i), ops.ExpandDims(u, 1), []int{0}) }},
+		{"ScatterMax", func(a, i, u *array.Array) *array.Array {
+			return ops.ScatterMax(a, ixs(i), ops.ExpandDims(u, 1), []int{0})
+		}},
+		{"ScatterProd", func(a, i, u *array.Array) *array.Array {
+			return ops.ScatterProd(a, ixs(i), ops.ExpandDims(u, 1), []int{0})
+		}},
+		{"At.Add", func(a, i, u *array.Array) *array.Array { return ops.At(a, i).Add(u) }},
+		{"At.Set separated", func(a, i, u *array.Array) *array.Array {
+			return ops.At(a, i, ops.Whole(), 0).Set(ops.Index(u, ops.Ellipsis, 0))
+		}},
+	}
+	for _, fn := range fns {
+		for mask := 1; mask < 8; mask++ {
+			axes := []int{graph.NoAxis, graph.NoAxis, graph.NoAxis}
+			for k, ax := range []int{1, 0, 0} {
+				if mask&(1<<k) != 0 {
+					axes[k] = ax
+				}
+			}
+			member := func(x *array.Array, k, j int) *array.Array {
+				if axes[k] == graph.NoAxis {
+					return x
+				}
+				return ops.Squeeze(ops.Slice(x, rangesAt(x.Ndim(), axes[k], j)...), axes[k])
+			}
+			args := []*array.Array{a, idx, upd}
+			for k, ax := range []int{1, 0, 0} {
+				if axes[k] == graph.NoAxis {
+					args[k] = ops.Squeeze(ops.Slice(args[k], rangesAt(args[k].Ndim(), ax, 0)...), ax)
+				}
+			}
+			got := graph.Vmap(func(in ...*array.Array) []*array.Array {
+				return []*array.Array{fn.f(in[0], in[1], in[2])}
+			}, axes, []int{0})(args...)[0]
+			var want []*array.Array
+			for j := range n {
+				want = append(want, fn.f(member(args[0], 0, j), member(args[1], 1, j), member(args[2], 2, j)))
+			}
+			w := ops.Stack(want, 0)
+			g, err := array.ToSlice[float32](got)
+			if err != nil {
+				t.Fatalf("%s mask %d: %v", fn.name, mask, err)
+			}
+			e, err := array.ToSlice[float32](w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got.Shape(), w.Shape()) || !slices.Equal(g, e) {
+				t.Errorf("%s, batched %v: got %v %v, want %v %v", fn.name, axes, got.Shape(), g, w.Shape(), e)
+			}
+		}
+	}
+}
+
+// rangesAt selects element j of axis ax of an nd-dim array.
+func rangesAt(nd, ax, j int) []ops.Range {
+	r := make([]ops.Range, nd)
+	for i := range r {
+		r[i] = ops.Whole()
+	}
+	r[ax] = ops.R(j, j+1)
+	return r
+}

@@ -265,7 +265,8 @@ func TakeFlat(a, indices *array.Array) *array.Array {
 // Where an index repeats, Add, Mul, Max and Min apply every update (as
 // numpy's np.add.at, np.multiply.at, np.maximum.at, np.minimum.at), and
 // Set keeps the update that comes last in the row-major order of the
-// index's result (the CPU's rule; MLX and JAX leave the choice open).
+// index's result (on the CPU and the GPU; MLX and JAX leave the choice
+// open).
 type IndexUpdate struct {
 	a     *array.Array
 	items []indexItem

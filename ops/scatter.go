@@ -5,6 +5,7 @@ import (
 
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/backend/cpu"
+	"github.com/fathom-go/fathom/backend/metal"
 )
 
 // gatherPrim takes one slice of its first input per index position
@@ -25,10 +26,21 @@ func (p *gatherPrim) evalCPU(in, out []*array.Array) error {
 	return kernelError(cpu.Gather(alloc(out[0]), bufOf(in[0]), idx, p.Axes, p.Sizes), "ops.Gather")
 }
 
-// evalGPU has no Metal kernel yet: the error says so rather than fall
-// back silently to the CPU.
-func (p *gatherPrim) evalGPU(array.Stream, []*array.Array, []*array.Array) error {
-	return array.Errorf("ops.Gather", "no GPU kernel yet; evaluate on the CPU stream")
+func (p *gatherPrim) evalGPU(s array.Stream, in, out []*array.Array) error {
+	o, err := allocGPU(out[0])
+	if err != nil {
+		return err
+	}
+	ls, chk, err := metal.Gather(o, viewOf(in[0]), viewsOf(in[1:]), p.Axes, p.Sizes)
+	return runChecked(s, "ops.Gather", ls, chk, err)
+}
+
+func viewsOf(xs []*array.Array) []metal.View {
+	v := make([]metal.View, len(xs))
+	for k, x := range xs {
+		v[k] = viewOf(x)
+	}
+	return v
 }
 func (p *gatherPrim) Equivalent(o array.Primitive) bool {
 	q, ok := o.(*gatherPrim)
@@ -144,10 +156,15 @@ func (p *scatterPrim) evalCPU(in, out []*array.Array) error {
 	return kernelError(err, "ops."+p.Name())
 }
 
-// evalGPU has no Metal kernel yet: the error says so rather than fall
-// back silently to the CPU.
-func (p *scatterPrim) evalGPU(array.Stream, []*array.Array, []*array.Array) error {
-	return array.Errorf("ops."+p.Name(), "no GPU kernel yet; evaluate on the CPU stream")
+// evalGPU relies on metal.ScatterMode numbering the modes as cpu does.
+func (p *scatterPrim) evalGPU(s array.Stream, in, out []*array.Array) error {
+	o, err := allocGPU(out[0])
+	if err != nil {
+		return err
+	}
+	k := len(in) - 2
+	ls, chk, err := metal.Scatter(o, viewOf(in[0]), viewsOf(in[1:k+1]), viewOf(in[k+1]), p.Axes, metal.ScatterMode(p.Mode))
+	return runChecked(s, "ops."+p.Name(), ls, chk, err)
 }
 func (p *scatterPrim) Equivalent(o array.Primitive) bool {
 	q, ok := o.(*scatterPrim)
@@ -391,9 +408,9 @@ func scatter(op string, a *array.Array, indices []*array.Array, updates *array.A
 // axis of a (1 on the indexed axes, at most the axis elsewhere): update
 // slice p lands at the position its indices give, starting at 0 on the
 // other axes. updates are converted to a's dtype. Where indices repeat,
-// the update at the later position of B wins (on the CPU; MLX and JAX
-// leave it unspecified). An index out of range is an *array.Error from
-// Eval.
+// the update at the later position of B wins (on the CPU and the GPU;
+// MLX and JAX leave it unspecified). An index out of range is an
+// *array.Error from Eval.
 func Scatter(a *array.Array, indices []*array.Array, updates *array.Array, axes []int) *array.Array {
 	return scatter("ops.Scatter", a, indices, updates, axes, cpu.ScatterSet)
 }

@@ -21,45 +21,59 @@ const (
 	ScatterMin
 )
 
+// offsetPool keeps sliceOffsets' buffers: a million indices take 8 MB,
+// whose fresh pages would cost more than computing the offsets
+// (docs/performance.md, Memory).
+var offsetPool bufPool[int]
+
 // sliceOffsets returns, for every position p of the indices' common
 // shape, the offset in a buffer of strides st of the slice that the
 // index tuple (idx[0][p], ..., idx[k][p]) starts: the sum of
 // wrap(idx[k][p]) * st[axes[k]]. idx are views of one shape (broadcast
-// already). An index out of range is an *array.Error naming op.
-func sliceOffsets(op string, idx []Buf, axes []int, shape, st []int) ([]int, error) {
+// already). An index out of range is an *array.Error naming op. The
+// caller returns buf to offsetPool when it is done with the offsets.
+func sliceOffsets(op string, idx []Buf, axes []int, shape, st []int) (base []int, buf *[]int, err error) {
 	n := 1
 	if len(idx) > 0 {
 		n = shapeSize(idx[0].Shape)
 	}
-	base := make([]int, n)
+	buf = offsetPool.get(n)
+	base = (*buf)[:n]
+	if len(idx) == 0 {
+		clear(base)
+	}
 	for k, b := range idx {
-		if err := checkIndexDType(op, b); err != nil {
-			return nil, err
+		if err = checkIndexDType(op, b); err != nil {
+			break
 		}
-		var err error
+		first := k == 0
 		switch b.DType {
 		case array.Uint8:
-			err = addOffsets[uint8](op, base, b, axes[k], shape[axes[k]], st[axes[k]])
+			err = addOffsets[uint8](op, base, b, axes[k], shape[axes[k]], st[axes[k]], first)
 		case array.Int8:
-			err = addOffsets[int8](op, base, b, axes[k], shape[axes[k]], st[axes[k]])
+			err = addOffsets[int8](op, base, b, axes[k], shape[axes[k]], st[axes[k]], first)
 		case array.Int16:
-			err = addOffsets[int16](op, base, b, axes[k], shape[axes[k]], st[axes[k]])
+			err = addOffsets[int16](op, base, b, axes[k], shape[axes[k]], st[axes[k]], first)
 		case array.Uint16:
-			err = addOffsets[uint16](op, base, b, axes[k], shape[axes[k]], st[axes[k]])
+			err = addOffsets[uint16](op, base, b, axes[k], shape[axes[k]], st[axes[k]], first)
 		case array.Int32:
-			err = addOffsets[int32](op, base, b, axes[k], shape[axes[k]], st[axes[k]])
+			err = addOffsets[int32](op, base, b, axes[k], shape[axes[k]], st[axes[k]], first)
 		case array.Uint32:
-			err = addOffsets[uint32](op, base, b, axes[k], shape[axes[k]], st[axes[k]])
+			err = addOffsets[uint32](op, base, b, axes[k], shape[axes[k]], st[axes[k]], first)
 		case array.Uint64:
-			err = addOffsets[uint64](op, base, b, axes[k], shape[axes[k]], st[axes[k]])
+			err = addOffsets[uint64](op, base, b, axes[k], shape[axes[k]], st[axes[k]], first)
 		default:
-			err = addOffsets[int64](op, base, b, axes[k], shape[axes[k]], st[axes[k]])
+			err = addOffsets[int64](op, base, b, axes[k], shape[axes[k]], st[axes[k]], first)
 		}
 		if err != nil {
-			return nil, err
+			break
 		}
 	}
-	return base, nil
+	if err != nil {
+		offsetPool.put(buf)
+		return nil, nil, err
+	}
+	return base, buf, nil
 }
 
 func shapeSize(s []int) int {
@@ -70,7 +84,9 @@ func shapeSize(s []int) int {
 	return n
 }
 
-func addOffsets[I indexElem](op string, base []int, b Buf, axis, n, step int) error {
+// addOffsets adds wrap(index) * step into base, or with first stores it
+// (base then holds whatever a reused buffer held).
+func addOffsets[I indexElem](op string, base []int, b Buf, axis, n, step int, first bool) error {
 	ix := elems[I](b)
 	w := newWalker(b.Shape, b.Strides)
 	si := w.InnerStrides()[0]
@@ -85,7 +101,11 @@ func addOffsets[I indexElem](op string, base []int, b Buf, axis, n, step int) er
 					fe.set(indexError(op, int64(v), axis, n))
 					return
 				}
-				base[p+i] += j * step
+				if first {
+					base[p+i] = j * step
+				} else {
+					base[p+i] += j * step
+				}
 			}
 			p += m
 		})
@@ -104,10 +124,11 @@ func Gather(out, a Buf, idx []Buf, axes, sliceSizes []int) error {
 	if out.DType != a.DType {
 		return array.Errorf(op, "out dtype %v differs from a's %v", out.DType, a.DType)
 	}
-	base, err := sliceOffsets(op, idx, axes, a.Shape, a.Strides)
+	base, buf, err := sliceOffsets(op, idx, axes, a.Shape, a.Strides)
 	if err != nil {
 		return err
 	}
+	defer offsetPool.put(buf)
 	switch a.DType.Size() {
 	case 1:
 		gatherSlices[uint8](out, a, base, sliceSizes)
@@ -171,10 +192,11 @@ func Scatter(out, a Buf, idx []Buf, updates Buf, axes []int, mode ScatterMode) e
 	if err := Copy(out, a); err != nil {
 		return err
 	}
-	base, err := sliceOffsets(op, idx, axes, out.Shape, out.Strides)
+	base, buf, err := sliceOffsets(op, idx, axes, out.Shape, out.Strides)
 	if err != nil {
 		return err
 	}
+	defer offsetPool.put(buf)
 	nd := len(out.Shape)
 	slice := updates.Shape[len(updates.Shape)-nd:]
 	// Distinct index tuples start disjoint slices when the slices are one

@@ -11,21 +11,30 @@ import (
 	"github.com/fathom-go/fathom/backend/metal"
 )
 
-// Cases of Take, TakeAlongAxis, PutAlongAxis and ScatterAddAlongAxis, and
-// the run-time report of indices out of range.
+// Cases of Take, TakeAlongAxis, PutAlongAxis and ScatterAddAlongAxis,
+// MLX's Gather and Scatter, and the run-time report of indices out of
+// range.
 
-func init() { registerFamily("gather", gatherCases) }
+func init() {
+	registerFamily("gather", gatherCases)
+	registerFamily("slices", sliceCases)
+}
 
 // indexValues draws indices into an axis of size n: negative ones too,
-// except for uint8.
+// except for the unsigned dtypes.
 func indexValues(dt array.DType, n int) func(r *rand.Rand, i int) float64 {
-	if dt == array.Uint8 {
+	switch dt {
+	case array.Uint8, array.Uint16, array.Uint32, array.Uint64:
 		return func(r *rand.Rand, _ int) float64 { return float64(r.Intn(n)) }
 	}
 	return func(r *rand.Rand, _ int) float64 { return float64(r.Intn(2*n) - n) }
 }
 
 var indexDTypes = []array.DType{array.Uint8, array.Int32, array.Int64}
+
+// newIndexDTypes are the other integer index dtypes, given fewer cases:
+// their kernels differ from the others only in how an index is read.
+var newIndexDTypes = []array.DType{array.Int8, array.Int16, array.Uint16, array.Uint32, array.Uint64}
 
 // gatherDTypes covers every element size: gathers move words.
 var gatherDTypes = []array.DType{array.Bool, array.Uint8, array.Float16, array.BFloat16, array.Int32, array.Float32, array.Int64, array.Complex64,
@@ -97,6 +106,44 @@ func gatherCases() []Case {
 					Tol: 4,
 				})
 			}
+		}
+	}
+	for _, dt := range gatherDTypes {
+		for _, it := range newIndexDTypes {
+			n := OddShape[1]
+			cs = append(cs, Case{
+				Name: fmt.Sprintf("Take/%v/%v", dt, it),
+				In:   []Operand{Op(dt, OddShape...).With(Sliced), Op(it, 2, 9).Values(indexValues(it, n))},
+				Out:  []Operand{Op(dt, OddShape[0], 2, 9, OddShape[2])},
+				GPU: func(out, in []metal.View) ([]metal.Launch, error) {
+					return dropGPUCheck(metal.Take(out[0], in[0], in[1], 1))
+				},
+				CPU: func(out, in []cpu.Buf) error { return cpu.Take(out[0], in[0], in[1], 1) },
+			})
+			shape := []int{OddShape[0], 11, OddShape[2]}
+			idx := Op(it, shape...).Values(indexValues(it, n))
+			cs = append(cs, Case{
+				Name: fmt.Sprintf("PutAlongAxis/%v/%v", dt, it),
+				In:   []Operand{Op(dt, OddShape...).With(Transposed), idx, Op(dt, shape...)},
+				Out:  []Operand{Op(dt, OddShape...)},
+				GPU: func(out, in []metal.View) ([]metal.Launch, error) {
+					return dropGPUCheck(metal.PutAlongAxis(out[0], in[0], in[1], in[2], 1))
+				},
+				CPU: func(out, in []cpu.Buf) error { return cpu.PutAlongAxis(out[0], in[0], in[1], in[2], 1) },
+			})
+			if dt == array.Bool || dt == array.Complex64 {
+				continue
+			}
+			cs = append(cs, Case{
+				Name: fmt.Sprintf("ScatterAddAlongAxis/%v/%v", dt, it),
+				In:   []Operand{idx, Op(dt, shape...).With(Sliced)},
+				Out:  []Operand{Op(dt, OddShape...)},
+				GPU: func(out, in []metal.View) ([]metal.Launch, error) {
+					return dropGPUCheck(metal.ScatterAddAlongAxis(out[0], in[0], in[1], 1))
+				},
+				CPU: func(out, in []cpu.Buf) error { return cpu.ScatterAddAlongAxis(out[0], in[0], in[1], 1) },
+				Tol: 4,
+			})
 		}
 	}
 	f32 := Op(array.Float32, 3, 4)
@@ -188,5 +235,118 @@ func TestIndexOutOfRange(t *testing.T) {
 	var none *metal.IndexCheck
 	if none.Err() != nil {
 		t.Error("a nil IndexCheck reports an error")
+	}
+}
+
+// sliceCases are MLX's Gather and Scatter: index arrays of every integer
+// dtype, broadcast (stride 0) and strided, repeated indices, slices
+// narrower than the array, no index arrays at all, and every scatter mode
+// on every dtype.
+func sliceCases() []Case {
+	var cs []Case
+	type cfg struct {
+		name   string
+		axes   []int
+		b      []int // the indices' shape
+		slice  []int
+		layout Layout
+	}
+	cfgs := []cfg{
+		{"rows", []int{0}, []int{7}, []int{1, OddShape[1], OddShape[2]}, Contig},
+		{"two axes", []int{2, 0}, []int{4, 6}, []int{1, 2, 1}, Transposed},
+		{"window", []int{1}, []int{300}, []int{2, 1, 5}, Sliced},
+		{"no indices", nil, nil, []int{2, 3, 4}, Sliced},
+	}
+	idxOps := func(it array.DType, c cfg) []Operand {
+		var ops []Operand
+		for k, ax := range c.axes {
+			o := Op(it, c.b...).Values(indexValues(it, OddShape[ax]))
+			if k == 1 {
+				o = o.With(Broadcast)
+			}
+			ops = append(ops, o)
+		}
+		return ops
+	}
+	for _, dt := range gatherDTypes {
+		for ci, c := range cfgs {
+			it := append(indexDTypes, newIndexDTypes...)[(ci+int(dt))%8]
+			in := append([]Operand{Op(dt, OddShape...).With(c.layout)}, idxOps(it, c)...)
+			outShape := append(append([]int{}, c.b...), c.slice...)
+			cs = append(cs, Case{
+				Name: fmt.Sprintf("Gather/%v/%v/%s", dt, it, c.name),
+				In:   in, Out: []Operand{Op(dt, outShape...)},
+				GPU: func(out, in []metal.View) ([]metal.Launch, error) {
+					return dropGPUCheck(metal.Gather(out[0], in[0], in[1:], c.axes, c.slice))
+				},
+				CPU: func(out, in []cpu.Buf) error { return cpu.Gather(out[0], in[0], in[1:], c.axes, c.slice) },
+			})
+			for mode := metal.ScatterSet; mode <= metal.ScatterMin; mode++ {
+				if dt == array.Complex64 && mode >= metal.ScatterMax {
+					continue
+				}
+				tol := 0.0
+				if mode == metal.ScatterSum && (dt == array.Float32 || dt == array.Complex64) {
+					tol = 4
+				}
+				upd := Op(dt, outShape...).With(Transposed)
+				if mode == metal.ScatterProd {
+					// Factors near one keep a product of many repeats finite.
+					upd = upd.Values(func(r *rand.Rand, _ int) float64 { return float64(r.Intn(3)) })
+				}
+				cs = append(cs, Case{
+					Name: fmt.Sprintf("Scatter/%d/%v/%v/%s", mode, dt, it, c.name),
+					In:   append(append([]Operand{Op(dt, OddShape...).With(c.layout)}, idxOps(it, c)...), upd),
+					Out:  []Operand{Op(dt, OddShape...)},
+					GPU: func(out, in []metal.View) ([]metal.Launch, error) {
+						k := len(in) - 1
+						return dropGPUCheck(metal.Scatter(out[0], in[0], in[1:k], in[k], c.axes, mode))
+					},
+					CPU: func(out, in []cpu.Buf) error {
+						k := len(in) - 1
+						return cpu.Scatter(out[0], in[0], in[1:k], in[k], c.axes, cpu.ScatterMode(mode))
+					},
+					Tol: tol,
+				})
+			}
+		}
+	}
+	// Every index dtype reaches index_offsets.
+	for _, it := range append(indexDTypes, newIndexDTypes...) {
+		c := cfgs[0]
+		cs = append(cs, Case{
+			Name: fmt.Sprintf("Gather/index %v", it),
+			In:   append([]Operand{Op(array.Float32, OddShape...)}, idxOps(it, c)...),
+			Out:  []Operand{Op(array.Float32, append(append([]int{}, c.b...), c.slice...)...)},
+			GPU: func(out, in []metal.View) ([]metal.Launch, error) {
+				return dropGPUCheck(metal.Gather(out[0], in[0], in[1:], c.axes, c.slice))
+			},
+			CPU: func(out, in []cpu.Buf) error { return cpu.Gather(out[0], in[0], in[1:], c.axes, c.slice) },
+		})
+	}
+	cs = append(cs, Case{
+		Name: "error/max of complex", In: []Operand{Op(array.Complex64, 3, 4), Op(array.Int32, 2), Op(array.Complex64, 2, 1, 4)},
+		Out: []Operand{Op(array.Complex64, 3, 4)}, WantErr: "cannot take the maximum",
+		GPU: func(out, in []metal.View) ([]metal.Launch, error) {
+			return dropGPUCheck(metal.Scatter(out[0], in[0], in[1:2], in[2], []int{0}, metal.ScatterMax))
+		},
+	}, Case{
+		Name: "error/strided out", In: []Operand{Op(array.Float32, 3, 4), Op(array.Int32, 2)},
+		Out: []Operand{Op(array.Float32, 2, 1, 4).With(Transposed)}, WantErr: "not row-major",
+		GPU: func(out, in []metal.View) ([]metal.Launch, error) {
+			return dropGPUCheck(metal.Gather(out[0], in[0], in[1:], []int{0}, []int{1, 4}))
+		},
+	})
+	return cs
+}
+
+// TestScatterModesMatchTheCPU guards ops' conversion of cpu.ScatterMode
+// to metal.ScatterMode by number.
+func TestScatterModesMatchTheCPU(t *testing.T) {
+	for _, m := range [][2]int{{int(cpu.ScatterSet), int(metal.ScatterSet)}, {int(cpu.ScatterSum), int(metal.ScatterSum)},
+		{int(cpu.ScatterProd), int(metal.ScatterProd)}, {int(cpu.ScatterMax), int(metal.ScatterMax)}, {int(cpu.ScatterMin), int(metal.ScatterMin)}} {
+		if m[0] != m[1] {
+			t.Errorf("cpu mode %d is metal mode %d", m[0], m[1])
+		}
 	}
 }

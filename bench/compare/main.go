@@ -119,6 +119,7 @@ func workloads() []task {
 		task{name: "normal/16M", bytes: 4 * rn, setup: func() func() {
 			return func() { eval(random.Normal(key, []int{rn}, array.Float32, 0, 1)) }
 		}})
+	ws = append(ws, indexTasks()...)
 	ws = append(ws, task{name: "mlp-step/256", flops: mlp.StepFlops, setup: func() func() {
 		step := compile.Compile(mlp.Step)
 		args := mlp.Args()
@@ -167,6 +168,12 @@ type pyEngine struct {
 func startPython() (*pyEngine, error) {
 	cmd := exec.Command(python, "-c", workloadsPy)
 	cmd.Stderr = os.Stderr
+	// Settings that pin OpenBLAS to a core type or cache size tuned for
+	// another machine would make numpy's figures those of a mistuned
+	// build; numpy runs as installed.
+	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		return strings.HasPrefix(kv, "OPENBLAS_CORETYPE=") || strings.HasPrefix(kv, "OPENBLAS_L2_SIZE=")
+	})
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err

@@ -104,6 +104,8 @@ def build(engine, workload):
             return lambda: a @ b
         ta, tb = torch.from_numpy(a), torch.from_numpy(b)
         return lambda: ta @ tb
+    if kind in INDEX_KINDS:
+        return build_index(engine, kind)
     r, c = SIZES[size]
     if kind in ("uniform", "normal"):  # 16M float32 random numbers
         n = r * c
@@ -155,6 +157,59 @@ def build(engine, workload):
         "argmax": lambda: tflat.argmax(),
         "softmax": lambda: torch.softmax(tx, dim=-1),
     }[kind]
+
+
+INDEX_KINDS = ("scatter-add", "index-rows", "einsum-bmm", "bmm", "einsum-chain", "matmul-chain")
+
+
+def build_index(engine, kind):
+    # main.go's indexTasks: the same shapes and index patterns (values
+    # differ: a uniform draw of numpy's, which does not change the work).
+    rng = np.random.default_rng(0)
+
+    def u(*shape):
+        return rng.uniform(-1, 1, shape).astype(np.float32)
+
+    if kind == "scatter-add":  # 1M updates into 64K slots, each hit 16 times
+        n, slots = 1 << 20, 1 << 16
+        idx = (np.arange(n, dtype=np.int64) * 40503 % slots).astype(np.int32)
+        upd, a = u(n), np.zeros(slots, np.float32)
+        if engine == "numpy":
+            def add_at():  # fathom's ScatterAdd returns a new array: so does this
+                out = a.copy()
+                np.add.at(out, idx, upd)
+                return out
+            return add_at
+        ti, tu, ta = torch.from_numpy(idx.astype(np.int64)), torch.from_numpy(upd), torch.from_numpy(a)
+        return lambda: ta.index_add(0, ti, tu)
+    if kind == "index-rows":  # 4096 scattered rows of a 4096x4096 array
+        n = 4096
+        x = u(n, n)
+        idx = (np.arange(n) * 1103 % n).astype(np.int32)
+        if engine == "numpy":
+            return lambda: x[idx]
+        tx, ti = torch.from_numpy(x), torch.from_numpy(idx.astype(np.int64))
+        return lambda: tx[ti]
+    if kind in ("einsum-bmm", "bmm"):
+        x, y = u(16, 256, 256), u(16, 256, 256)
+        if engine == "numpy":
+            if kind == "bmm":
+                return lambda: x @ y
+            return lambda: np.einsum("bij,bjk->bik", x, y, optimize=True)
+        tx, ty = torch.from_numpy(x), torch.from_numpy(y)
+        if kind == "bmm":
+            return lambda: torch.bmm(tx, ty)
+        return lambda: torch.einsum("bij,bjk->bik", tx, ty)
+    big, small = 512, 16
+    a, b, c, d = u(big, small), u(small, big), u(big, small), u(small, big)
+    if engine == "numpy":
+        if kind == "matmul-chain":
+            return lambda: a @ (b @ c) @ d
+        return lambda: np.einsum("ij,jk,kl,lm->im", a, b, c, d, optimize="greedy")
+    ta, tb, tc, td = (torch.from_numpy(v) for v in (a, b, c, d))
+    if kind == "matmul-chain":
+        return lambda: ta @ (tb @ tc) @ td
+    return lambda: torch.einsum("ij,jk,kl,lm->im", ta, tb, tc, td)
 
 
 def main():

@@ -20,7 +20,9 @@ import numpy as np
 
 from refgen import case, enc, write
 
-ALL = ["float32", "float64", "int32", "float16", "bool", "bfloat16", "uint8", "int64", "complex64"]
+ALL = ["float32", "float64", "int32", "float16", "bool", "bfloat16", "uint8", "int64", "complex64",
+       "int8", "int16", "uint16", "uint32", "uint64"]
+INDEX_DTYPES = ["uint8", "int8", "int16", "uint16", "int32", "uint32", "int64", "uint64"]
 ORDERED = [d for d in ALL if d != "complex64"]
 rng = np.random.default_rng(20261202)
 
@@ -32,9 +34,9 @@ def make(shape, dtype, lo=-8, hi=8):
     q = rng.integers(lo * 4, hi * 4, size=n)
     if dtype == "bool":
         v = q % 3 == 0
-    elif dtype == "uint8":
-        v = (q % 50 + 50).astype(np.uint8)
-    elif dtype in ("int32", "int64"):
+    elif dtype in ("uint8", "uint16", "uint32", "uint64"):
+        v = (q % 50 + 50).astype(dtype)
+    elif dtype in ("int8", "int16", "int32", "int64"):
         v = (q // 4).astype(dtype)
     elif dtype == "complex64":
         v = (q / 4 + 1j * rng.integers(-8, 8, size=n) / 2).astype(np.complex64)
@@ -171,6 +173,24 @@ for name, shape, items, vshape in AT:
             ins = [e(a, dt)] + [enc(x) for x in arrays] + [e(v, dt)]
             cases.append(case("%s %s %s" % (op, dt, name), op, ins, [e(want, dt)], index=js))
 
+# Index arrays of every integer dtype (negative entries where signed),
+# alone and beside another dtype.
+for it in INDEX_DTYPES:
+    a = make((4, 5), "float32")
+    signed = np.dtype(it).kind == "i"
+    rows = np.array([3, -1, 0, -4] if signed else [3, 1, 0, 3], it)
+    cols = np.array([4, 0, 2, 2], it)
+    for name, items in [("rows", [rows]), ("pair", [rows, cols.astype(np.int64)])]:
+        arrays = []
+        js, py = spec(items, arrays)
+        cases.append(case("index %s index %s" % (it, name), "index", [enc(a)] + [enc(x) for x in arrays],
+                          [enc(a[py])], index=js))
+    v = make((4,), "float32", -3, 4)
+    arrays = []
+    js, py = spec([rows, cols], arrays)
+    cases.append(case("at_add %s index" % it, "at_add", [enc(a)] + [enc(x) for x in arrays] + [enc(v)],
+                      [enc(at_ref("at_add", a, py, v))], index=js))
+
 # NaN in max/min: numpy's maximum and minimum propagate it.
 for op in ["at_max", "at_min"]:
     a = np.array([1, np.nan, 3, 4], np.float32)
@@ -219,7 +239,7 @@ GATHER = [
     ("no indices", (3, 4), [], [], [2, 2]),
 ]
 for name, shape, idx, axes, sizes in GATHER:
-    for dt in ["float32", "int32", "float16", "bool", "complex64"]:
+    for dt in ["float32", "int32", "float16", "bool", "complex64", "int8", "uint16", "uint64"]:
         a = make(shape, dt)
         want = mlx_gather(a, idx, axes, sizes)
         cases.append(case("gather %s %s" % (dt, name), "gather", [e(a, dt)] + [enc(x) for x in idx],
@@ -232,7 +252,10 @@ SCATTER = [
 ]
 for name, shape, idx, axes, ushape in SCATTER:
     for op in ["scatter", "scatter_add", "scatter_prod", "scatter_max", "scatter_min"]:
-        for dt in ["float32", "int32", "float16", "uint8"]:
+        for dt in ["float32", "int32", "float16", "uint8", "int8", "int16", "uint16", "uint32", "uint64", "int64",
+                   "bfloat16", "bool"]:
+            if dt == "bool" and op != "scatter":
+                continue
             a = make(shape, dt)
             u = make(ushape, dt, -2, 3)
             with np.errstate(over="ignore"):

@@ -1,8 +1,11 @@
 // gather.metal: Take and TakeAlongAxis (gather_<bits>_<index dtype>),
 // PutAlongAxis (scatter_claim_<index dtype>, then
 // scatter_put_<bits>_<index dtype>) and ScatterAddAlongAxis
-// (scatter_add_<dtype>_<index dtype>); see gather.go. bits is the element
-// size (8, 16, 32, 64): gathers move elements as words.
+// (scatter_add_<dtype>_<index dtype>); and MLX's Gather and Scatter
+// (index_offsets_<index dtype>, then gather_slices_<bits> or the
+// scatter_slices_* kernels; see the section below). See gather.go. bits
+// is the element size (8, 16, 32, 64): gathers move elements as words.
+// Index dtypes are every integer dtype.
 // Buffers: gather: out, src, idx, err, GatherParams; scatter_claim: idx,
 // own, err, ScatterParams; scatter_put: out, idx, values, own,
 // ScatterParams; scatter_add: acc (out or scratch), idx, updates, err,
@@ -14,6 +17,27 @@
 // once on store; bool is 0 or 1 and stores "not zero").
 template <typename A, typename S> inline A ld(S x) { return A(Elem<S>::load(x)); }
 template <typename S, typename A> inline S st(A a) { return Elem<S>::store(typename Elem<S>::compute(a)); }
+
+// ldd and std_ read and write an element in device memory, in the compute
+// type. uint16 moves as the ushort it is stored as: a struct u16_t in
+// device memory does not bind to a by-value parameter of the thread
+// address space, and this reads the same bits whatever u16_t's definition.
+template <typename S>
+inline typename Elem<S>::compute ldd(device const S* p) {
+  return Elem<S>::load(*p);
+}
+template <>
+inline ushort ldd(device const u16_t* p) {
+  return *(device const ushort*)p;
+}
+template <typename S>
+inline void std_(device S* p, typename Elem<S>::compute v) {
+  *p = Elem<S>::store(v);
+}
+template <>
+inline void std_(device u16_t* p, ushort v) {
+  *(device ushort*)p = v;
+}
 
 // Views in kernel parameters have up to MAXD dims after merging.
 #define MAXD 8
@@ -71,7 +95,7 @@ kernel void gather(device W* out [[buffer(0)]], device const W* src [[buffer(1)]
       b += x * p.si[d];
       c += x * p.ss[d];
     }
-    long v = long(idx[b]), j;
+    long v = long(ldd(idx + b)), j;
     if (!wrap_index(v, p.n, j)) {
       report_index(err, v);
       continue;
@@ -97,7 +121,7 @@ inline bool scatter_place(device const I* idx, constant ScatterParams& p, long e
                           thread long& v, thread long& j) {
   o = e / p.m;
   q = e % p.m;
-  v = long(idx[p.idx_off + offset_of(o, p.nd, p.shape, p.ki) + q * p.i_step]);
+  v = long(ldd(idx + p.idx_off + offset_of(o, p.nd, p.shape, p.ki) + q * p.i_step));
   return wrap_index(v, p.n, j);
 }
 
@@ -175,67 +199,264 @@ kernel void scatter_add(device A* acc [[buffer(0)]], device const I* idx [[buffe
       continue;
     }
     atomic_add(acc + p.out_off + offset_of(o, p.nd, p.shape, p.ko) + j * p.o_step,
-               ld<A>(upd[p.val_off + offset_of(o, p.nd, p.shape, p.kv) + q * p.v_step]));
+               A(ldd(upd + p.val_off + offset_of(o, p.nd, p.shape, p.kv) + q * p.v_step)));
   }
 }
 
-instantiate_kernel("gather_8_uint8", gather, uchar, uchar)
-instantiate_kernel("gather_8_int32", gather, uchar, int)
-instantiate_kernel("gather_8_int64", gather, uchar, long)
-instantiate_kernel("gather_16_uint8", gather, ushort, uchar)
-instantiate_kernel("gather_16_int32", gather, ushort, int)
-instantiate_kernel("gather_16_int64", gather, ushort, long)
-instantiate_kernel("gather_32_uint8", gather, uint, uchar)
-instantiate_kernel("gather_32_int32", gather, uint, int)
-instantiate_kernel("gather_32_int64", gather, uint, long)
-instantiate_kernel("gather_64_uint8", gather, ulong, uchar)
-instantiate_kernel("gather_64_int32", gather, ulong, int)
-instantiate_kernel("gather_64_int64", gather, ulong, long)
-instantiate_kernel("scatter_claim_uint8", scatter_claim, uchar)
-instantiate_kernel("scatter_claim_int32", scatter_claim, int)
-instantiate_kernel("scatter_claim_int64", scatter_claim, long)
-instantiate_kernel("scatter_put_8_uint8", scatter_put, uchar, uchar)
-instantiate_kernel("scatter_put_8_int32", scatter_put, uchar, int)
-instantiate_kernel("scatter_put_8_int64", scatter_put, uchar, long)
-instantiate_kernel("scatter_put_16_uint8", scatter_put, ushort, uchar)
-instantiate_kernel("scatter_put_16_int32", scatter_put, ushort, int)
-instantiate_kernel("scatter_put_16_int64", scatter_put, ushort, long)
-instantiate_kernel("scatter_put_32_uint8", scatter_put, uint, uchar)
-instantiate_kernel("scatter_put_32_int32", scatter_put, uint, int)
-instantiate_kernel("scatter_put_32_int64", scatter_put, uint, long)
-instantiate_kernel("scatter_put_64_uint8", scatter_put, ulong, uchar)
-instantiate_kernel("scatter_put_64_int32", scatter_put, ulong, int)
-instantiate_kernel("scatter_put_64_int64", scatter_put, ulong, long)
-instantiate_kernel("scatter_add_float32_uint8", scatter_add, float, float, uchar)
-instantiate_kernel("scatter_add_float32_int32", scatter_add, float, float, int)
-instantiate_kernel("scatter_add_float32_int64", scatter_add, float, float, long)
-instantiate_kernel("scatter_add_float16_uint8", scatter_add, half, float, uchar)
-instantiate_kernel("scatter_add_float16_int32", scatter_add, half, float, int)
-instantiate_kernel("scatter_add_float16_int64", scatter_add, half, float, long)
-instantiate_kernel("scatter_add_bfloat16_uint8", scatter_add, bf16_t, float, uchar)
-instantiate_kernel("scatter_add_bfloat16_int32", scatter_add, bf16_t, float, int)
-instantiate_kernel("scatter_add_bfloat16_int64", scatter_add, bf16_t, float, long)
-instantiate_kernel("scatter_add_int32_uint8", scatter_add, int, int, uchar)
-instantiate_kernel("scatter_add_int32_int32", scatter_add, int, int, int)
-instantiate_kernel("scatter_add_int32_int64", scatter_add, int, int, long)
-instantiate_kernel("scatter_add_int64_uint8", scatter_add, long, long, uchar)
-instantiate_kernel("scatter_add_int64_int32", scatter_add, long, long, int)
-instantiate_kernel("scatter_add_int64_int64", scatter_add, long, long, long)
-instantiate_kernel("scatter_add_uint8_uint8", scatter_add, uchar, int, uchar)
-instantiate_kernel("scatter_add_uint8_int32", scatter_add, uchar, int, int)
-instantiate_kernel("scatter_add_uint8_int64", scatter_add, uchar, int, long)
-instantiate_kernel("scatter_add_int8_uint8", scatter_add, char, int, uchar)
-instantiate_kernel("scatter_add_int8_int32", scatter_add, char, int, int)
-instantiate_kernel("scatter_add_int8_int64", scatter_add, char, int, long)
-instantiate_kernel("scatter_add_int16_uint8", scatter_add, short, int, uchar)
-instantiate_kernel("scatter_add_int16_int32", scatter_add, short, int, int)
-instantiate_kernel("scatter_add_int16_int64", scatter_add, short, int, long)
-instantiate_kernel("scatter_add_uint16_uint8", scatter_add, u16_t, int, uchar)
-instantiate_kernel("scatter_add_uint16_int32", scatter_add, u16_t, int, int)
-instantiate_kernel("scatter_add_uint16_int64", scatter_add, u16_t, int, long)
-instantiate_kernel("scatter_add_uint32_uint8", scatter_add, uint, uint, uchar)
-instantiate_kernel("scatter_add_uint32_int32", scatter_add, uint, uint, int)
-instantiate_kernel("scatter_add_uint32_int64", scatter_add, uint, uint, long)
-instantiate_kernel("scatter_add_uint64_uint8", scatter_add, ulong, ulong, uchar)
-instantiate_kernel("scatter_add_uint64_int32", scatter_add, ulong, ulong, int)
-instantiate_kernel("scatter_add_uint64_int64", scatter_add, ulong, ulong, long)
+
+// ------------------------------------------------- MLX's gather and scatter
+// Gather and Scatter (gather.go) take one slice of the array per position
+// p of the indices' broadcast shape B. index_offsets_<index dtype> runs
+// once per index array (one thread per p) and leaves in base[p] the
+// offset of p's slice: wrap(idx[p]) * step summed over the index arrays.
+// A bad index is reported and poisons base[p] with BAD_BASE, which the
+// slice kernels skip. Then, one thread per (p, s), s an element of the
+// slice: gather_slices_<bits> copies; scatter_slices_claim and
+// scatter_slices_put_<bits> set (later p wins, as the CPU);
+// scatter_slices_add_<dtype> adds atomically where Metal has the atomic;
+// and scatter_slices_ordered_<dtype> (one thread per s, looping over p in
+// order) combines every other mode and dtype exactly as the CPU does.
+// Buffers: index_offsets: base, idx, err, OffsetParams; gather_slices:
+// out, src, base, SliceParams; scatter_slices_claim: base, own,
+// SliceParams; scatter_slices_put: out, upd, base, own, SliceParams;
+// scatter_slices_add and scatter_slices_ordered: out, upd, base,
+// SliceParams.
+
+#define BAD_BASE (-0x7fffffffffffffffL - 1L)
+
+// OffsetParams: total positions of B (nd dims after merging, the index's
+// strides si), the indexed axis' size n and stride step, and first (1 for
+// the first index array, which writes base rather than adds); slot is
+// the index array's number, reported with a bad index.
+struct OffsetParams {
+  long total, nd, n, step, idx_off, first, slot;
+  long shape[MAXD], si[MAXD];
+};
+
+inline void report_index_slot(device atomic_uint* err, long v, long slot) {
+  if (atomic_exchange_explicit(&err[0], 1u, memory_order_relaxed) == 0u) {
+    atomic_store_explicit(&err[1], uint(ulong(v) & 0xffffffffu), memory_order_relaxed);
+    atomic_store_explicit(&err[2], uint(ulong(v) >> 32), memory_order_relaxed);
+    atomic_store_explicit(&err[3], uint(slot), memory_order_relaxed);
+  }
+}
+
+template <typename I>
+kernel void index_offsets(device long* base [[buffer(0)]], device const I* idx [[buffer(1)]],
+                          device atomic_uint* err [[buffer(2)]], constant OffsetParams& p [[buffer(3)]],
+                          uint gid [[thread_position_in_grid]], uint nthreads [[threads_per_grid]]) {
+  for (long e = gid; e < p.total; e += nthreads) {
+    long v = long(ldd(idx + p.idx_off + offset_of(e, p.nd, p.shape, p.si))), j;
+    if (!wrap_index(v, p.n, j)) {
+      report_index_slot(err, v, p.slot);
+      base[e] = BAD_BASE;
+      continue;
+    }
+    if (p.first != 0) {
+      base[e] = j * p.step;
+    } else if (base[e] != BAD_BASE) {
+      base[e] += j * p.step;
+    }
+  }
+}
+
+// SliceParams: total = positions (np) x slice elements (m); the slice has
+// ns dims (shape) with strides sd in the destination (out for scatters,
+// the source for gathers) and su in the updates; the updates' strides
+// over B's nb dims (bshape) are bu. has_base is 0 when there are no index
+// arrays (one position, at offset 0). mode is scatter_slices_ordered's
+// combination.
+struct SliceParams {
+  long total, np, m, ns, nb, has_base, dst_off, upd_off, mode;
+  long shape[MAXD], sd[MAXD], su[MAXD], bshape[MAXD], bu[MAXD];
+};
+
+// slice_base is the offset of position q's slice, or BAD_BASE.
+inline long slice_base(device const long* base, constant SliceParams& p, long q) {
+  return p.has_base != 0 ? base[q] : 0;
+}
+
+// upd_offset is the element offset of update (q, s) from upd_off.
+inline long upd_offset(constant SliceParams& p, long q, long s) {
+  return p.upd_off + offset_of(q, p.nb, p.bshape, p.bu) + offset_of(s, p.ns, p.shape, p.su);
+}
+
+// gather_slices writes out (row-major, contiguous) element e = q * m + s.
+template <typename W>
+kernel void gather_slices(device W* out [[buffer(0)]], device const W* src [[buffer(1)]],
+                          device const long* base [[buffer(2)]], constant SliceParams& p [[buffer(3)]],
+                          uint gid [[thread_position_in_grid]], uint nthreads [[threads_per_grid]]) {
+  for (long e = gid; e < p.total; e += nthreads) {
+    long q = e / p.m, s = e % p.m, b = slice_base(base, p, q);
+    if (b == BAD_BASE) continue;
+    out[e] = src[p.dst_off + b + offset_of(s, p.ns, p.shape, p.sd)];
+  }
+}
+
+// Set: each (q, s) claims its element of out (own holds one uint per
+// element of out, zeroed) with an atomic maximum of q + 1; the winners
+// write. Distinct index tuples start disjoint slices, so an element's
+// claimants are the positions of one tuple.
+kernel void scatter_slices_claim(device const long* base [[buffer(0)]], device atomic_uint* own [[buffer(1)]],
+                                 constant SliceParams& p [[buffer(2)]],
+                                 uint gid [[thread_position_in_grid]], uint nthreads [[threads_per_grid]]) {
+  for (long e = gid; e < p.total; e += nthreads) {
+    long q = e / p.m, s = e % p.m, b = slice_base(base, p, q);
+    if (b == BAD_BASE) continue;
+    atomic_fetch_max_explicit(&own[b + offset_of(s, p.ns, p.shape, p.sd)], uint(q + 1), memory_order_relaxed);
+  }
+}
+register_kernel(scatter_slices_claim)
+
+template <typename W>
+kernel void scatter_slices_put(device W* out [[buffer(0)]], device const W* upd [[buffer(1)]],
+                               device const long* base [[buffer(2)]], device const uint* own [[buffer(3)]],
+                               constant SliceParams& p [[buffer(4)]],
+                               uint gid [[thread_position_in_grid]], uint nthreads [[threads_per_grid]]) {
+  for (long e = gid; e < p.total; e += nthreads) {
+    long q = e / p.m, s = e % p.m, b = slice_base(base, p, q);
+    if (b == BAD_BASE) continue;
+    long d = b + offset_of(s, p.ns, p.shape, p.sd);
+    if (own[d] != uint(q + 1)) continue;
+    out[p.dst_off + d] = upd[upd_offset(p, q, s)];
+  }
+}
+
+template <typename T>
+kernel void scatter_slices_add(device T* out [[buffer(0)]], device const T* upd [[buffer(1)]],
+                               device const long* base [[buffer(2)]], constant SliceParams& p [[buffer(3)]],
+                               uint gid [[thread_position_in_grid]], uint nthreads [[threads_per_grid]]) {
+  for (long e = gid; e < p.total; e += nthreads) {
+    long q = e / p.m, s = e % p.m, b = slice_base(base, p, q);
+    if (b == BAD_BASE) continue;
+    atomic_add(out + p.dst_off + b + offset_of(s, p.ns, p.shape, p.sd), upd[upd_offset(p, q, s)]);
+  }
+}
+
+// combine is the CPU's scatter combination (cpu.ScatterMode order: set,
+// sum, prod, max, min); max and min propagate NaN as numpy's do.
+template <typename C>
+inline C combine(long mode, C x, C u) {
+  switch (mode) {
+    case 0:
+      return u;
+    case 1:
+      return x + u;
+    case 2:
+      return x * u;
+    case 3:
+      return (x != x || x >= u) ? x : u;
+    default:
+      return (x != x || x <= u) ? x : u;
+  }
+}
+template <>
+inline bool combine(long mode, bool x, bool u) {
+  return mode == 0 ? u : (mode == 1 || mode == 3) ? (x || u) : (x && u);
+}
+template <>
+inline float2 combine(long mode, float2 x, float2 u) {
+  return mode == 0 ? u : mode == 1 ? x + u : complex_mul(x, u);
+}
+
+// scatter_slices_ordered: one thread per slice element s applies every
+// position's update in order, rounding 16-bit floats after each (as the
+// CPU does): exact agreement for every mode, at the cost of parallelism
+// only over the slice.
+template <typename T>
+kernel void scatter_slices_ordered(device T* out [[buffer(0)]], device const T* upd [[buffer(1)]],
+                                   device const long* base [[buffer(2)]], constant SliceParams& p [[buffer(3)]],
+                                   uint gid [[thread_position_in_grid]], uint nthreads [[threads_per_grid]]) {
+  typedef typename Elem<T>::compute C;
+  for (long s = gid; s < p.m; s += nthreads) {
+    long ds = offset_of(s, p.ns, p.shape, p.sd);
+    for (long q = 0; q < p.np; q++) {
+      long b = slice_base(base, p, q);
+      if (b == BAD_BASE) continue;
+      device T* x = out + p.dst_off + b + ds;
+      std_(x, combine<C>(p.mode, ldd(x), ldd(upd + upd_offset(p, q, s))));
+    }
+  }
+}
+
+// Instantiations, one line per index dtype (the harness and the host
+// compile a line's kernels together, on first use of any of them), then
+// the slice kernels, which take no index.
+#define instantiate_words(prefix, kernel, I)                \
+  instantiate_kernel(prefix "8_" #I, kernel, uchar, I##_ix)  \
+  instantiate_kernel(prefix "16_" #I, kernel, ushort, I##_ix) \
+  instantiate_kernel(prefix "32_" #I, kernel, uint, I##_ix)   \
+  instantiate_kernel(prefix "64_" #I, kernel, ulong, I##_ix)
+
+#define instantiate_add(tname, T, A, I) instantiate_kernel("scatter_add_" tname "_" #I, scatter_add, T, A, I##_ix)
+
+#define instantiate_index(I)                              \
+  instantiate_words("gather_", gather, I)                 \
+  instantiate_kernel("scatter_claim_" #I, scatter_claim, I##_ix) \
+  instantiate_words("scatter_put_", scatter_put, I)       \
+  instantiate_add("float32", float, float, I)             \
+  instantiate_add("float16", half, float, I)              \
+  instantiate_add("bfloat16", bf16_t, float, I)           \
+  instantiate_add("int32", int, int, I)                   \
+  instantiate_add("int64", long, long, I)                 \
+  instantiate_add("uint8", uchar, int, I)                 \
+  instantiate_add("int8", char, int, I)                   \
+  instantiate_add("int16", short, int, I)                 \
+  instantiate_add("uint16", u16_t, int, I)                \
+  instantiate_add("uint32", uint, uint, I)                \
+  instantiate_add("uint64", ulong, ulong, I)              \
+  instantiate_kernel("index_offsets_" #I, index_offsets, I##_ix)
+
+// The index types by dtype name, for the macros above.
+typedef uchar uint8_ix;
+typedef char int8_ix;
+typedef short int16_ix;
+typedef u16_t uint16_ix;
+typedef int int32_ix;
+typedef uint uint32_ix;
+typedef long int64_ix;
+typedef ulong uint64_ix;
+
+instantiate_index(uint8)
+instantiate_index(int8)
+instantiate_index(int16)
+instantiate_index(uint16)
+instantiate_index(int32)
+instantiate_index(uint32)
+instantiate_index(int64)
+instantiate_index(uint64)
+
+#define instantiate_slices(bits, W)                                  \
+  instantiate_kernel("gather_slices_" #bits, gather_slices, W)       \
+  instantiate_kernel("scatter_slices_put_" #bits, scatter_slices_put, W)
+
+#define instantiate_all_slices(add)                                  \
+  instantiate_slices(8, uchar)                                       \
+  instantiate_slices(16, ushort)                                     \
+  instantiate_slices(32, uint)                                       \
+  instantiate_slices(64, ulong)                                      \
+  instantiate_kernel(add "float32", scatter_slices_add, float)       \
+  instantiate_kernel(add "int32", scatter_slices_add, int)           \
+  instantiate_kernel(add "uint32", scatter_slices_add, uint)         \
+  instantiate_kernel(add "int64", scatter_slices_add, long)          \
+  instantiate_kernel(add "uint64", scatter_slices_add, ulong)
+
+#define instantiate_ordered(prefix, tname, T) instantiate_kernel(prefix tname, scatter_slices_ordered, T)
+
+#define instantiate_all_ordered(prefix)  \
+  instantiate_ordered(prefix, "bool", bool)      \
+  instantiate_ordered(prefix, "uint8", uchar)    \
+  instantiate_ordered(prefix, "int8", char)      \
+  instantiate_ordered(prefix, "int16", short)    \
+  instantiate_ordered(prefix, "uint16", u16_t)   \
+  instantiate_ordered(prefix, "int32", int)      \
+  instantiate_ordered(prefix, "uint32", uint)    \
+  instantiate_ordered(prefix, "int64", long)     \
+  instantiate_ordered(prefix, "uint64", ulong)   \
+  instantiate_ordered(prefix, "float16", half)   \
+  instantiate_ordered(prefix, "bfloat16", bf16_t) \
+  instantiate_ordered(prefix, "float32", float)  \
+  instantiate_ordered(prefix, "complex64", float2)
+
+instantiate_all_slices("scatter_slices_add_")
+instantiate_all_ordered("scatter_slices_ordered_")
