@@ -5,7 +5,9 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/fathom-go/fathom/array"
 )
@@ -574,7 +576,7 @@ func Einsum(subscripts string, operands ...*array.Array) *array.Array {
 		shapes[i] = x.Shape()
 		dt = array.Promote(dt, x.DType())
 	}
-	p, err := planEinsum(op, subscripts, shapes)
+	p, err := cachedPlan(op, subscripts, shapes)
 	if err != nil {
 		panic(err)
 	}
@@ -633,6 +635,51 @@ func Einsum(subscripts string, operands ...*array.Array) *array.Array {
 		perm[k] = slices.Index(l, c)
 	}
 	return applyPerm(x, perm)
+}
+
+// einsumPlans keeps the plans Einsum made, by subscripts and shapes: a
+// training step calls the same Einsum every time, and planning (parsing,
+// and trying every order for up to four operands) costs several times the
+// graph it builds for small operands. The plans are only read once made.
+// At einsumPlanMax entries the cache starts again, which bounds it
+// without the bookkeeping of an LRU.
+var einsumPlans = struct {
+	sync.Mutex
+	m map[string]*EinsumPlan
+}{m: map[string]*EinsumPlan{}}
+
+const einsumPlanMax = 256
+
+// cachedPlan is planEinsum through einsumPlans. Errors are not kept: they
+// name the op that asked.
+func cachedPlan(op, subscripts string, shapes [][]int) (*EinsumPlan, error) {
+	var b strings.Builder
+	b.WriteString(subscripts)
+	for _, s := range shapes {
+		b.WriteByte('|')
+		for _, d := range s {
+			b.WriteString(strconv.Itoa(d))
+			b.WriteByte(',')
+		}
+	}
+	key := b.String()
+	einsumPlans.Lock()
+	p, ok := einsumPlans.m[key]
+	einsumPlans.Unlock()
+	if ok {
+		return p, nil
+	}
+	p, err := planEinsum(op, subscripts, shapes)
+	if err != nil {
+		return nil, err
+	}
+	einsumPlans.Lock()
+	if len(einsumPlans.m) >= einsumPlanMax {
+		clear(einsumPlans.m)
+	}
+	einsumPlans.m[key] = p
+	einsumPlans.Unlock()
+	return p, nil
 }
 
 // outShape is the shape of the result of sp.
