@@ -179,6 +179,20 @@ var _ = register(
 		f: func(x ...*array.Array) *array.Array { return ops.PadMode(x[0], [][2]int{{0, 2}, {1, 1}}, "edge") }},
 	gradCase{op: "PadMode", name: "symmetric", args: []arg{{shape: []int{3, 2}}},
 		f: func(x ...*array.Array) *array.Array { return ops.PadMode(x[0], [][2]int{{2, 1}, {1, 0}}, "symmetric") }},
+	gradCase{op: "PadMode", name: "wrap, wider than the axis", args: []arg{{shape: []int{2, 3}}},
+		f: func(x ...*array.Array) *array.Array { return ops.PadMode(x[0], [][2]int{{3, 0}, {4, 5}}, "wrap") }},
+	gradCase{op: "PadMode", name: "reflect, wider than the axis", args: []arg{{shape: []int{3}}},
+		f: func(x ...*array.Array) *array.Array { return ops.PadMode(x[0], [][2]int{{5, 7}}, "reflect") }},
+	gradCase{op: "RollAxes", name: "a shift per axis", args: []arg{{shape: []int{3, 4}}},
+		f: func(x ...*array.Array) *array.Array { return ops.RollAxes(x[0], []int{1, -3}, []int{0, -1}) }},
+	gradCase{op: "RollAxes", name: "flattened, shifts added", args: []arg{{shape: []int{2, 3}}},
+		f: func(x ...*array.Array) *array.Array { return ops.RollAxes(x[0], []int{2, 3}, nil) }},
+	gradCase{op: "HadamardTransform", name: "default scale", args: []arg{{shape: []int{3, 8}}},
+		f: func(x ...*array.Array) *array.Array { return ops.HadamardTransform(x[0]) }},
+	gradCase{op: "HadamardTransform", name: "scale, weighted", args: []arg{{shape: []int{2, 2, 4}}},
+		f: func(x ...*array.Array) *array.Array { return ops.Sin(ops.HadamardTransform(x[0], -1.5)) }},
+	gradCase{op: "HadamardTransform", name: "0-d", args: []arg{{shape: []int{}}},
+		f: func(x ...*array.Array) *array.Array { return ops.HadamardTransform(x[0], 3) }},
 )
 
 // vjpOf returns f's output and its VJP at x with cotangent cot.

@@ -74,6 +74,8 @@ func TestNilArrays(t *testing.T) {
 	}
 	calls = append(calls,
 		call{"AsType", func() { ops.AsType(n, array.Float64) }},
+		call{"HadamardTransform", func() { ops.HadamardTransform(n) }},
+		call{"RollAxes", func() { ops.RollAxes(n, []int{1}, []int{0}) }},
 		call{"Partition", func() { ops.Partition(n, 0, 0) }},
 		call{"ArgPartition", func() { ops.ArgPartition(n, 0, 0) }},
 		call{"SearchSorted", func() { ops.SearchSorted(n, x, "left") }},

@@ -8,51 +8,119 @@ import (
 )
 
 // Roll shifts a's elements by shift positions along each of axes,
-// wrapping those that fall off one end round to the other (numpy's roll
-// with one shift for every axis; a repeated axis rolls twice). With no
-// axes a is rolled as if flattened and keeps its shape. The result is a
-// copy.
+// wrapping those that fall off one end round to the other (numpy's and
+// MLX's roll with one shift for every axis; a repeated axis rolls twice).
+// With no axes a is rolled as if flattened and keeps its shape. A
+// negative shift rolls towards the front. The result is a copy. RollAxes
+// takes a shift per axis.
 func Roll(a *array.Array, shift int, axes ...int) *array.Array {
 	const op = "ops.Roll"
 	requireNonNil(op, a)
-	if len(axes) == 0 {
-		return Reshape(rollAxis(Flatten(a), shift, 0), a.Shape()...)
+	return roll(op, a, []int{shift}, axes)
+}
+
+// RollAxes rolls a by shifts[i] positions along axes[i] (numpy's roll
+// with tuples of shifts and axes). As in numpy the two broadcast against
+// each other: they have the same length, or one of them has length 1 and
+// applies to every entry of the other. The shifts along a repeated axis
+// add up. With no axes a is rolled as if flattened, by the sum of shifts.
+func RollAxes(a *array.Array, shifts, axes []int) *array.Array {
+	const op = "ops.RollAxes"
+	requireNonNil(op, a)
+	if len(shifts) == 0 {
+		array.Panicf(op, "no shifts for axes %v of shape %v", axes, a.Shape())
 	}
-	for _, ax := range axes {
-		a = rollAxis(a, shift, normAxis(op, ax, a.Ndim()))
+	if len(axes) > 0 && len(shifts) != len(axes) && len(shifts) != 1 && len(axes) != 1 {
+		array.Panicf(op, "%d shifts %v and %d axes %v of shape %v do not broadcast", len(shifts), shifts, len(axes), axes, a.Shape())
+	}
+	return roll(op, a, shifts, axes)
+}
+
+// roll adds the shifts up per axis, modulo the axis's length so that no
+// sum overflows, and rolls each axis once.
+func roll(op string, a *array.Array, shifts, axes []int) *array.Array {
+	sh := a.Shape()
+	if len(axes) == 0 {
+		n := a.Size()
+		k := 0
+		for _, s := range shifts {
+			k = addMod(k, s, n)
+		}
+		return Reshape(rollAxis(Flatten(a), k, 0), sh...)
+	}
+	ks := make([]int, len(sh))
+	for i := range max(len(shifts), len(axes)) {
+		ax := axisIn(op, axes[min(i, len(axes)-1)], sh)
+		ks[ax] = addMod(ks[ax], shifts[min(i, len(shifts)-1)], sh[ax])
+	}
+	for ax, k := range ks {
+		a = rollAxis(a, k, ax)
 	}
 	return a
 }
 
-// rollAxis rolls along one checked axis: the last k elements move to the
-// front, so two slices joined the other way round make the result.
-func rollAxis(a *array.Array, shift, ax int) *array.Array {
-	n := a.Dim(ax)
+// addMod returns (k + s) mod n in [0, n) for k in [0, n); 0 when n is 0.
+func addMod(k, s, n int) int {
 	if n == 0 {
-		return a
+		return 0
 	}
-	k := shift % n
-	if k < 0 {
-		k += n
+	s %= n
+	if s < 0 {
+		s += n
 	}
+	if k >= n-s {
+		return k - (n - s)
+	}
+	return k + s
+}
+
+// rollAxis rolls by k in [0, n) along axis ax of length n: the last k
+// elements move to the front, so two slices joined the other way round
+// make the result.
+func rollAxis(a *array.Array, k, ax int) *array.Array {
 	if k == 0 {
 		return a
 	}
+	n := a.Dim(ax)
 	return Concatenate([]*array.Array{SliceAxis(a, ax, R(n-k, None)), SliceAxis(a, ax, R(0, n-k))}, ax)
+}
+
+// axisIn turns a possibly negative axis of an array of shape sh into one
+// in [0, len(sh)), or panics naming op, the axis and the shape.
+func axisIn(op string, axis int, sh []int) int {
+	a := axis
+	if a < 0 {
+		a += len(sh)
+	}
+	if a < 0 || a >= len(sh) {
+		array.Panicf(op, "axis %d out of range for shape %v", axis, sh)
+	}
+	return a
 }
 
 // Flip returns a view of a with the order of the elements reversed along
 // each of axes (numpy's flip); with no axes, along every axis. The view
-// has negative strides on the flipped axes.
+// has negative strides on the flipped axes. A repeated axis is an error,
+// as in numpy.
 func Flip(a *array.Array, axes ...int) *array.Array {
 	const op = "ops.Flip"
 	requireNonNil(op, a)
-	rs := make([]Range, a.Ndim())
+	sh := a.Shape()
+	rs := make([]Range, len(sh))
 	for i := range rs {
 		rs[i] = Whole()
 	}
-	for _, ax := range normAxes(op, axes, a.Ndim()) {
-		rs[ax] = R(None, None, -1)
+	if len(axes) == 0 {
+		for i := range rs {
+			rs[i] = R(None, None, -1)
+		}
+	}
+	for _, ax := range axes {
+		i := axisIn(op, ax, sh)
+		if rs[i].Step == -1 {
+			array.Panicf(op, "axis %d repeated in %v for shape %v", ax, axes, sh)
+		}
+		rs[i] = R(None, None, -1)
 	}
 	return Slice(a, rs...)
 }
@@ -120,7 +188,7 @@ func Unflatten(a *array.Array, axis int, shape ...int) *array.Array {
 	const op = "ops.Unflatten"
 	requireNonNil(op, a)
 	sh := a.Shape()
-	ax := normAxis(op, axis, len(sh))
+	ax := axisIn(op, axis, sh)
 	if len(shape) == 0 {
 		array.Panicf(op, "no shape to unflatten axis %d of shape %v into", axis, sh)
 	}
@@ -159,7 +227,7 @@ func Unstack(a *array.Array, axis int) []*array.Array {
 	if a.Ndim() == 0 {
 		array.Panicf(op, "cannot unstack a 0-d array (shape %v)", a.Shape())
 	}
-	ax := normAxis(op, axis, a.Ndim())
+	ax := axisIn(op, axis, a.Shape())
 	out := make([]*array.Array, a.Dim(ax))
 	for i := range out {
 		out[i] = Squeeze(SliceAxis(a, ax, R(i, i+1)), ax)
@@ -358,21 +426,29 @@ func AsStrided(a *array.Array, shape, strides []int, offset int) *array.Array {
 	m := checkedBytes(op, shape, a.DType())
 	n := a.Size()
 	if m > 0 {
+		// Each step keeps lo and hi within [0, n), so the sums cannot
+		// overflow however large the strides.
+		outside := func() {
+			array.Panicf(op, "shape %v with strides %v from offset %d reaches outside the %d elements of shape %v",
+				shape, strides, offset, n, a.Shape())
+		}
+		if offset < 0 || offset >= n {
+			outside()
+		}
 		lo, hi := offset, offset
 		for i, d := range shape {
 			st := strides[i]
-			if st != 0 && (d-1 > math.MaxInt/2/absInt(st)) {
-				array.Panicf(op, "shape %v with strides %v reaches outside the %d elements of shape %v", shape, strides, n, a.Shape())
+			if st != 0 && d-1 > n/absInt(st) {
+				outside()
 			}
 			if st > 0 {
 				hi += (d - 1) * st
 			} else {
 				lo += (d - 1) * st
 			}
-		}
-		if lo < 0 || hi >= n {
-			array.Panicf(op, "shape %v with strides %v from offset %d reaches elements %d to %d, outside the %d elements of shape %v",
-				shape, strides, offset, lo, hi, n, a.Shape())
+			if lo < 0 || hi >= n {
+				outside()
+			}
 		}
 	}
 	p := &asStridedPrim{Shape: slices.Clone(shape), Strides: slices.Clone(strides), Offset: offset}

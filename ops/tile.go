@@ -213,20 +213,21 @@ func Pad(a *array.Array, widths [][2]int, value float64) *array.Array {
 // PadMode pads a like Pad, but fills the border from a's own elements
 // by numpy's mode: "edge" repeats the first and last element of each
 // axis, "reflect" mirrors about them (not repeating them), "symmetric"
-// mirrors including them, and "constant" pads with 0 (Pad takes another
-// value). Widths wider than the axis keep reflecting, as numpy's do. A
-// non-constant mode cannot pad an empty axis. The border is gathered
+// mirrors including them, "wrap" continues from the other end, and
+// "constant" pads with 0 (Pad takes another value). Widths wider than the
+// axis keep reflecting (or wrapping), as numpy's do; reflecting an axis
+// of one element repeats it. As in numpy a non-constant mode cannot pad
+// an empty axis, but may pad the other axes of an empty array. Every
+// dtype can be padded. The border is gathered
 // (Take) along each padded axis in turn, so the derivative adds the
 // border's cotangent back into the elements it came from.
 func PadMode(a *array.Array, widths [][2]int, mode string) *array.Array {
 	const op = "ops.PadMode"
 	requireNonNil(op, a)
 	switch mode {
-	case "constant":
-		return Pad(a, widths, 0)
-	case "edge", "reflect", "symmetric":
+	case "constant", "edge", "reflect", "symmetric", "wrap":
 	default:
-		array.Panicf(op, "unknown mode %q (want \"constant\", \"edge\", \"reflect\" or \"symmetric\")", mode)
+		array.Panicf(op, "unknown mode %q for shape %v (want \"constant\", \"edge\", \"reflect\", \"symmetric\" or \"wrap\")", mode, a.Shape())
 	}
 	sh := a.Shape()
 	if len(widths) != len(sh) {
@@ -240,13 +241,16 @@ func PadMode(a *array.Array, widths [][2]int, mode string) *array.Array {
 		if w[0] > math.MaxInt-ns[i] || w[1] > math.MaxInt-ns[i]-w[0] {
 			array.Panicf(op, "pad widths %v of shape %v give too many elements", widths, sh)
 		}
-		if sh[i] == 0 && w != [2]int{} {
+		if sh[i] == 0 && w != [2]int{} && mode != "constant" {
 			array.Panicf(op, "cannot pad axis %d of shape %v, which is empty, in mode %q", i, sh, mode)
 		}
 		ns[i] += w[0] + w[1]
 	}
 	if _, p := sizeProblem(ns, a.DType()); p != "" {
 		array.Panicf(op, "pad widths %v of shape %v give shape %v, which %s", widths, sh, ns, p)
+	}
+	if mode == "constant" {
+		return Pad(a, widths, 0)
 	}
 	for i, w := range widths {
 		if w != [2]int{} {
@@ -260,7 +264,7 @@ func PadMode(a *array.Array, widths [][2]int, mode string) *array.Array {
 // the position of the element it copies. Reflection is periodic: with
 // period 2(n-1) for reflect (the end elements once per period) and 2n
 // for symmetric, which is what numpy's repeated reflection of wide pads
-// amounts to.
+// amounts to; wrapping has period n.
 func padIndices(mode string, n int, w [2]int) *array.Array {
 	idx := make([]int64, n+w[0]+w[1])
 	for k := range idx {
@@ -269,6 +273,8 @@ func padIndices(mode string, n int, w [2]int) *array.Array {
 		case j >= 0 && j < n:
 		case mode == "edge" || (mode == "reflect" && n == 1):
 			j = min(max(j, 0), n-1)
+		case mode == "wrap":
+			j = ((j % n) + n) % n
 		case mode == "reflect":
 			p := 2 * (n - 1)
 			j = ((j % p) + p) % p

@@ -7,10 +7,12 @@ import (
 	"github.com/fathom-go/fathom/backend/metal/internal/plan"
 )
 
-// hadamardMax is the longest line the kernel transforms: a line lives in
-// threadgroup memory as float32 while its butterflies run, and 4096 of
-// them fill 16 KiB, half of what every Apple GPU gives a threadgroup.
-const hadamardMax = 4096
+// HadamardMaxLength is the longest line HadamardTransform's kernel
+// transforms: a line lives in threadgroup memory as float32 while its
+// butterflies run, and 4096 of them fill 16 KiB, half of what every Apple
+// GPU gives a threadgroup. ops transforms longer lines as matrices of
+// shorter ones.
+const HadamardMaxLength = 4096
 
 // HadamardTransform plans scale·H·x for every line x along the last axis
 // of in into out (same shape and dtype, float32, float16 or bfloat16; out
@@ -39,8 +41,8 @@ func HadamardTransform(out, in View, scale float64) ([]Launch, error) {
 	if n&(n-1) != 0 {
 		return nil, array.Errorf(op, "last axis of shape %v has length %d, not a power of two", in.Shape, n)
 	}
-	if n > hadamardMax {
-		return nil, array.Errorf(op, "last axis of shape %v has length %d; the GPU kernel takes at most %d", in.Shape, n, hadamardMax)
+	if n > HadamardMaxLength {
+		return nil, array.Errorf(op, "last axis of shape %v has length %d; the GPU kernel takes at most %d", in.Shape, n, HadamardMaxLength)
 	}
 	if !rowMajor(out) {
 		return nil, array.Errorf(op, "output of shape %v and strides %v is not row-major", out.Shape, out.Strides)

@@ -297,7 +297,10 @@ kernel void gather_slices(device W* out [[buffer(0)]], device const W* src [[buf
 // element of out, zeroed) with an atomic maximum of q + 1; the winners
 // write. Distinct index tuples start disjoint slices, so an element's
 // claimants are the positions of one tuple.
-kernel void scatter_slices_claim(device const long* base [[buffer(0)]], device atomic_uint* own [[buffer(1)]],
+// A template of one instantiation: a plain kernel would be compiled into
+// every unit of the split library (TestLibraryUnits).
+template <typename U>
+kernel void scatter_slices_claim(device const long* base [[buffer(0)]], device U* own [[buffer(1)]],
                                  constant SliceParams& p [[buffer(2)]],
                                  uint gid [[thread_position_in_grid]], uint nthreads [[threads_per_grid]]) {
   for (long e = gid; e < p.total; e += nthreads) {
@@ -306,7 +309,7 @@ kernel void scatter_slices_claim(device const long* base [[buffer(0)]], device a
     atomic_fetch_max_explicit(&own[b + offset_of(s, p.ns, p.shape, p.sd)], uint(q + 1), memory_order_relaxed);
   }
 }
-register_kernel(scatter_slices_claim)
+instantiate_kernel("scatter_slices_claim", scatter_slices_claim, atomic_uint)
 
 template <typename W>
 kernel void scatter_slices_put(device W* out [[buffer(0)]], device const W* upd [[buffer(1)]],
