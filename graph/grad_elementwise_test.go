@@ -3,6 +3,7 @@ package graph_test
 import (
 	"fmt"
 	"math"
+	"math/cmplx"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -521,6 +522,7 @@ func TestComplexPartGradients(t *testing.T) {
 		f    fn
 		vjp  func(z complex128) complex128 // of the cotangent 1
 	}{
+		{"Abs", ops.Abs, func(z complex128) complex128 { return cmplx.Conj(z) / complex(cmplx.Abs(z), 0) }},
 		{"Real", ops.Real, func(complex128) complex128 { return 1 }},
 		{"Imag", ops.Imag, func(complex128) complex128 { return -1i }},
 		{"Angle", ops.Angle, func(z complex128) complex128 {

@@ -87,8 +87,12 @@ func (p *Unary) chain(x, y, g *array.Array) *array.Array {
 		return Conj(g)
 	case opset.Abs:
 		if x.DType() == array.Complex64 {
-			// d|x| along the real direction of x: x/|x|
-			return Mul(g, Div(x, AsType(y, array.Complex64)))
+			// conj(x)/|x|: the convention of Real, Imag and Angle
+			// (JAX's), whose real part times a tangent t is the
+			// directional derivative Re(conj(x)·t)/|x|. x/|x| (MLX's
+			// VJP) gave the JVP along an imaginary tangent the wrong
+			// sign.
+			return Mul(g, Div(Conj(x), AsType(y, array.Complex64)))
 		}
 		return Mul(g, Sign(x))
 	case opset.Exp:
