@@ -4,8 +4,6 @@ package ops_test
 
 import (
 	"errors"
-	"fmt"
-	"os"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -23,17 +21,7 @@ import (
 // the MSL harness, so the primitives' evalGPU (gpu.go) run end to end.
 // The rest of the package's tests stay on the CPU: the harness only
 // becomes the default device inside TestGPUHarnessMatchesCPU.
-func TestMain(m *testing.M) {
-	if err := mslharness.Install(); err != nil {
-		fmt.Fprintln(os.Stderr, "installing the MSL harness:", err)
-		os.Exit(1)
-	}
-	if err := array.SetDefaultDevice(array.CPU); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { mslharness.Main(m) }
 
 // harnessData returns n deterministic float32 values in [-3, 3).
 func harnessData(n, seed int) []float32 {

@@ -3,8 +3,6 @@
 package random_test
 
 import (
-	"fmt"
-	"os"
 	"runtime"
 	"slices"
 	"testing"
@@ -21,17 +19,7 @@ import (
 
 // With the fathom_mslharness tag the GPU device runs on the CPU through
 // the MSL harness; the package's other tests stay on the CPU.
-func TestMain(m *testing.M) {
-	if err := mslharness.Install(); err != nil {
-		fmt.Fprintln(os.Stderr, "installing the MSL harness:", err)
-		os.Exit(1)
-	}
-	if err := array.SetDefaultDevice(array.CPU); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { mslharness.Main(m) }
 
 // onDevice builds f's graph on dev and evaluates it.
 func onDevice(t *testing.T, dev array.Device, f func() *array.Array) *array.Array {

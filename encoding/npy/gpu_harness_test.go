@@ -3,7 +3,6 @@
 package npy
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,17 +15,7 @@ import (
 
 // With the fathom_mslharness tag the GPU device runs on the CPU through
 // the MSL harness; TestLoadOnGPU makes it the default device.
-func TestMain(m *testing.M) {
-	if err := mslharness.Install(); err != nil {
-		fmt.Fprintln(os.Stderr, "installing the MSL harness:", err)
-		os.Exit(1)
-	}
-	if err := array.SetDefaultDevice(array.CPU); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { mslharness.Main(m) }
 
 // onGPU fails unless a is evaluated on the GPU stream in GPU memory.
 func onGPU(t *testing.T, name string, a *array.Array) {

@@ -3,8 +3,6 @@
 package safetensors
 
 import (
-	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -15,17 +13,7 @@ import (
 
 // With the fathom_mslharness tag the GPU device runs on the CPU through
 // the MSL harness; TestLoadOnGPU makes it the default device.
-func TestMain(m *testing.M) {
-	if err := mslharness.Install(); err != nil {
-		fmt.Fprintln(os.Stderr, "installing the MSL harness:", err)
-		os.Exit(1)
-	}
-	if err := array.SetDefaultDevice(array.CPU); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { mslharness.Main(m) }
 
 // TestLoadOnGPU: with the GPU the default device, Get makes pending
 // arrays on the GPU stream that evaluate into Metal buffers, Load does
