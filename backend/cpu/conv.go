@@ -1,0 +1,532 @@
+package cpu
+
+import (
+	"runtime"
+	"sync"
+	"unsafe"
+
+	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/internal/opset"
+)
+
+// ConvParams are a convolution's parameters over d spatial axes, each
+// slice d long (MLX's conv_general). Padding may be negative, which crops:
+// the derivatives of a strided convolution need that.
+type ConvParams struct {
+	Stride, PadLo, PadHi, KernelDilation, InputDilation []int
+	Groups                                              int
+	Flip                                                bool
+}
+
+// Conv computes out = conv(x, w), channels last: x is [N, ...in, C_in]
+// and w is [C_out, ...kernel, C_in/groups], both read through any
+// strides; out is row-major [N, ...out, C_out], its spatial sizes those
+// that p gives. Output position o reads the input, dilated by
+// InputDilation and padded, at o·Stride + k·KernelDilation for kernel
+// position k (mirrored when Flip is set). float16 and bfloat16 are
+// widened to float32, accumulate in float32 and round once.
+//
+// The general path is an im2col product on the GEMM behind MatMul: the
+// patches of a tile of output rows, cut into depth blocks when they are
+// long, are gathered into a pooled buffer of bounded size and multiplied
+// by the weight of each group, tile by tile, the tiles shared out over
+// cores (or, where there are few rows and many depth blocks, the depth
+// blocks). A convolution whose groups each have one input and one output
+// channel (depthwise) runs a direct loop on the vector multiply-add
+// instead, where the GEMM would be a product one column wide.
+func Conv(out, x, w Buf, p ConvParams) error {
+	const op = "cpu.Conv"
+	if x.DType != out.DType || w.DType != out.DType {
+		return array.Errorf(op, "dtypes %v and %v -> %v differ", x.DType, w.DType, out.DType)
+	}
+	if !out.RowMajor() {
+		return array.Errorf(op, "out of shape %v is not row-major", out.Shape)
+	}
+	pl, err := newConvPlan(out, x, w, p)
+	if err != nil {
+		return err
+	}
+	if out.Size() == 0 {
+		return nil
+	}
+	if pl.k == 0 {
+		es := out.DType.Size()
+		clear(out.Data[out.Offset*es : (out.Offset+out.Size())*es])
+		return nil
+	}
+	switch out.DType {
+	case array.Float32:
+		convRun(pl, elems[float32](x), elems[float32](w), elems[float32](out), loadSame[float32], storeSame[float32])
+	case array.Float64:
+		convRun(pl, elems[float64](x), elems[float64](w), elems[float64](out), loadSame[float64], storeSame[float64])
+	case array.Float16:
+		convRun(pl, elems[array.F16](x), elems[array.F16](w), elems[array.F16](out), loadHalf[array.F16], storeHalf(array.NewF16))
+	case array.BFloat16:
+		convRun(pl, elems[array.BF16](x), elems[array.BF16](w), elems[array.BF16](out), loadHalf[array.BF16], storeHalf(array.NewBF16))
+	default:
+		return array.Errorf(op, "dtype %v not supported: convolution is for floats", out.DType)
+	}
+	return nil
+}
+
+// convPlan is one Conv call's geometry, in elements.
+type convPlan struct {
+	d                      int
+	n, cin, cout, cig, cog int
+	groups                 int
+	in, kern, outSp        []int
+	stride, lo, kdil, idil []int
+	xs                     []int // x's strides: batch, spatial axes, channel
+	xoff                   int
+	ws                     []int // w's strides: out channel, kernel axes, in channel
+	woff                   int
+	rows, kk, k            int // output positions, kernel positions, patch length
+	flip                   bool
+	kpos                   [][]int // each kernel position's dilated offsets
+	outOff                 int
+	// runs: the channels of one group at consecutive kernel positions
+	// along the last spatial axis are one contiguous run of x.
+	runs bool
+}
+
+func newConvPlan(out, x, w Buf, p ConvParams) (*convPlan, error) {
+	const op = "cpu.Conv"
+	d := len(x.Shape) - 2
+	if d < 1 || len(w.Shape) != d+2 || len(out.Shape) != d+2 || len(p.Stride) != d || len(p.PadLo) != d ||
+		len(p.PadHi) != d || len(p.KernelDilation) != d || len(p.InputDilation) != d || p.Groups < 1 {
+		return nil, array.Errorf(op, "shapes %v, %v -> %v do not fit %d spatial axes and parameters %+v", x.Shape, w.Shape, out.Shape, d, p)
+	}
+	pl := &convPlan{
+		d: d, n: x.Shape[0], cin: x.Shape[d+1], cout: w.Shape[0], groups: p.Groups,
+		in: x.Shape[1 : d+1], kern: w.Shape[1 : d+1], outSp: out.Shape[1 : d+1],
+		stride: p.Stride, lo: p.PadLo, kdil: p.KernelDilation, idil: p.InputDilation,
+		xs: x.Strides, xoff: x.Offset, ws: w.Strides, woff: w.Offset, flip: p.Flip, outOff: out.Offset,
+	}
+	if pl.cin%pl.groups != 0 || pl.cout%pl.groups != 0 || w.Shape[d+1] != pl.cin/pl.groups ||
+		out.Shape[0] != pl.n || out.Shape[d+1] != pl.cout {
+		return nil, array.Errorf(op, "shapes %v, %v -> %v do not fit %d groups", x.Shape, w.Shape, out.Shape, p.Groups)
+	}
+	pl.cig, pl.cog = pl.cin/pl.groups, pl.cout/pl.groups
+	for i := range d {
+		if p.Stride[i] < 1 || p.KernelDilation[i] < 1 || p.InputDilation[i] < 1 {
+			return nil, array.Errorf(op, "strides and dilations %v, %v, %v must be positive", p.Stride, p.KernelDilation, p.InputDilation)
+		}
+		span := (pl.in[i]-1)*pl.idil[i] + 1 + p.PadLo[i] + p.PadHi[i] - (pl.kern[i]-1)*pl.kdil[i]
+		if pl.in[i] == 0 || pl.kern[i] == 0 || span < 1 {
+			if pl.outSp[i] != 0 {
+				return nil, array.Errorf(op, "output size %d on spatial axis %d of %v, want 0", pl.outSp[i], i, out.Shape)
+			}
+		} else if want := (span-1)/pl.stride[i] + 1; pl.outSp[i] != want {
+			return nil, array.Errorf(op, "output size %d on spatial axis %d of %v, want %d", pl.outSp[i], i, out.Shape, want)
+		}
+	}
+	pl.rows = pl.n
+	for _, s := range pl.outSp {
+		pl.rows *= s
+	}
+	pl.kk = 1
+	for _, s := range pl.kern {
+		pl.kk *= s
+	}
+	pl.k = pl.kk * pl.cig
+	pl.runs = pl.groups == 1 && pl.kdil[d-1] == 1 && pl.idil[d-1] == 1 && pl.xs[d+1] == 1 && pl.xs[d] == pl.cin
+	pl.kpos = make([][]int, pl.kk)
+	for kp := range pl.kpos {
+		pos := make([]int, d)
+		r := kp
+		for i := d - 1; i >= 0; i-- {
+			pos[i] = r % pl.kern[i] * pl.kdil[i]
+			r /= pl.kern[i]
+		}
+		pl.kpos[kp] = pos
+	}
+	return pl, nil
+}
+
+// weightIndex returns the storage offset of w[co, kernel position kp, ci]
+// as the product uses it: mirrored on every kernel axis under flip.
+func (p *convPlan) weightIndex(co, kp, ci int) int {
+	off := p.woff + co*p.ws[0] + ci*p.ws[p.d+1]
+	for i := p.d - 1; i >= 0; i-- {
+		k := kp % p.kern[i]
+		kp /= p.kern[i]
+		if p.flip {
+			k = p.kern[i] - 1 - k
+		}
+		off += k * p.ws[i+1]
+	}
+	return off
+}
+
+// rowBase writes the input coordinates, in the dilated and padded frame,
+// where output row r's window starts, and returns its batch offset in x.
+func (p *convPlan) rowBase(r int, base []int) int {
+	for i := p.d - 1; i >= 0; i-- {
+		o := r % p.outSp[i]
+		r /= p.outSp[i]
+		base[i] = o*p.stride[i] - p.lo[i]
+	}
+	return p.xoff + r*p.xs[0]
+}
+
+// inputAt returns the offset in x of the channels at base+pos, or false
+// where that falls in padding or between dilated input elements.
+func (p *convPlan) inputAt(boff int, base, pos []int) (int, bool) {
+	off := boff
+	for i, b := range base {
+		q := b + pos[i]
+		if q < 0 {
+			return 0, false
+		}
+		if dl := p.idil[i]; dl != 1 {
+			if q%dl != 0 {
+				return 0, false
+			}
+			q /= dl
+		}
+		if q >= p.in[i] {
+			return 0, false
+		}
+		off += q * p.xs[i+1]
+	}
+	return off, true
+}
+
+// loadSame copies n elements of src from off, cs apart, into dst.
+func loadSame[T float32 | float64](dst, src []T, off, cs int) {
+	if cs == 1 {
+		copy(dst, src[off:off+len(dst)])
+		return
+	}
+	for i := range dst {
+		dst[i] = src[off+i*cs]
+	}
+}
+
+// loadHalf widens len(dst) elements of src from off, cs apart, into dst.
+func loadHalf[S half](dst []float32, src []S, off, cs int) { widen(dst, src, off, cs) }
+
+// storeSame copies a row of results into out.
+func storeSame[T float32 | float64](dst, src []T) { copy(dst, src) }
+
+// storeHalf returns the store that rounds float32 results into S.
+func storeHalf[S half](round func(float32) S) func(dst []S, src []float32) {
+	return func(dst []S, src []float32) {
+		for i, v := range src {
+			dst[i] = round(v)
+		}
+	}
+}
+
+// convTileBytes bounds a tile of patches: small enough to stay in L2
+// beside the weight while the product packs it.
+const convTileBytes = 256 << 10
+
+// convDepth bounds the patch length a tile holds. Longer patches (the
+// weight's cotangent, whose patches run over a whole batch of images)
+// are cut into depth blocks whose products add up, so that a tile stays
+// within convTileBytes and still has enough rows to amortise packing the
+// weight for it.
+const convDepth = 512
+
+// convRun computes the convolution with S the storage type and T the
+// type the sums are kept in.
+func convRun[S any, T float32 | float64](p *convPlan, X, W, O []S, load func(dst []T, src []S, off, cs int), store func(dst []S, src []T)) {
+	// The weight, mirrored if need be, as [C_out, kernel positions, C_in/groups]
+	// in T: the B operand of every group's product, read K×C_out/groups.
+	wbuf := poolFor[T]().get(p.cout * p.k)
+	defer poolFor[T]().put(wbuf)
+	wt := (*wbuf)[:p.cout*p.k]
+	for co := range p.cout {
+		for kp := range p.kk {
+			load(wt[(co*p.kk+kp)*p.cig:(co*p.kk+kp+1)*p.cig], W, p.weightIndex(co, kp, 0), p.ws[p.d+1])
+		}
+	}
+	if p.cig == 1 && p.cog == 1 {
+		convDepthwise(p, X, wt, O, load, store)
+		return
+	}
+	var z T
+	es := int(unsafe.Sizeof(z))
+	kc := min(p.k, convDepth)
+	depths := ceilDiv(p.k, kc)
+	kc = ceilDiv(p.k, depths)
+	tile := max(kernelFor[T]().mr, min(p.rows, convTileBytes/es/kc))
+	tiles := ceilDiv(p.rows, tile)
+	workers := runtime.GOMAXPROCS(0)
+	flops := 2 * p.rows * p.k * p.cout
+	// Tiles go to cores whole when there are enough to go round; fewer,
+	// and each tile's product is spread over the cores instead.
+	split := tiles >= 2*workers && flops >= parallelFlops
+	run := func(lo, hi int, parallel bool) {
+		pbuf := poolFor[T]().get(tile * kc)
+		defer poolFor[T]().put(pbuf)
+		var cbuf, tbuf *[]T
+		_, direct := any(O).([]T)
+		if !direct {
+			cbuf = poolFor[T]().get(tile * p.cout)
+			defer poolFor[T]().put(cbuf)
+		}
+		if depths > 1 {
+			tbuf = poolFor[T]().get(tile * p.cog)
+			defer poolFor[T]().put(tbuf)
+		}
+		base := make([]int, p.d)
+		for t := lo; t < hi; t++ {
+			r0 := t * tile
+			r1 := min(r0+tile, p.rows)
+			m := r1 - r0
+			var c []T
+			if direct {
+				c = any(O).([]T)[p.outOff+r0*p.cout:]
+			} else {
+				c = (*cbuf)[:m*p.cout]
+			}
+			for g := range p.groups {
+				cg := c[g*p.cog:]
+				for j := range depths {
+					k0 := j * kc
+					k1 := min(k0+kc, p.k)
+					kw := k1 - k0
+					patches := (*pbuf)[:m*kw]
+					im2col(p, patches, X, r0, r1, g, k0, k1, base, load)
+					a, b := mat[T]{patches, 0, kw, 1}, mat[T]{wt, g*p.cog*p.k + k0, 1, p.k}
+					if j == 0 {
+						gemm(m, p.cog, kw, a, b, cg, p.cout, parallel)
+						continue
+					}
+					part := (*tbuf)[:m*p.cog]
+					gemm(m, p.cog, kw, a, b, part, p.cog, parallel)
+					for i := range m {
+						row := cg[i*p.cout : i*p.cout+p.cog]
+						for jj, v := range part[i*p.cog : (i+1)*p.cog] {
+							row[jj] += v
+						}
+					}
+				}
+			}
+			if !direct {
+				store(O[p.outOff+r0*p.cout:p.outOff+r1*p.cout], c)
+			}
+		}
+	}
+	if split {
+		ParallelFor(tiles, 1, func(lo, hi int) { run(lo, hi, false) })
+		return
+	}
+	if depths >= 2*workers && flops >= parallelFlops && p.rows*p.cout <= convPartialElems {
+		convDepthSplit(p, X, wt, O, kc, depths, tile, load, store)
+		return
+	}
+	run(0, tiles, flops >= parallelFlops)
+}
+
+// convPartialElems bounds the output that convDepthSplit gives each
+// share of the depth blocks a copy of.
+const convPartialElems = 1 << 18
+
+// convDepthSplit is convRun for few output rows with long patches (the
+// weight's cotangent: C_in/groups × kernel rows, patches over a whole
+// batch): the depth blocks, rather than the rows, are shared out over
+// cores, each share summed into its own copy of the output and the
+// copies added at the end.
+func convDepthSplit[S any, T float32 | float64](p *convPlan, X []S, wt []T, O []S, kc, depths, tile int, load func(dst []T, src []S, off, cs int), store func(dst []S, src []T)) {
+	n := p.rows * p.cout
+	total := make([]T, n)
+	var mu sync.Mutex
+	ParallelFor(depths, 1, func(lo, hi int) {
+		partial := make([]T, n)
+		pbuf := poolFor[T]().get(tile * kc)
+		tbuf := poolFor[T]().get(tile * p.cog)
+		defer poolFor[T]().put(pbuf)
+		defer poolFor[T]().put(tbuf)
+		base := make([]int, p.d)
+		for r0 := 0; r0 < p.rows; r0 += tile {
+			r1 := min(r0+tile, p.rows)
+			m := r1 - r0
+			for g := range p.groups {
+				cg := partial[r0*p.cout+g*p.cog:]
+				for j := lo; j < hi; j++ {
+					k0 := j * kc
+					k1 := min(k0+kc, p.k)
+					kw := k1 - k0
+					patches := (*pbuf)[:m*kw]
+					im2col(p, patches, X, r0, r1, g, k0, k1, base, load)
+					part := (*tbuf)[:m*p.cog]
+					gemm(m, p.cog, kw, mat[T]{patches, 0, kw, 1}, mat[T]{wt, g*p.cog*p.k + k0, 1, p.k}, part, p.cog, false)
+					for i := range m {
+						row := cg[i*p.cout : i*p.cout+p.cog]
+						for jj, v := range part[i*p.cog : (i+1)*p.cog] {
+							row[jj] += v
+						}
+					}
+				}
+			}
+		}
+		mu.Lock()
+		for i, v := range partial {
+			total[i] += v
+		}
+		mu.Unlock()
+	})
+	store(O[p.outOff:p.outOff+n], total)
+}
+
+// im2col gathers columns [k0, k1) of the patches of output rows [r0, r1)
+// for group g into dst, a patch being kernel positions × C_in/groups
+// long, with zeros where the window falls outside the input.
+func im2col[S any, T float32 | float64](p *convPlan, dst []T, X []S, r0, r1, g, k0, k1 int, base []int, load func(dst []T, src []S, off, cs int)) {
+	cs := p.xs[p.d+1]
+	goff := g * p.cig * cs
+	kw := k1 - k0
+	if p.runs && k0 == 0 && k1 == p.k {
+		im2colRuns(p, dst, X, r0, r1, base, load)
+		return
+	}
+	for r := r0; r < r1; r++ {
+		row := dst[(r-r0)*kw : (r-r0+1)*kw]
+		boff := p.rowBase(r, base)
+		for kp := k0 / p.cig; kp*p.cig < k1; kp++ {
+			c0, c1 := max(k0, kp*p.cig), min(k1, (kp+1)*p.cig)
+			seg := row[c0-k0 : c1-k0]
+			if off, ok := p.inputAt(boff, base, p.kpos[kp]); ok {
+				load(seg, X, off+goff+(c0-kp*p.cig)*cs, cs)
+			} else {
+				clear(seg)
+			}
+		}
+	}
+}
+
+// im2colRuns is im2col for whole patches where p.runs holds: a row of
+// the kernel that lies wholly inside the input along the last spatial
+// axis is one copy.
+func im2colRuns[S any, T float32 | float64](p *convPlan, dst []T, X []S, r0, r1 int, base []int, load func(dst []T, src []S, off, cs int)) {
+	d := p.d
+	kw := p.kern[d-1]
+	run := kw * p.cig
+	for r := r0; r < r1; r++ {
+		row := dst[(r-r0)*p.k : (r-r0+1)*p.k]
+		boff := p.rowBase(r, base)
+		for kp := 0; kp < p.kk; kp += kw {
+			seg := row[kp*p.cig : kp*p.cig+run]
+			if q := base[d-1]; q >= 0 && q+kw <= p.in[d-1] {
+				if off, ok := p.inputAt(boff, base, p.kpos[kp]); ok {
+					load(seg, X, off, 1)
+				} else {
+					clear(seg)
+				}
+				continue
+			}
+			for j := range kw {
+				part := seg[j*p.cig : (j+1)*p.cig]
+				if off, ok := p.inputAt(boff, base, p.kpos[kp+j]); ok {
+					load(part, X, off, 1)
+				} else {
+					clear(part)
+				}
+			}
+		}
+	}
+}
+
+// convDepthwise is the direct loop for groups of one input and one
+// output channel: each output row sums, kernel position by position, the
+// input row of channels there times that position's weights. wt holds
+// the weight as [C, kernel positions].
+func convDepthwise[S any, T float32 | float64](p *convPlan, X []S, wt []T, O []S, load func(dst []T, src []S, off, cs int), store func(dst []S, src []T)) {
+	c := p.cout
+	// Transposed to [kernel positions, C] so that each position's weights
+	// are one run beside the channels they multiply.
+	wk := make([]T, p.kk*c)
+	for ch := range c {
+		for kp := range p.kk {
+			wk[kp*c+ch] = wt[ch*p.kk+kp]
+		}
+	}
+	cs := p.xs[p.d+1]
+	madd := mulAddFor[T]()
+	xs, inPlace := any(X).([]T)
+	inPlace = inPlace && cs == 1
+	d := p.d
+	if inPlace && p.stride[d-1] == 1 && p.idil[d-1] == 1 && p.xs[d] == c {
+		convDepthwiseLines(p, xs, wk, O, madd, store)
+		return
+	}
+	ParallelFor(p.rows, max(1, grain/max(1, p.kk*c)), func(lo, hi int) {
+		acc := make([]T, c)
+		in := make([]T, c)
+		base := make([]int, p.d)
+		for r := lo; r < hi; r++ {
+			clear(acc)
+			boff := p.rowBase(r, base)
+			for kp, pos := range p.kpos {
+				off, ok := p.inputAt(boff, base, pos)
+				if !ok {
+					continue
+				}
+				row := in
+				if inPlace {
+					row = xs[off : off+c]
+				} else {
+					load(in, X, off, cs)
+				}
+				madd(acc, row, wk[kp*c:(kp+1)*c], acc)
+			}
+			store(O[p.outOff+r*c:p.outOff+(r+1)*c], acc)
+		}
+	})
+}
+
+// convDepthwiseLines is convDepthwise where the last spatial axis has
+// stride 1 and x holds its positions' channels contiguously: then a
+// kernel position's terms for a whole line of outputs along that axis
+// are one contiguous run of x, multiplied by that position's weights
+// repeated along the line, in one vector multiply-add instead of one a
+// position.
+func convDepthwiseLines[S any, T float32 | float64](p *convPlan, X, wk []T, O []S, madd func(d, a, b, c []T), store func(dst []S, src []T)) {
+	c, d := p.cout, p.d
+	wo, win := p.outSp[d-1], p.in[d-1]
+	line := wo * c
+	wrep := make([]T, p.kk*line)
+	for kp := range p.kk {
+		for o := range wo {
+			copy(wrep[kp*line+o*c:kp*line+(o+1)*c], wk[kp*c:(kp+1)*c])
+		}
+	}
+	lines := p.rows / wo
+	ParallelFor(lines, max(1, grain/max(1, p.kk*line)), func(lo, hi int) {
+		acc := make([]T, line)
+		base := make([]int, d)
+		for l := lo; l < hi; l++ {
+			clear(acc)
+			boff := p.rowBase(l*wo, base)
+			for kp, pos := range p.kpos {
+				// Outputs o whose input o - padding + pos lies in [0, win).
+				q0 := base[d-1] + pos[d-1]
+				a, b := max(0, -q0), min(wo, win-q0)
+				if a >= b {
+					continue
+				}
+				off, ok := p.inputAt(boff, base[:d-1], pos[:d-1])
+				if !ok {
+					continue
+				}
+				off += (q0 + a) * c
+				n := (b - a) * c
+				madd(acc[a*c:a*c+n], X[off:off+n], wrep[kp*line:kp*line+n], acc[a*c:a*c+n])
+			}
+			store(O[p.outOff+l*line:p.outOff+(l+1)*line], acc)
+		}
+	})
+}
+
+// mulAddFor returns d = a·b + c over slices of T: the vector kernel for
+// float32 where the CPU has one.
+func mulAddFor[T float32 | float64]() func(d, a, b, c []T) {
+	if f, ok := any(mulAdd[float64]).(func(d, a, b, c []T)); ok {
+		return f
+	}
+	vvv, _ := tripleLoops(vecBest, opset.Add, false)
+	return any(vvv).(func(d, a, b, c []T))
+}
