@@ -177,7 +177,9 @@ func (c *convPrim) VJP(in, _, cots []*array.Array, argnums []int) []*array.Array
 		for a := range nd {
 			gperm = append(gperm, a+1)
 		}
-		gt := Transpose(g, append(gperm, 0)...)
+		// Copied row-major: read through the transpose's view, each
+		// patch element of the weight would be a load H·W·C_out apart.
+		gt := Copy(Transpose(g, append(gperm, 0)...))
 		q := convParams{nd: nd, groups: groups}
 		for a := range nd {
 			q.stride[a], q.kdil[a], q.idil[a] = p.kdil[a], p.stride[a], p.idil[a]

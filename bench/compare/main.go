@@ -120,6 +120,7 @@ func workloads() []task {
 			return func() { eval(random.Normal(key, []int{rn}, array.Float32, 0, 1)) }
 		}})
 	ws = append(ws, indexTasks()...)
+	ws = append(ws, convTasks()...)
 	ws = append(ws, task{name: "mlp-step/256", flops: mlp.StepFlops, setup: func() func() {
 		step := compile.Compile(mlp.Step)
 		args := mlp.Args()

@@ -19,7 +19,6 @@ try:
     import torch
     import torch.nn.functional as F
 
-    torch.set_num_threads(max(1, torch.get_num_threads()))
 except ImportError:  # the Go side reports what is missing
     torch = None
 
@@ -106,6 +105,8 @@ def build(engine, workload):
         return lambda: ta @ tb
     if kind in INDEX_KINDS:
         return build_index(engine, kind)
+    if kind in CONV_KINDS:
+        return build_conv(engine, kind)
     r, c = SIZES[size]
     if kind in ("uniform", "normal"):  # 16M float32 random numbers
         n = r * c
@@ -212,6 +213,58 @@ def build_index(engine, kind):
     return lambda: torch.einsum("ij,jk,kl,lm->im", ta, tb, tc, td)
 
 
+CONV_KINDS = ("conv7x7s2", "conv3x3", "conv3x3-fwdbwd", "depthwise3x3", "maxpool2x2", "maxpool2x2-fwdbwd")
+
+
+def build_conv(engine, kind):
+    # main.go's convTasks, in PyTorch's NCHW layout; numpy has no
+    # convolution or pooling to compare with.
+    if engine != "torch":
+        raise NotImplementedError("numpy has no convolution or pooling")
+    rng = np.random.default_rng(0)
+
+    def u(*shape):
+        return torch.from_numpy(rng.uniform(-1, 1, shape).astype(np.float32))
+
+    if kind == "conv7x7s2":
+        x, w = u(32, 3, 224, 224), u(64, 3, 7, 7)
+        return lambda: F.conv2d(x, w, stride=2, padding=3)
+    if kind == "conv3x3":
+        x, w = u(32, 64, 56, 56), u(64, 64, 3, 3)
+        return lambda: F.conv2d(x, w, padding=1)
+    if kind == "conv3x3-fwdbwd":
+        x, w, g = u(32, 64, 56, 56).requires_grad_(), u(64, 64, 3, 3).requires_grad_(), u(32, 64, 56, 56)
+
+        def step():
+            y = F.conv2d(x, w, padding=1)
+            return torch.autograd.grad(y, (x, w), g)
+        return step
+    if kind == "depthwise3x3":
+        x, w = u(32, 128, 56, 56), u(128, 1, 3, 3)
+        return lambda: F.conv2d(x, w, padding=1, groups=128)
+    if kind == "maxpool2x2":
+        x = u(32, 64, 112, 112)
+        return lambda: F.max_pool2d(x, 2, 2)
+    x, g = u(32, 64, 112, 112).requires_grad_(), u(32, 64, 56, 56)
+
+    def pool_step():
+        y = F.max_pool2d(x, 2, 2)
+        return torch.autograd.grad(y, (x,), g)
+    return pool_step
+
+
+def timed(f, min_ms):
+    """The mean milliseconds of f over runs that take at least min_ms."""
+    f()  # untimed, as main.go's timeGo: waking up is not the workload's speed
+    reps, start = 0, time.perf_counter()
+    while True:
+        f()
+        reps += 1
+        elapsed = time.perf_counter() - start
+        if elapsed * 1e3 >= min_ms:
+            return elapsed * 1e3 / reps
+
+
 def main():
     # main.go waits for this line: importing torch keeps a core busy for
     # over a second, which would otherwise overlap its bandwidth probe.
@@ -227,15 +280,16 @@ def main():
                 cache[key] = build(*key)
                 cache[key]()
             f = cache[key]
-            f()  # untimed, as main.go's timeGo: waking up is not the workload's speed
-            reps, start = 0, time.perf_counter()
-            while True:
-                f()
-                reps += 1
-                elapsed = time.perf_counter() - start
-                if elapsed * 1e3 >= req["min_ms"]:
-                    break
-            print(json.dumps({"ms": elapsed * 1e3 / reps}), flush=True)
+            if req["engine"] == "torch":
+                # Debian's PyTorch starts with one thread; it is timed at
+                # one and at two, and its faster time is its best.
+                ms = []
+                for n in (1, 2):
+                    torch.set_num_threads(n)
+                    ms.append(timed(f, req["min_ms"]))
+                print(json.dumps({"ms": min(ms)}), flush=True)
+            else:
+                print(json.dumps({"ms": timed(f, req["min_ms"])}), flush=True)
         except Exception as e:  # reported per workload, the run goes on
             print(json.dumps({"error": "%s: %s" % (type(e).__name__, e)}), flush=True)
 
