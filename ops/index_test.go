@@ -2,6 +2,7 @@ package ops_test
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -137,24 +138,12 @@ func TestIndexBasicIsAView(t *testing.T) {
 	}
 	got, _ := array.ToSlice[float32](v)
 	want := []float32{21, 23, 17, 19, 13, 15}
-	if !equalF32(got, want) || !sameInts(v.Shape(), []int{1, 3, 2}) {
+	if !equalF32(got, want) || !slices.Equal(v.Shape(), []int{1, 3, 2}) {
 		t.Fatalf("got %v shape %v, want %v shape [1 3 2]", got, v.Shape(), want)
 	}
 }
 
 func equalF32(a, b []float32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
-func sameInts(a, b []int) bool {
 	if len(a) != len(b) {
 		return false
 	}

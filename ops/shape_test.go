@@ -139,12 +139,7 @@ func TestShapeBadInput(t *testing.T) {
 	m := array.FromSlice(make([]int32, 24), 4, 6)
 	empty := array.FromSlice([]float32{}, 0, 3)
 	s := array.Scalar(float32(1))
-	tests := []struct {
-		name string
-		f    func()
-		op   string
-		want []string // substrings of the message
-	}{
+	wantOpErrors(t, []opError{
 		{"transpose repeated axis", func() { ops.Transpose(x, 0, 0) }, "ops.Transpose", []string{"[0 0]", "[2 3]"}},
 		{"transpose too few axes", func() { ops.Transpose(x, 0) }, "ops.Transpose", []string{"[0]", "[2 3]"}},
 		{"transpose axis out of range", func() { ops.Transpose(x, 0, 2) }, "ops.Transpose", []string{"[0 2]", "[2 3]"}},
@@ -193,7 +188,20 @@ func TestShapeBadInput(t *testing.T) {
 		{"pad widths wrong length", func() { ops.Pad(x, [][2]int{{1, 1}}, 0) }, "ops.Pad", []string{"1 pad widths", "[2 3]"}},
 		{"pad negative width", func() { ops.Pad(x, [][2]int{{1, 1}, {0, -1}}, 0) }, "ops.Pad", []string{"negative", "[2 3]"}},
 		{"pad overflow", func() { ops.Pad(x, [][2]int{{math.MaxInt, 0}, {0, 0}}, 0) }, "ops.Pad", []string{"too many"}},
-	}
+	})
+}
+
+// opError is a call that must panic with an *array.Error from op whose
+// message mentions every string of want.
+type opError struct {
+	name string
+	f    func()
+	op   string
+	want []string // substrings of the message
+}
+
+func wantOpErrors(t *testing.T, tests []opError) {
+	t.Helper()
 	for _, tc := range tests {
 		err := array.Try(tc.f)
 		var e *array.Error

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 	"testing"
 
 	"github.com/fathom-go/fathom/array"
@@ -245,12 +244,7 @@ func TestShapeOpsBadInput(t *testing.T) {
 	s := array.Scalar(float32(1))
 	v := ops.Zeros([]int{6}, array.Float32)
 	empty := ops.Zeros([]int{0, 3}, array.Float32)
-	tests := []struct {
-		name string
-		f    func()
-		op   string
-		want []string
-	}{
+	wantOpErrors(t, []opError{
 		{"roll axis", func() { ops.Roll(x, 1, 2) }, "ops.Roll", []string{"axis 2", "[2 3]"}},
 		{"roll negative axis", func() { ops.Roll(x, 1, 0, -3) }, "ops.Roll", []string{"axis -3", "[2 3]"}},
 		{"roll 0-d axis", func() { ops.Roll(s, 1, 0) }, "ops.Roll", []string{"axis 0", "[]"}},
@@ -305,23 +299,7 @@ func TestShapeOpsBadInput(t *testing.T) {
 		{"identity negative", func() { ops.Identity(-2, array.Float32) }, "ops.Identity", []string{"negative", "-2"}},
 		{"identity huge", func() { ops.Identity(math.MaxInt/4, array.Float32) }, "ops.Identity", []string{"too many"}},
 		{"identity dtype", func() { ops.Identity(2, array.DType(99)) }, "ops.Identity", []string{"invalid dtype"}},
-	}
-	for _, tc := range tests {
-		err := array.Try(tc.f)
-		var e *array.Error
-		if !errors.As(err, &e) {
-			t.Errorf("%s: got %v, want *array.Error", tc.name, err)
-			continue
-		}
-		if e.Op != tc.op {
-			t.Errorf("%s: op %q, want %q (%v)", tc.name, e.Op, tc.op, e)
-		}
-		for _, w := range tc.want {
-			if !strings.Contains(e.Msg, w) {
-				t.Errorf("%s: message %q does not mention %q", tc.name, e.Msg, w)
-			}
-		}
-	}
+	})
 }
 
 // TestShapeOpsNil passes nil arrays: each op must panic with an
