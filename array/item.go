@@ -1,7 +1,5 @@
 package array
 
-import "unsafe"
-
 // ItemOf evaluates a one-element array and returns its value as T, which
 // must be the Go type of the array's dtype (as for ToSlice). It is Item's
 // typed sibling that returns an error instead of panicking: a nil array,
@@ -19,9 +17,9 @@ func ItemOf[T Elem](a *Array) (T, error) {
 	if a.size != 1 {
 		return zero, Errorf(op, "array of shape %v has %d elements, not 1", a.shape, a.size)
 	}
-	if err := a.Eval(); err != nil {
+	s, err := ToSlice[T](a)
+	if err != nil {
 		return zero, err
 	}
-	d := a.data.Load()
-	return *(*T)(unsafe.Pointer(&d.storage.bytes[d.offset*a.dtype.Size()])), nil
+	return s[0], nil
 }

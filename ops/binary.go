@@ -341,7 +341,9 @@ func Clip(a, lo, hi *array.Array) *array.Array {
 	if hi != nil {
 		a = Minimum(a, hi)
 	}
-	return toShape(a, shape)
+	// Maximum and Minimum broadcast a to every operand's shape already;
+	// shape and dt were worked out so that bad operands name Clip.
+	return a
 }
 
 // IsClose reports elementwise whether a and b are equal within

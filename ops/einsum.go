@@ -619,22 +619,14 @@ func Einsum(subscripts string, operands ...*array.Array) *array.Array {
 		xs = append(slices.Delete(slices.Delete(xs, j, j+1), i, i+1), res)
 		labels = append(slices.Delete(slices.Delete(labels, j, j+1), i, i+1), rl)
 	}
-	x, l := xs[0], labels[0]
-	var sum []int
-	for k, c := range l {
+	var rest []byte
+	for _, c := range labels[0] {
 		if out&labelBit(c) == 0 {
-			sum = append(sum, k)
+			rest = append(rest, c)
 		}
 	}
-	if len(sum) > 0 {
-		x = Sum(x, sum...)
-		l = slices.DeleteFunc(slices.Clone(l), func(c byte) bool { return out&labelBit(c) == 0 })
-	}
-	perm := make([]int, len(sp.output))
-	for k, c := range sp.output {
-		perm[k] = slices.Index(l, c)
-	}
-	return applyPerm(x, perm)
+	x, l := sumLabels(xs[0], labels[0], rest)
+	return applyPerm(x, labelPerm(l, sp.output))
 }
 
 // einsumPlans keeps the plans Einsum made, by subscripts and shapes: a

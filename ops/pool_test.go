@@ -2,6 +2,7 @@ package ops_test
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -121,23 +122,11 @@ func TestPoolEmpty(t *testing.T) {
 				t.Fatalf("%v: %v", shape, err)
 			}
 			want := []int{shape[0], 2, 2, shape[3]}
-			if got := y.Shape(); !equalShape(got, want) {
+			if got := y.Shape(); !slices.Equal(got, want) {
 				t.Errorf("%v: shape %v, want %v", shape, got, want)
 			}
 		}
 	}
-}
-
-func equalShape(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestMaxPoolOverlappingScatter checks the backward of overlapping

@@ -82,13 +82,13 @@ func (p *gatherPrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int)
 
 // indexRank is the rank of unbatched indices (all have one shape).
 func indexRank(idx []*array.Array, axes []int) int {
-	for k, x := range idx {
-		if axes[k] < 0 {
-			return x.Ndim()
-		}
-		return x.Ndim() - 1
+	switch {
+	case len(idx) == 0:
+		return 0
+	case axes[0] < 0:
+		return idx[0].Ndim()
 	}
-	return 0
+	return idx[0].Ndim() - 1
 }
 
 // batchIndices puts every index's batch axis first, broadcasting the
@@ -156,14 +156,13 @@ func (p *scatterPrim) evalCPU(in, out []*array.Array) error {
 	return kernelError(err, "ops."+p.Name())
 }
 
-// evalGPU relies on metal.ScatterMode numbering the modes as cpu does.
 func (p *scatterPrim) evalGPU(s array.Stream, in, out []*array.Array) error {
 	o, err := allocGPU(out[0])
 	if err != nil {
 		return err
 	}
 	k := len(in) - 2
-	ls, chk, err := metal.Scatter(o, viewOf(in[0]), viewsOf(in[1:k+1]), viewOf(in[k+1]), p.Axes, metal.ScatterMode(p.Mode))
+	ls, chk, err := metal.Scatter(o, viewOf(in[0]), viewsOf(in[1:k+1]), viewOf(in[k+1]), p.Axes, p.Mode)
 	return runChecked(s, "ops."+p.Name(), ls, chk, err)
 }
 func (p *scatterPrim) Equivalent(o array.Primitive) bool {
@@ -392,7 +391,7 @@ func scatter(op string, a *array.Array, indices []*array.Array, updates *array.A
 			array.Panicf(op, "update slices of shape %v do not fit array of shape %v (indexed axes %v take slices of size 1)", slice, a.Shape(), ax)
 		}
 	}
-	if broadcastOrNil(us[:len(b)], b) == nil || !equalInts(broadcastOrNil(us[:len(b)], b), b) {
+	if !equalInts(broadcastOrNil(us[:len(b)], b), b) {
 		array.Panicf(op, "updates of shape %v do not broadcast to indices' shape %v", us, b)
 	}
 	if (mode == cpu.ScatterMax || mode == cpu.ScatterMin) && a.DType() == array.Complex64 {

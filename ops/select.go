@@ -75,12 +75,17 @@ func SearchSorted(a, v *array.Array, side string) *array.Array {
 		return lo
 	}
 	a, v = AsType(a, dt), AsType(v, dt)
-	// before(x, y) is Sort's x < y, NaN after every number.
-	before := func(x, y *array.Array) *array.Array {
-		if !dt.IsFloat() {
+	// before(x, y) is Sort's x < y, NaN after every number, given where
+	// x and y are NaN; v's NaNs are found once, not at every step.
+	var vNaN *array.Array
+	if dt.IsFloat() {
+		vNaN = IsNaN(v)
+	}
+	before := func(x, y, xNaN, yNaN *array.Array) *array.Array {
+		if vNaN == nil {
 			return Less(x, y)
 		}
-		return LogicalOr(Less(x, y), LogicalAnd(LogicalNot(IsNaN(x)), IsNaN(y)))
+		return LogicalOr(Less(x, y), LogicalAnd(LogicalNot(xNaN), yNaN))
 	}
 	hi := Full(v.Shape(), float64(n), array.Int32)
 	// Each step at least halves every interval [lo, hi): bits.Len(n)
@@ -89,9 +94,13 @@ func SearchSorted(a, v *array.Array, side string) *array.Array {
 		open := Less(lo, hi)
 		mid := Add(lo, FloorDivideScalar(Sub(hi, lo), 2))
 		at := Take(a, MinimumScalar(mid, float64(n-1)), 0)
-		right := before(at, v)
+		var atNaN *array.Array
+		if vNaN != nil {
+			atNaN = IsNaN(at)
+		}
+		right := before(at, v, atNaN, vNaN)
 		if side == "right" {
-			right = LogicalNot(before(v, at))
+			right = LogicalNot(before(v, at, vNaN, atNaN))
 		}
 		lo = Where(LogicalAnd(open, right), AddScalar(mid, 1), lo)
 		hi = Where(LogicalAnd(open, LogicalNot(right)), mid, hi)

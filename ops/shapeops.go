@@ -288,15 +288,15 @@ func (p *viewPrim) Equivalent(o array.Primitive) bool { return sameParams(p, o) 
 // OutputShapes keeps the input's shape.
 func (p *viewPrim) OutputShapes(in []*array.Array) ([][]int, error) { return sameShape(in) }
 
-// VJP is zero: the bits of a value reinterpreted as another type do not
-// vary smoothly with it.
-func (p *viewPrim) VJP(in, _, _ []*array.Array, _ []int) []*array.Array {
-	return []*array.Array{ZerosLike(in[0])}
+// VJP is zero (nil): the bits of a value reinterpreted as another type
+// do not vary smoothly with it.
+func (p *viewPrim) VJP(_, _, _ []*array.Array, _ []int) []*array.Array {
+	return []*array.Array{nil}
 }
 
 // JVP is zero, for the same reason.
-func (p *viewPrim) JVP(_, out, _ []*array.Array, _ []int) []*array.Array {
-	return []*array.Array{ZerosLike(out[0])}
+func (p *viewPrim) JVP(_, _, _ []*array.Array, _ []int) []*array.Array {
+	return []*array.Array{nil}
 }
 
 // Vmap reinterprets the whole batch.
@@ -340,10 +340,7 @@ func (p *asStridedPrim) Name() string { return "AsStrided" }
 // leaves as any step through memory (negative after a reversal, 0 after
 // a broadcast), so no copy is ever needed.
 func (p *asStridedPrim) Eval(_ array.Stream, in, out []*array.Array) error {
-	s := 1
-	if in[0].Ndim() == 1 {
-		s = in[0].Strides()[0]
-	}
+	s := in[0].Strides()[0] // the input is always Flatten's 1-D view
 	st := make([]int, len(p.Strides))
 	for i, v := range p.Strides {
 		st[i] = v * s

@@ -267,8 +267,8 @@ func Kron(a, b *array.Array) *array.Array {
 	requireNonNil(op, a, b)
 	as, bs := a.Shape(), b.Shape()
 	nd := max(len(as), len(bs))
-	pa := slices.Concat(ones(nd-len(as)), as)
-	pb := slices.Concat(ones(nd-len(bs)), bs)
+	pa := slices.Concat(indexOnes(nd-len(as)), as)
+	pb := slices.Concat(indexOnes(nd-len(bs)), bs)
 	ia, ib := make([]int, 0, 2*nd), make([]int, 0, 2*nd)
 	shape := make([]int, nd)
 	for i := range nd {
@@ -283,14 +283,6 @@ func Kron(a, b *array.Array) *array.Array {
 		array.Panicf(op, "shapes %v and %v give shape %v, which %s", as, bs, shape, p)
 	}
 	return Reshape(Mul(Reshape(a, ia...), Reshape(b, ib...)), shape...)
-}
-
-func ones(n int) []int {
-	s := make([]int, n)
-	for i := range s {
-		s[i] = 1
-	}
-	return s
 }
 
 // Inner returns the inner product of a and b over their last axes, as
@@ -310,15 +302,6 @@ func Inner(a, b *array.Array) *array.Array {
 	return Tensordot(a, b, []int{-1}, []int{-1})
 }
 
-// conj is the complex conjugate of a complex64 array, re(a)·2 - a, which
-// is exact; other dtypes are their own conjugate.
-func conj(a *array.Array) *array.Array {
-	if a.DType() != array.Complex64 {
-		return a
-	}
-	return Sub(AsType(MulScalar(AsType(a, array.Float32), 2), array.Complex64), a)
-}
-
 // VecDot returns the dot product of vectors along axis, as numpy 2's
 // vecdot: a and b broadcast together, axis counts in the broadcast shape,
 // and the result is the sum over it of conj(a)·b (complex a is
@@ -334,8 +317,8 @@ func VecDot(a, b *array.Array, axis int) *array.Array {
 	}
 	ax := normAxis(op, axis, len(shape))
 	n := shape[ax]
-	x := Reshape(a, slices.Concat(ones(len(shape)-len(as)), as)...)
-	y := Reshape(b, slices.Concat(ones(len(shape)-len(bs)), bs)...)
+	x := Reshape(a, slices.Concat(indexOnes(len(shape)-len(as)), as)...)
+	y := Reshape(b, slices.Concat(indexOnes(len(shape)-len(bs)), bs)...)
 	vec := func(v *array.Array) *array.Array {
 		v = MoveAxis(v, ax, -1)
 		if s := v.Shape(); s[len(s)-1] != n {
@@ -345,7 +328,7 @@ func VecDot(a, b *array.Array, axis int) *array.Array {
 		return v
 	}
 	dt := array.Promote(a.DType(), b.DType())
-	x, y = conj(AsType(vec(x), dt)), vec(y)
+	x, y = Conj(AsType(vec(x), dt)), vec(y)
 	return Squeeze(MatMul(ExpandDims(x, -2), ExpandDims(y, -1)), -2, -1)
 }
 

@@ -403,9 +403,6 @@ func RoundDecimals(a *array.Array, decimals int) *array.Array {
 		f := math.Pow(10, float64(-decimals))
 		return MulScalar(Round(DivScalar(a, f)), f)
 	}
-	if dt == array.Bool {
-		return AsType(ZerosLike(a), array.Bool)
-	}
 	p := math.Pow(10, float64(-decimals))
 	if _, hi, _ := intRange(dt); p >= hi {
 		return ZerosLike(a)

@@ -9,7 +9,8 @@ import (
 // Hanning returns the Hann window of m points (numpy's hanning):
 // 0.5 + 0.5·cos(πn/(m-1)) for n = 1-m, 3-m, ..., m-1. m = 1 gives [1],
 // m <= 0 an empty array. The dtype is float32 unless dt names another
-// float dtype; the values are computed in float64 and rounded once.
+// float dtype; the values are computed in float64 and rounded to dt
+// (through float32 for float16 and bfloat16).
 func Hanning(m int, dt ...array.DType) *array.Array {
 	return window("ops.Hanning", m, dt, func(n, d float64) float64 { return 0.5 + 0.5*math.Cos(math.Pi*n/d) })
 }
@@ -69,7 +70,8 @@ func window(op string, m int, dts []array.DType, f func(n, d float64) float64) *
 }
 
 // fromFloat64s builds a 1-D array of float dtype dt from v, rounding each
-// value once.
+// value to float32 and, for the 16-bit dtypes, from there to dt, as the
+// array package's converters take float32.
 func fromFloat64s(v []float64, dt array.DType) *array.Array {
 	switch dt {
 	case array.Float64:

@@ -153,8 +153,17 @@ func (w *walker) Runs(lo, hi int, base []int, fn func(offs []int, n int)) {
 	}
 	nd := len(w.shape)
 	inner := w.shape[nd-1]
-	idx := make([]int, nd)
-	offs := make([]int, len(w.strides))
+	// The cursors live on the stack for the usual ranks and operand
+	// counts: Runs is called once per slice by gathers and scatters.
+	var idxBuf, offBuf [8]int
+	idx, offs := idxBuf[:0], offBuf[:0]
+	if nd > len(idxBuf) {
+		idx = make([]int, 0, nd)
+	}
+	if len(w.strides) > len(offBuf) {
+		offs = make([]int, 0, len(w.strides))
+	}
+	idx, offs = idx[:nd], offs[:len(w.strides)]
 	rem := lo
 	for d := nd - 1; d >= 0; d-- {
 		idx[d] = rem % w.shape[d]

@@ -6,7 +6,6 @@ import (
 	"unsafe"
 
 	"github.com/fathom-go/fathom/array"
-	"github.com/fathom-go/fathom/internal/opset"
 )
 
 // ConvParams are a convolution's parameters over d spatial axes, each
@@ -60,9 +59,9 @@ func Conv(out, x, w Buf, p ConvParams) error {
 	case array.Float64:
 		convRun(pl, elems[float64](x), elems[float64](w), elems[float64](out), loadSame[float64], storeSame[float64])
 	case array.Float16:
-		convRun(pl, elems[array.F16](x), elems[array.F16](w), elems[array.F16](out), loadHalf[array.F16], storeHalf(array.NewF16))
+		convRun(pl, elems[array.F16](x), elems[array.F16](w), elems[array.F16](out), widen[array.F16], storeHalf(array.NewF16))
 	case array.BFloat16:
-		convRun(pl, elems[array.BF16](x), elems[array.BF16](w), elems[array.BF16](out), loadHalf[array.BF16], storeHalf(array.NewBF16))
+		convRun(pl, elems[array.BF16](x), elems[array.BF16](w), elems[array.BF16](out), widen[array.BF16], storeHalf(array.NewBF16))
 	default:
 		return array.Errorf(op, "dtype %v not supported: convolution is for floats", out.DType)
 	}
@@ -202,9 +201,6 @@ func loadSame[T float32 | float64](dst, src []T, off, cs int) {
 		dst[i] = src[off+i*cs]
 	}
 }
-
-// loadHalf widens len(dst) elements of src from off, cs apart, into dst.
-func loadHalf[S half](dst []float32, src []S, off, cs int) { widen(dst, src, off, cs) }
 
 // storeSame copies a row of results into out.
 func storeSame[T float32 | float64](dst, src []T) { copy(dst, src) }
@@ -524,9 +520,8 @@ func convDepthwiseLines[S any, T float32 | float64](p *convPlan, X, wk []T, O []
 // mulAddFor returns d = a·b + c over slices of T: the vector kernel for
 // float32 where the CPU has one.
 func mulAddFor[T float32 | float64]() func(d, a, b, c []T) {
-	if f, ok := any(mulAdd[float64]).(func(d, a, b, c []T)); ok {
+	if f, ok := any(vecMulAdd).(func(d, a, b, c []T)); ok {
 		return f
 	}
-	vvv, _ := tripleLoops(vecBest, opset.Add, false)
-	return any(vvv).(func(d, a, b, c []T))
+	return mulAdd[T]
 }

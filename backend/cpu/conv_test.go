@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -92,6 +93,10 @@ func convCase(d int, vals ...int) ConvParams {
 // the depthwise loops; x is read contiguous, then through a channel
 // stride of 2 and an offset.
 func TestConvMatchesNaive(t *testing.T) {
+	// "depth blocks shared out" splits over cores only while the blocks
+	// number at least twice the workers: pin two, so that more cores
+	// cannot skip that path.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
 	type tc struct {
 		name   string
 		xs, ws []int

@@ -1,6 +1,8 @@
 package cpu
 
 import (
+	"unsafe"
+
 	"github.com/fathom-go/fathom/array"
 )
 
@@ -92,16 +94,37 @@ func computeDType(dt array.DType) array.DType {
 	return dt
 }
 
-// dense returns b's elements as a row-major buffer of dtype dt starting at
-// element 0: b itself when it already is one, otherwise a converted copy
-// (strided views and 16-bit floats are the uncommon case, so the copy is
-// plain Go memory rather than the array pool's).
-func dense(b Buf, dt array.DType) (Buf, error) {
+// dense returns b's elements as a row-major buffer of float dtype dt
+// starting at element 0: b itself when it already is one, otherwise a
+// converted copy in a buffer from the package's pool (strided views and
+// 16-bit floats), which release returns.
+func dense(b Buf, dt array.DType) (d Buf, release func(), err error) {
 	if b.DType == dt && b.RowMajor() && b.Offset == 0 {
-		return b, nil
+		return b, func() {}, nil
 	}
-	d := contiguous(make([]byte, b.Size()*dt.Size()), dt, b.Shape)
-	return d, Copy(d, b)
+	d, release = poolScratch(dt, b.Shape)
+	return d, release, Copy(d, b)
+}
+
+// poolScratch is a row-major buffer of dtype dt and shape, from the
+// package's pool for float32 and float64: fresh pages cost more than
+// pooling them (DESIGN.md).
+func poolScratch(dt array.DType, shape []int) (Buf, func()) {
+	n := Buf{Shape: shape}.Size()
+	switch dt {
+	case array.Float32:
+		return pooled(poolFor[float32](), n, dt, shape)
+	case array.Float64:
+		return pooled(poolFor[float64](), n, dt, shape)
+	}
+	// the integer dtypes of max pooling, for a strided input only
+	return contiguous(make([]byte, n*dt.Size()), dt, shape), func() {}
+}
+
+func pooled[T float32 | float64](p *bufPool[T], n int, dt array.DType, shape []int) (Buf, func()) {
+	b := p.get(n)
+	data := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(*b))), n*dt.Size())
+	return contiguous(data, dt, shape), func() { p.put(b) }
 }
 
 // poolRun runs k over dense inputs in the compute dtype and writes its
@@ -113,15 +136,19 @@ func poolRun(out Buf, ins []Buf, k func(y Buf, xs []Buf)) error {
 	ct := computeDType(out.DType)
 	xs := make([]Buf, len(ins))
 	for i, b := range ins {
-		var err error
-		if xs[i], err = dense(b, ct); err != nil {
+		x, release, err := dense(b, ct)
+		defer release()
+		if err != nil {
 			return err
 		}
+		xs[i] = x
 	}
 	direct := out.DType == ct && out.RowMajor() && out.Offset == 0
 	y := out
 	if !direct {
-		y = contiguous(make([]byte, out.Size()*ct.Size()), ct, out.Shape)
+		var release func()
+		y, release = poolScratch(ct, out.Shape)
+		defer release()
 	}
 	k(y, xs)
 	if !direct {

@@ -27,21 +27,6 @@ func Scan(op opset.ScanOp, out, in Buf, axis int, reverse, inclusive bool) error
 	if l.count == 0 || l.n == 0 {
 		return nil
 	}
-	if op == opset.LogCumSumExp {
-		switch in.DType {
-		case array.Float64:
-			k := scanLogSumExp[float64]()
-			scanDirect(l, &k, out, in, reverse, inclusive)
-		case array.Float32:
-			k := scanLogSumExp[float32]()
-			scanDirect(l, &k, out, in, reverse, inclusive)
-		default:
-			k := scanLogSumExp[float32]()
-			k.io = redIO[float32]{load: redLoadHalf(in), store: redStoreHalf(out)}
-			scanRun(l, &k, reverse, inclusive)
-		}
-		return nil
-	}
 	switch in.DType {
 	case array.Bool:
 		if op == opset.CumSum || op == opset.CumProd {
@@ -56,7 +41,7 @@ func Scan(op opset.ScanOp, out, in Buf, axis int, reverse, inclusive bool) error
 		}
 		scanDirect(l, &k, out, in, reverse, inclusive)
 	case array.Float16, array.BFloat16:
-		k := scanOrd[float32](op)
+		k := scanFloat[float32](op)
 		k.io = redIO[float32]{load: redLoadHalf(in), store: redStoreHalf(out)}
 		scanRun(l, &k, reverse, inclusive)
 	case array.Uint8:
@@ -84,10 +69,10 @@ func Scan(op opset.ScanOp, out, in Buf, axis int, reverse, inclusive bool) error
 		k := scanOrd[uint64](op)
 		scanDirect(l, &k, out, in, reverse, inclusive)
 	case array.Float32:
-		k := scanOrd[float32](op)
+		k := scanFloat[float32](op)
 		scanDirect(l, &k, out, in, reverse, inclusive)
 	case array.Float64:
-		k := scanOrd[float64](op)
+		k := scanFloat[float64](op)
 		scanDirect(l, &k, out, in, reverse, inclusive)
 	default:
 		k := scanNum[complex64](op)
@@ -296,6 +281,15 @@ func cumMinStep[A redOrdered](acc, o, x []A, inclusive bool) {
 			o[i] = acc[i]
 		}
 	}
+}
+
+// scanFloat is the kernel of op over a float line: LogCumSumExp's or the
+// ordered ops'.
+func scanFloat[A float32 | float64](op opset.ScanOp) scanKernel[A] {
+	if op == opset.LogCumSumExp {
+		return scanLogSumExp[A]()
+	}
+	return scanOrd[A](op)
 }
 
 // scanLogSumExp folds with numpy's logaddexp (binary.go), in float64 so

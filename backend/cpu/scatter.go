@@ -4,21 +4,20 @@ import (
 	"runtime"
 
 	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/internal/opset"
 )
 
 // ScatterMode is how Scatter combines an update with the element it
-// lands on.
-type ScatterMode int
+// lands on (opset's modes, which the Metal backend shares).
+type ScatterMode = opset.ScatterMode
 
-// The scatter modes: Set writes the update (where indices repeat, the
-// update at the later index position wins); the others combine, and
-// every repeated index contributes (numpy's np.add.at and its siblings).
+// The scatter modes (see opset.ScatterMode).
 const (
-	ScatterSet ScatterMode = iota
-	ScatterSum
-	ScatterProd
-	ScatterMax
-	ScatterMin
+	ScatterSet  = opset.ScatterSet
+	ScatterSum  = opset.ScatterSum
+	ScatterProd = opset.ScatterProd
+	ScatterMax  = opset.ScatterMax
+	ScatterMin  = opset.ScatterMin
 )
 
 // offsetPool keeps sliceOffsets' buffers: a million indices take 8 MB,
@@ -35,7 +34,7 @@ var offsetPool bufPool[int]
 func sliceOffsets(op string, idx []Buf, axes []int, shape, st []int) (base []int, buf *[]int, err error) {
 	n := 1
 	if len(idx) > 0 {
-		n = shapeSize(idx[0].Shape)
+		n = idx[0].Size()
 	}
 	buf = offsetPool.get(n)
 	base = (*buf)[:n]
@@ -74,14 +73,6 @@ func sliceOffsets(op string, idx []Buf, axes []int, shape, st []int) (base []int
 		return nil, nil, err
 	}
 	return base, buf, nil
-}
-
-func shapeSize(s []int) int {
-	n := 1
-	for _, d := range s {
-		n *= d
-	}
-	return n
 }
 
 // addOffsets adds wrap(index) * step into base, or with first stores it
@@ -146,7 +137,7 @@ func Gather(out, a Buf, idx []Buf, axes, sliceSizes []int) error {
 // over the workers (a row of a 4096-wide matrix is one contiguous copy).
 func gatherSlices[T word](out, a Buf, base, sliceSizes []int) {
 	o, s := elems[T](out), elems[T](a)
-	m := shapeSize(sliceSizes)
+	m := Buf{Shape: sliceSizes}.Size()
 	if m == 0 || len(base) == 0 {
 		return
 	}
@@ -154,18 +145,25 @@ func gatherSlices[T word](out, a Buf, base, sliceSizes []int) {
 	w := newWalker(sliceSizes, a.Strides, ost)
 	inner := w.InnerStrides()
 	sa, so := inner[0], inner[1]
+	run := func(x, y, n int) {
+		if sa == 1 && so == 1 {
+			copy(o[y:y+n], s[x:x+n])
+			return
+		}
+		for i := 0; i < n; i++ {
+			o[y+i*so] = s[x+i*sa]
+		}
+	}
+	// One merged run (a scalar or a contiguous row) needs no walk, as in
+	// scatterRun: Runs gives each call's cursor to fn, so it allocates.
+	single := len(w.shape) == 1
 	ParallelFor(len(base), max(1, grain/m), func(lo, hi int) {
 		for p := lo; p < hi; p++ {
-			w.Runs(0, m, []int{a.Offset + base[p], p * m}, func(offs []int, n int) {
-				x, y := offs[0], offs[1]
-				if sa == 1 && so == 1 {
-					copy(o[y:y+n], s[x:x+n])
-					return
-				}
-				for i := 0; i < n; i++ {
-					o[y+i*so] = s[x+i*sa]
-				}
-			})
+			if single {
+				run(a.Offset+base[p], p*m, m)
+				continue
+			}
+			w.Runs(0, m, []int{a.Offset + base[p], p * m}, func(offs []int, n int) { run(offs[0], offs[1], n) })
 		}
 	})
 }
@@ -315,7 +313,7 @@ func combineHalf[H array.F16 | array.BF16](load func(H) float32, store func(floa
 func scatterRun[T any](s *scatterJob, f func(ScatterMode, T, T) T) {
 	o, u := elems[T](s.out), elems[T](s.upd)
 	n := len(s.base)
-	m := shapeSize(s.slice)
+	m := Buf{Shape: s.slice}.Size()
 	if n == 0 || m == 0 {
 		return
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/fathom-go/fathom/internal/opset"
 	"github.com/fathom-go/fathom/internal/strided"
 
 	"github.com/fathom-go/fathom/array"
@@ -333,17 +334,16 @@ func scatterGrid(l lines) (grid, group [3]int) {
 }
 
 // ScatterMode is how Scatter combines an update with the element it lands
-// on, in cpu.ScatterMode's order.
-type ScatterMode int
+// on (opset's modes, which the CPU backend shares).
+type ScatterMode = opset.ScatterMode
 
-// The scatter modes, as cpu's: Set (the later of repeated indices wins),
-// Sum, Prod, Max and Min (every repeated index contributes).
+// The scatter modes (see opset.ScatterMode).
 const (
-	ScatterSet ScatterMode = iota
-	ScatterSum
-	ScatterProd
-	ScatterMax
-	ScatterMin
+	ScatterSet  = opset.ScatterSet
+	ScatterSum  = opset.ScatterSum
+	ScatterProd = opset.ScatterProd
+	ScatterMax  = opset.ScatterMax
+	ScatterMin  = opset.ScatterMin
 )
 
 // sliceIndex is the first part of a Gather or Scatter plan: the offset of

@@ -158,7 +158,7 @@ func Threefry2x32(out, key, counts View) ([]Launch, error) {
 	if n == 0 {
 		return nil, nil
 	}
-	if !rowMajorView(out) {
+	if !rowMajor(out) {
 		return nil, array.Errorf(name, "output of shape %v and strides %v is not row-major", out.Shape, out.Strides)
 	}
 	kl, kv, err := contiguous(key, out)
@@ -201,7 +201,7 @@ func randomKeys(name string, out, keys View) (int, []Launch, View, error) {
 	if n == 0 {
 		return 0, nil, View{}, nil
 	}
-	if !rowMajorView(out) {
+	if !rowMajor(out) {
 		return 0, nil, View{}, array.Errorf(name, "output of shape %v and strides %v is not row-major", out.Shape, out.Strides)
 	}
 	if nk == 0 || n%nk != 0 {
@@ -230,7 +230,7 @@ func randomLaunch(kernel string, out, keys View, w int) Launch {
 // or the launches copying it into scratch memory (allocated near out)
 // and the copy's view.
 func contiguous(v, out View) ([]Launch, View, error) {
-	if rowMajorView(v) {
+	if rowMajor(v) {
 		return nil, v, nil
 	}
 	mem, err := newScratch(v.Size()*v.DType.Size(), out, v)
@@ -240,17 +240,4 @@ func contiguous(v, out View) ([]Launch, View, error) {
 	c := View{Mem: mem, DType: v.DType, Shape: v.Shape, Strides: strided.RowMajor(v.Shape)}
 	ls, err := Copy(c, v)
 	return ls, c, err
-}
-
-// rowMajorView reports whether v's elements are one run in row-major
-// order (sizes of 1 may have any stride).
-func rowMajorView(v View) bool {
-	st := 1
-	for i := len(v.Shape) - 1; i >= 0; i-- {
-		if v.Shape[i] > 1 && v.Strides[i] != st {
-			return false
-		}
-		st *= v.Shape[i]
-	}
-	return true
 }
