@@ -202,13 +202,7 @@ func (p *linspacePrim) Equivalent(o array.Primitive) bool {
 // float64, the last is exactly stop, and all are converted to dt as
 // AsType converts. n = 1 gives [start]; n = 0 an empty array.
 func Linspace(start, stop float64, n int, dt array.DType) *array.Array {
-	const op = "ops.Linspace"
-	checkCreateDType(op, dt)
-	if n < 0 {
-		array.Panicf(op, "negative number of values %d", n)
-	}
-	checkedBytes(op, []int{n}, dt)
-	return node([]int{n}, dt, &linspacePrim{Start: start, Stop: stop, N: n, DType: dt})
+	return linspace("ops.Linspace", start, stop, n, dt, false)
 }
 
 // LinspaceNoEndpoint returns n evenly spaced values from start towards
@@ -216,13 +210,16 @@ func Linspace(start, stop float64, n int, dt array.DType) *array.Array {
 // is start + i*(stop-start)/n in float64, converted to dt as AsType
 // converts. n = 0 gives an empty array.
 func LinspaceNoEndpoint(start, stop float64, n int, dt array.DType) *array.Array {
-	const op = "ops.LinspaceNoEndpoint"
+	return linspace("ops.LinspaceNoEndpoint", start, stop, n, dt, true)
+}
+
+func linspace(op string, start, stop float64, n int, dt array.DType, open bool) *array.Array {
 	checkCreateDType(op, dt)
 	if n < 0 {
 		array.Panicf(op, "negative number of values %d", n)
 	}
 	checkedBytes(op, []int{n}, dt)
-	return node([]int{n}, dt, &linspacePrim{Start: start, Stop: stop, N: n, DType: dt, Open: true})
+	return node([]int{n}, dt, &linspacePrim{Start: start, Stop: stop, N: n, DType: dt, Open: open})
 }
 
 // eyePrim fills an N×M array with ones on diagonal K.

@@ -88,14 +88,10 @@ func rollAxis(a *array.Array, k, ax int) *array.Array {
 // axisIn turns a possibly negative axis of an array of shape sh into one
 // in [0, len(sh)), or panics naming op, the axis and the shape.
 func axisIn(op string, axis int, sh []int) int {
-	a := axis
-	if a < 0 {
-		a += len(sh)
-	}
-	if a < 0 || a >= len(sh) {
+	if axis < -len(sh) || axis >= len(sh) {
 		array.Panicf(op, "axis %d out of range for shape %v", axis, sh)
 	}
-	return a
+	return normAxis(op, axis, len(sh))
 }
 
 // Flip returns a view of a with the order of the elements reversed along
