@@ -22,6 +22,10 @@ func (identity) Eval(_ array.Stream, in, out []*array.Array) error {
 	out[0].SetData(in[0].Storage(), in[0].Strides(), in[0].Offset())
 	return nil
 }
+// OutputShapes lets a gradient be taken inside a compile.Shapeless trace.
+func (identity) OutputShapes(in []*array.Array) ([][]int, error) {
+	return [][]int{in[0].Shape()}, nil
+}
 func (identity) VJP(_, _, cots []*array.Array, _ []int) []*array.Array { return cots[:1] }
 func (identity) JVP(_, _, tans []*array.Array, _ []int) []*array.Array { return tans[:1] }
 func (identity) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {

@@ -23,6 +23,50 @@ import (
 // becomes the default device inside TestGPUHarnessMatchesCPU.
 func TestMain(m *testing.M) { mslharness.Main(m) }
 
+// gpuMatchesCPU builds f's graph on each device from inputs of the given
+// shapes (harnessData values, cast to dt) and checks that the GPU's
+// result, evaluated through evalGPU, the plans and the MSL kernels,
+// matches the CPU's within the dtype's tolerance.
+func gpuMatchesCPU(t *testing.T, dt array.DType, shapes [][]int, f func(x []*array.Array) []*array.Array) {
+	t.Helper()
+	run := func(dev array.Device) []*array.Array {
+		t.Helper()
+		if err := array.SetDefaultDevice(dev); err != nil {
+			t.Fatal(err)
+		}
+		defer array.SetDefaultDevice(array.CPU)
+		var in []*array.Array
+		for i, s := range shapes {
+			n := 1
+			for _, d := range s {
+				n *= d
+			}
+			in = append(in, ops.AsType(array.FromSlice(harnessData(n, i+1), s...), dt))
+		}
+		outs := f(in)
+		if err := array.Eval(outs...); err != nil {
+			t.Fatalf("%v: %v", dev, err)
+		}
+		return outs
+	}
+	want, got := run(array.CPU), run(array.GPU)
+	approx := arraytest.Approx(1e-4, 1e-4)
+	switch dt {
+	case array.Float16:
+		approx = arraytest.Approx(2e-2, 4e-3)
+	case array.BFloat16:
+		approx = arraytest.Approx(1e-1, 2e-2)
+	}
+	for i := range want {
+		if got[i].Storage().Device() != array.GPU {
+			t.Errorf("result %d is on %v, not the GPU", i, got[i].Storage().Device())
+		}
+		if d := cmp.Diff(want[i], got[i], approx); d != "" {
+			t.Errorf("result %d: GPU differs from CPU (-CPU +GPU):\n%s", i, d)
+		}
+	}
+}
+
 // harnessData returns n deterministic float32 values in [-3, 3).
 func harnessData(n, seed int) []float32 {
 	x := make([]float32, n)

@@ -121,6 +121,8 @@ func workloads() []task {
 		}})
 	ws = append(ws, indexTasks()...)
 	ws = append(ws, convTasks()...)
+	ws = append(ws, linalgTasks()...)
+	ws = append(ws, fftTasks()...)
 	ws = append(ws, task{name: "mlp-step/256", flops: mlp.StepFlops, setup: func() func() {
 		step := compile.Compile(mlp.Step)
 		args := mlp.Args()

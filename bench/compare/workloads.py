@@ -107,6 +107,10 @@ def build(engine, workload):
         return build_index(engine, kind)
     if kind in CONV_KINDS:
         return build_conv(engine, kind)
+    if kind in LINALG_KINDS:
+        return build_linalg(engine, kind, int(size))
+    if kind in FFT_KINDS:
+        return build_fft(engine, kind)
     r, c = SIZES[size]
     if kind in ("uniform", "normal"):  # 16M float32 random numbers
         n = r * c
@@ -251,6 +255,59 @@ def build_conv(engine, kind):
         y = F.max_pool2d(x, 2, 2)
         return torch.autograd.grad(y, (x,), g)
     return pool_step
+
+
+LINALG_KINDS = tuple("linalg-" + k + g for k in ("solve", "inv", "cholesky", "qr", "eigh", "svd")
+                     for g in ("", "-gonum"))
+
+
+def build_linalg(engine, kind, n):
+    # main.go's linalgTasks, float64. A "-gonum" row is fathom with gonum's
+    # own BLAS; numpy's and PyTorch's side of it is the same call.
+    kind = kind[len("linalg-"):].replace("-gonum", "")
+    rng = np.random.default_rng(0)
+    a = rng.uniform(-1, 1, (n, n))
+    if kind in ("cholesky", "eigh"):
+        a = a @ a.T / n + np.eye(n)
+    b = rng.uniform(-1, 1, (n, 1))
+    if engine == "numpy":
+        la = np.linalg
+        return {
+            "solve": lambda: la.solve(a, b),
+            "inv": lambda: la.inv(a),
+            "cholesky": lambda: la.cholesky(a),
+            "qr": lambda: la.qr(a),
+            "eigh": lambda: la.eigh(a),
+            "svd": lambda: la.svd(a),
+        }[kind]
+    ta, tb, tl = torch.from_numpy(a), torch.from_numpy(b), torch.linalg
+    return {
+        "solve": lambda: tl.solve(ta, tb),
+        "inv": lambda: tl.inv(ta),
+        "cholesky": lambda: tl.cholesky(ta),
+        "qr": lambda: tl.qr(ta),
+        "eigh": lambda: tl.eigh(ta),
+        "svd": lambda: tl.svd(ta),
+    }[kind]
+
+
+FFT_KINDS = ("fft", "rfft", "fft2")
+
+
+def build_fft(engine, kind):
+    # main.go's fftTasks: a complex64 FFT of 1M points, an RFFT of 4M
+    # float32, an FFT2 of 64x512x512 complex64. numpy computes in
+    # complex128 (its pocketfft has no single precision).
+    rng = np.random.default_rng(0)
+    if kind == "rfft":
+        x = rng.uniform(-1, 1, 1 << 22).astype(np.float32)
+    else:
+        shape = (1 << 20,) if kind == "fft" else (64, 512, 512)
+        x = (rng.uniform(-1, 1, shape) + 1j * rng.uniform(-1, 1, shape)).astype(np.complex64)
+    if engine == "numpy":
+        return {"fft": lambda: np.fft.fft(x), "rfft": lambda: np.fft.rfft(x), "fft2": lambda: np.fft.fft2(x)}[kind]
+    t = torch.from_numpy(x)
+    return {"fft": lambda: torch.fft.fft(t), "rfft": lambda: torch.fft.rfft(t), "fft2": lambda: torch.fft.fft2(t)}[kind]
 
 
 def timed(f, min_ms):
