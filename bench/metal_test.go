@@ -2,9 +2,11 @@ package bench
 
 import (
 	"fmt"
+	"math"
 	"testing"
 	"unsafe"
 
+	"github.com/fathom-go/fathom/fft"
 	"github.com/fathom-go/fathom/internal/strided"
 
 	"github.com/fathom-go/fathom/array"
@@ -143,6 +145,30 @@ func BenchmarkGPUSoftmax(b *testing.B) {
 			for b.Loop() {
 				mustEval(b, ops.Softmax(x, -1))
 			}
+		})
+	}
+}
+
+// BenchmarkGPUFFT is complex64 FFTs along the last axis: lengths that take
+// one launch (64, 1024) and four steps (4096, 2^20). GFLOP/s counts
+// 5·n·log2(n) per line, as FFT benchmarks do; GB/s one read and one write.
+func BenchmarkGPUFFT(b *testing.B) {
+	onGPU(b)
+	for _, c := range []struct{ batch, n int }{{16384, 64}, {1024, 1024}, {256, 4096}, {1, 1 << 20}} {
+		b.Run(fmt.Sprintf("%dx%d", c.batch, c.n), func(b *testing.B) {
+			re := workload.RandF32(c.batch*c.n, 1)
+			data := make([]complex64, len(re))
+			for i, v := range re {
+				data[i] = complex(v, -v)
+			}
+			x := gpuArray(b, data, c.batch, c.n)
+			b.SetBytes(int64(16 * len(data)))
+			b.ResetTimer()
+			for range b.N {
+				mustEval(b, fft.FFT(x, 0, -1, fft.Backward))
+			}
+			flops := 5 * float64(c.batch*c.n) * math.Log2(float64(c.n))
+			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		})
 	}
 }
