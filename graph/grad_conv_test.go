@@ -10,7 +10,10 @@ import (
 // with negative padding where the forward stride or padding leaves
 // input unread, so the rows cover strides that do not divide the input,
 // per-side padding, both dilations, groups, depthwise, a mirrored
-// kernel, and a second derivative (the VJP differentiated again).
+// kernel, and second derivatives (the VJP differentiated again; the
+// weight's cotangent is its own primitive, linear in the input and in the
+// output's cotangent, whose derivatives the last rows reach through a
+// cotangent computed from the arguments).
 
 func conv2(stride, padding, dilation [2]int, groups int) func(x ...*array.Array) *array.Array {
 	return func(x ...*array.Array) *array.Array { return ops.Conv2D(x[0], x[1], stride, padding, dilation, groups) }
@@ -49,6 +52,24 @@ var _ = register(
 			cot := ops.Reshape(ops.Arange(0, 4, 1, array.Float64), 1, 2, 2)
 			_, g := graph.VJP(f, x, []*array.Array{cot})
 			return ops.Add(ops.Sum(g[0]), ops.Sum(ops.Square(g[1])))
+		}},
+	gradCase{op: "ConvGeneral", name: "its weight gradient, with a cotangent that depends on x and w", args: []arg{{shape: []int{2, 5, 4, 4}}, {shape: []int{4, 2, 2, 2}}},
+		f: func(x ...*array.Array) *array.Array {
+			conv := func(y ...*array.Array) []*array.Array {
+				return []*array.Array{ops.ConvGeneral(y[0], y[1], []int{2, 1}, []int{1, 0}, []int{0, 1}, []int{1, 2}, []int{1, 1}, 2, true)}
+			}
+			cot := ops.Sin(conv(x...)[0])
+			_, g := graph.VJP(conv, x, []*array.Array{cot})
+			return ops.Sum(ops.Square(g[1]))
+		}},
+	gradCase{op: "ConvGeneral", name: "its weight gradient, depthwise with input dilation", args: []arg{{shape: []int{1, 4, 3, 3}}, {shape: []int{3, 2, 2, 1}}},
+		f: func(x ...*array.Array) *array.Array {
+			conv := func(y ...*array.Array) []*array.Array {
+				return []*array.Array{ops.ConvGeneral(y[0], y[1], []int{1, 2}, []int{1, 1}, []int{0, 1}, nil, []int{2, 1}, 3, false)}
+			}
+			cot := ops.Sin(conv(x...)[0])
+			_, g := graph.VJP(conv, x, []*array.Array{cot})
+			return ops.Sum(ops.Square(g[1]))
 		}},
 	gradCase{op: "ConvTranspose1D", args: []arg{{shape: []int{2, 4, 2}}, {shape: []int{3, 3, 2}}},
 		f: func(x ...*array.Array) *array.Array { return ops.ConvTranspose1D(x[0], x[1], 2, 1, 1, 1, 1) }},

@@ -90,10 +90,8 @@ func (c *convPrim) evalCPU(in, out []*array.Array) error {
 	return cpu.Conv(alloc(out[0]), bufOf(in[0]), bufOf(in[1]), c.p.cpu())
 }
 
-// evalGPU refuses: there is no Metal convolution yet, and a silent copy
-// to the CPU would hide where the time goes.
-func (c *convPrim) evalGPU(_ array.Stream, in, _ []*array.Array) error {
-	return array.Errorf("ops.Conv", "input shape %v and weight shape %v: convolution runs on the CPU only so far (no Metal kernel); evaluate it on the CPU stream", in[0].Shape(), in[1].Shape())
+func (c *convPrim) evalGPU(s array.Stream, in, out []*array.Array) error {
+	return convGPU(s, in, out, c.p)
 }
 func (c *convPrim) Equivalent(o array.Primitive) bool {
 	q, ok := o.(*convPrim)
@@ -129,14 +127,14 @@ func convNode(op string, x, w *array.Array, p convParams) *array.Array {
 
 // VJP: the input's cotangent is the output's convolved with the kernel
 // mirrored and its channel axes swapped (a transposed convolution), and
-// the weight's is the input convolved with the output's cotangent, the
-// batch playing the part of the channels.
+// the weight's is convWGradPrim's product of the output's cotangent with
+// the input's patches.
 func (c *convPrim) VJP(in, _, cots []*array.Array, argnums []int) []*array.Array {
 	x, w, g := in[0], in[1], cots[0]
 	p := c.p
 	nd := p.nd
 	xs, ws, gs := x.Shape(), w.Shape(), g.Shape()
-	n, cin, cout, groups := xs[0], xs[nd+1], ws[0], p.groups
+	cin, cout, groups := xs[nd+1], ws[0], p.groups
 	cig, cog := cin/groups, cout/groups
 	kern := ws[1 : nd+1]
 	out := make([]*array.Array, len(argnums))
@@ -164,37 +162,7 @@ func (c *convPrim) VJP(in, _, cots []*array.Array, argnums []int) []*array.Array
 			out[i] = convNode("ops.Conv", g, wt, q)
 			continue
 		}
-		// x as [C_in/groups, spatial..., groups·N]: a convolution of
-		// batch C_in/groups whose channel group g is group g's batch.
-		xt := Reshape(x, append(append([]int{n}, xs[1:nd+1]...), groups, cig)...)
-		perm := []int{nd + 2}
-		for a := range nd {
-			perm = append(perm, a+1)
-		}
-		perm = append(perm, nd+1, 0)
-		xt = Reshape(Transpose(xt, perm...), append(append([]int{cig}, xs[1:nd+1]...), groups*n)...)
-		gperm := []int{nd + 1}
-		for a := range nd {
-			gperm = append(gperm, a+1)
-		}
-		// Copied row-major: read through the transpose's view, each
-		// patch element of the weight would be a load H·W·C_out apart.
-		gt := Copy(Transpose(g, append(gperm, 0)...))
-		q := convParams{nd: nd, groups: groups}
-		for a := range nd {
-			q.stride[a], q.kdil[a], q.idil[a] = p.kdil[a], p.stride[a], p.idil[a]
-			q.lo[a] = p.lo[a]
-			q.hi[a] = (kern[a]-1)*p.kdil[a] + (gs[a+1]-1)*p.stride[a] - (xs[a+1]-1)*p.idil[a] - p.lo[a]
-		}
-		r := MoveAxis(MoveAxis(convNode("ops.Conv", xt, gt, q), -1, 0), 1, -1)
-		if p.flip {
-			axes := make([]int, nd)
-			for a := range axes {
-				axes[a] = a + 1
-			}
-			r = Flip(r, axes...)
-		}
-		out[i] = r
+		out[i] = convWeightGrad(x, g, p, ws)
 	}
 	return out
 }
@@ -292,8 +260,7 @@ func convArgs(op string, x, w *array.Array, nd int, stride, lo, hi, kdil, idil [
 // Empty per-axis slices take the defaults: stride and dilations 1,
 // padding 0. Input channels are split into groups, each convolved with
 // its own C_out/groups filters. Float dtypes only; float16 and bfloat16
-// accumulate in float32. It runs on the CPU: there is no Metal kernel
-// yet, and evaluating it on the GPU is an error.
+// accumulate in float32 (on the GPU too, where float64 is an error).
 func ConvGeneral(x, w *array.Array, stride, paddingLo, paddingHi, kernelDilation, inputDilation []int, groups int, flip bool) *array.Array {
 	const op = "ops.ConvGeneral"
 	requireNonNil(op, x, w)

@@ -129,10 +129,8 @@ func (p *poolPrim) evalCPU(in, out []*array.Array) error {
 	}
 }
 
-// evalGPU fails: Metal has no pooling kernels yet, and an error is better
-// than a silent copy to the CPU the caller did not ask for.
-func (p *poolPrim) evalGPU(_ array.Stream, in, _ []*array.Array) error {
-	return array.Errorf("ops."+p.Name(), "pooling is CPU-only so far (no Metal kernel): input %v; run it on the CPU device", in[0].Shape())
+func (p *poolPrim) evalGPU(s array.Stream, in, out []*array.Array) error {
+	return poolGPU(s, p, in, out)
 }
 
 func (p *poolPrim) Equivalent(o array.Primitive) bool { return sameParams(p, o) }
@@ -192,6 +190,11 @@ func (p *poolPrim) pooledShape(x []int) ([]int, error) {
 			return fail("padding must not be negative")
 		case 2*pad[i] > k[i]:
 			return fail("padding must be at most half the kernel")
+		case x[1+i] == 0:
+			// An empty axis pools to an empty one, as in Conv: padding
+			// alone would make windows with nothing of the input in them.
+			out = append(out, 0)
+			continue
 		case x[1+i]+2*pad[i] < k[i]:
 			return fail("kernel %d is larger than the padded input %d along spatial axis %d", k[i], x[1+i]+2*pad[i], i)
 		}

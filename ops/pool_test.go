@@ -110,18 +110,26 @@ func TestPoolBadInput(t *testing.T) {
 	}
 }
 
-// TestPoolEmpty checks that an empty batch or channel axis pools to an
-// empty result of the right shape rather than failing.
+// TestPoolEmpty checks that an empty batch, channel or spatial axis pools
+// to an empty result of the right shape rather than failing; an empty
+// spatial axis stays empty whatever the padding, as in Conv (padding
+// alone once made a window of nothing but padding, and the kernel read
+// out of range).
 func TestPoolEmpty(t *testing.T) {
-	for _, shape := range [][]int{{0, 4, 4, 2}, {2, 4, 4, 0}} {
+	for _, c := range []struct{ shape, want []int }{
+		{[]int{0, 4, 4, 2}, []int{0, 3, 2, 2}},
+		{[]int{2, 4, 4, 0}, []int{2, 3, 2, 0}},
+		{[]int{2, 0, 4, 3}, []int{2, 0, 2, 3}},
+	} {
+		shape := c.shape
 		for _, y := range []*array.Array{
-			ops.MaxPool2D(ops.Zeros(shape, array.Float32), [2]int{2, 2}, [2]int{2, 2}, [2]int{}),
-			ops.AvgPool2D(ops.Zeros(shape, array.Float32), [2]int{2, 2}, [2]int{2, 2}, [2]int{}),
+			ops.MaxPool2D(ops.Zeros(shape, array.Float32), [2]int{2, 2}, [2]int{2, 2}, [2]int{1, 0}),
+			ops.AvgPool2D(ops.Zeros(shape, array.Float32), [2]int{2, 2}, [2]int{2, 2}, [2]int{1, 0}),
 		} {
 			if err := y.Eval(); err != nil {
 				t.Fatalf("%v: %v", shape, err)
 			}
-			want := []int{shape[0], 2, 2, shape[3]}
+			want := c.want
 			if got := y.Shape(); !slices.Equal(got, want) {
 				t.Errorf("%v: shape %v, want %v", shape, got, want)
 			}

@@ -242,6 +242,14 @@ func convRun[S any, T float32 | float64](p *convPlan, X, W, O []S, load func(dst
 		convDepthwise(p, X, wt, O, load, store)
 		return
 	}
+	if p.scatters() {
+		convScatter(p, X, wt, O, load, store)
+		return
+	}
+	if xs, ok := any(X).([]T); ok && p.implicit() {
+		convImplicit(p, xs, wt, any(O).([]T))
+		return
+	}
 	var z T
 	es := int(unsafe.Sizeof(z))
 	kc := min(p.k, convDepth)
@@ -524,4 +532,318 @@ func mulAddFor[T float32 | float64]() func(d, a, b, c []T) {
 		return f
 	}
 	return mulAdd[T]
+}
+
+// scatters reports whether the input is dilated: then most of a patch
+// is zeros between the input's elements (the input's cotangent of a
+// strided convolution, whose input is dilated by the stride), and
+// convScatter, which reads each input element once, does a fraction of
+// the gathering product's work.
+func (p *convPlan) scatters() bool {
+	for _, d := range p.idil {
+		if d > 1 {
+			return true
+		}
+	}
+	return false
+}
+
+// convScatterRows is the number of input positions a product of
+// convScatter takes at a time.
+const convScatterRows = 256
+
+// convScatter computes the convolution from the input's side: each
+// input element x[i] times the weight at every kernel position k adds
+// into the output position o whose window puts k on it (o·stride =
+// i·InputDilation + PadLo − k·KernelDilation). The products, input
+// positions × (output channels, kernel positions) of each group, are
+// GEMMs of x's rows with the weight; their columns are then added into
+// the output. Images are shared out over cores, whose outputs do not
+// overlap; with fewer images than that, each product is.
+func convScatter[S any, T float32 | float64](p *convPlan, X []S, wt []T, O []S, load func(dst []T, src []S, off, cs int), store func(dst []S, src []T)) {
+	d := p.d
+	ins := 1
+	for _, s := range p.in {
+		ins *= s
+	}
+	outs := p.rows / p.n
+	cols := p.cog * p.kk
+	workers := runtime.GOMAXPROCS(0)
+	flops := 2 * p.n * ins * p.cin * cols
+	split := p.n >= 2*workers && flops >= parallelFlops
+	cs := p.xs[d+1]
+	// land[a][c·kern + k] is the output coordinate on axis a that input
+	// coordinate c reaches through kernel index k, or -1 for none.
+	land := make([][]int, d)
+	for a := range d {
+		kn := p.kern[a]
+		land[a] = make([]int, p.in[a]*kn)
+		for c := range p.in[a] {
+			for k := range kn {
+				q := c*p.idil[a] + p.lo[a] - k*p.kdil[a]
+				o := -1
+				if q >= 0 && q%p.stride[a] == 0 && q/p.stride[a] < p.outSp[a] {
+					o = q / p.stride[a]
+				}
+				land[a][c*kn+k] = o
+			}
+		}
+	}
+	kidx := make([]int, p.kk*d) // kernel position kp's index on each axis
+	for kp := range p.kk {
+		r := kp
+		for a := d - 1; a >= 0; a-- {
+			kidx[kp*d+a] = r % p.kern[a]
+			r /= p.kern[a]
+		}
+	}
+	// The weight of each group as the B operand, [C_in/groups, (kernel
+	// position, output channel)], so that the columns an input row adds
+	// into one output position are contiguous.
+	wb := make([]T, p.groups*p.cig*cols)
+	for g := range p.groups {
+		for ci := range p.cig {
+			for kp := range p.kk {
+				for j := range p.cog {
+					wb[(g*p.cig+ci)*cols+kp*p.cog+j] = wt[(g*p.cog+j)*p.k+kp*p.cig+ci]
+				}
+			}
+		}
+	}
+	image := func(n int, parallel bool, acc, xb, cb []T) {
+		clear(acc)
+		pos := make([]int, d)
+		offs := make([]int, convScatterRows)
+		for i0 := 0; i0 < ins; i0 += convScatterRows {
+			i1 := min(i0+convScatterRows, ins)
+			m := i1 - i0
+			offs := offs[:m]
+			for i := i0; i < i1; i++ {
+				off, r := p.xoff+n*p.xs[0], i
+				for a := d - 1; a >= 0; a-- {
+					off += r % p.in[a] * p.xs[a+1]
+					r /= p.in[a]
+				}
+				offs[i-i0] = off
+			}
+			for g := range p.groups {
+				xg := xb[:m*p.cig]
+				for i, off := range offs {
+					load(xg[i*p.cig:(i+1)*p.cig], X, off+g*p.cig*cs, cs)
+				}
+				cg := cb[:m*cols]
+				gemm(m, cols, p.cig, mat[T]{xg, 0, p.cig, 1}, mat[T]{wb, g * p.cig * cols, cols, 1}, cg, cols, parallel)
+				for i := i0; i < i1; i++ {
+					r := i
+					for a := d - 1; a >= 0; a-- {
+						pos[a] = r % p.in[a] * p.kern[a]
+						r /= p.in[a]
+					}
+					row := cg[(i-i0)*cols : (i-i0+1)*cols]
+				kernel:
+					for kp := range p.kk {
+						o := 0
+						for a, k := range kidx[kp*d : (kp+1)*d] {
+							v := land[a][pos[a]+k]
+							if v < 0 {
+								continue kernel
+							}
+							o = o*p.outSp[a] + v
+						}
+						dst := acc[o*p.cout+g*p.cog : o*p.cout+(g+1)*p.cog]
+						for j, v := range row[kp*p.cog : (kp+1)*p.cog] {
+							dst[j] += v
+						}
+					}
+				}
+			}
+		}
+		store(O[p.outOff+n*outs*p.cout:p.outOff+(n+1)*outs*p.cout], acc)
+	}
+	pool := poolFor[T]()
+	type scratch struct{ acc, xb, cb *[]T }
+	newScratch := func() *scratch {
+		return &scratch{pool.get(outs * p.cout), pool.get(convScatterRows * p.cig), pool.get(convScatterRows * cols)}
+	}
+	run := func(s *scratch, n int, parallel bool) {
+		image(n, parallel, (*s.acc)[:outs*p.cout], *s.xb, *s.cb)
+	}
+	release := func(s *scratch) {
+		pool.put(s.acc)
+		pool.put(s.xb)
+		pool.put(s.cb)
+	}
+	if split {
+		runItems(workers, p.n, newScratch, func(s *scratch, n int) { run(s, n, false) }, release)
+		return
+	}
+	s := newScratch()
+	for n := range p.n {
+		run(s, n, flops >= parallelFlops)
+	}
+	release(s)
+}
+
+// implicitMinRun is the shortest kernel row (kernel width × input
+// channels) that convImplicit takes: its depth blocks are kernel rows,
+// and shorter ones would load and store the output tile too often for
+// the work between.
+const implicitMinRun = 64
+
+// implicitMaxDepth bounds a depth block of convImplicit, so that a
+// panel of the micro-kernel's rows stays in L1.
+const implicitMaxDepth = 384
+
+// implicitPanels is the number of the micro-kernel's row panels in a
+// work item of convImplicit: the item's output tile and packed patches
+// stay in L2.
+const implicitPanels = 16
+
+// implicitMaxCout bounds the output channels convImplicit takes: each
+// depth block of its packed weight, a kernel row × C_out, is streamed
+// from L2 for every panel, and the GEMM's own blocking serves wider
+// outputs better.
+const implicitMaxCout = 512
+
+// implicit reports whether convImplicit applies: one group, a dense
+// input whose pixels hold their channels contiguously, no dilation along
+// the last axis (so that a kernel row of a window is one run of x), no
+// input dilation, kernel rows long enough to be depth blocks, and not too
+// many output channels.
+func (p *convPlan) implicit() bool {
+	return p.runs && !p.scatters() && p.kern[p.d-1]*p.cig >= implicitMinRun && p.cout <= implicitMaxCout
+}
+
+// convImplicit is the convolution as an implicit GEMM on the GEMM's
+// micro-kernel: the depth blocks are kernel rows (kernel width × input
+// channels, one run of x for each output pixel), and a panel of the
+// micro-kernel's rows, that many consecutive output pixels of one output
+// line whose windows lie inside the input, is packed straight from x by
+// the transposing packer, the pixels' runs a stride apart. Panels at the
+// edges go through a small im2col. The weight is packed once for the
+// whole call; the output is written in place.
+func convImplicit[T float32 | float64](p *convPlan, X, wt, O []T) {
+	kern := kernelFor[T]()
+	mr, nr := kern.mr, kern.nr
+	d := p.d
+	kw := p.kern[d-1]
+	run := kw * p.cig
+	sub := ceilDiv(run, implicitMaxDepth)
+	// Depth blocks: each kernel row cut into sub equal parts.
+	type block struct{ k0, kc, kp int } // first column, depth, first kernel position
+	var blocks []block
+	for kp := 0; kp < p.kk; kp += kw {
+		for j := range sub {
+			a, b := j*run/sub, (j+1)*run/sub
+			blocks = append(blocks, block{kp*p.cig + a, b - a, kp})
+		}
+	}
+	ncols := roundUp(p.cout, nr)
+	// B̃ of every block, one after another: kc × cout in panels of nr.
+	boff := make([]int, len(blocks)+1)
+	for i, b := range blocks {
+		boff[i+1] = boff[i] + b.kc*ncols
+	}
+	pool := poolFor[T]()
+	bbuf := pool.get(boff[len(blocks)])
+	defer pool.put(bbuf)
+	bpk := *bbuf
+	for i, b := range blocks {
+		packB(bpk[boff[i]:], mat[T]{wt, b.k0, 1, p.k}, b.kc, p.cout, nr, kern.packB)
+	}
+	// Work items are whole output lines (or, for long lines, pieces of
+	// one), cut into panels from the line's start, so that only the
+	// panels at a line's ends, whose windows reach into the padding, are
+	// gathered.
+	seg := implicitPanels * mr
+	wo, win := p.outSp[d-1], p.in[d-1]
+	lines := p.rows / wo
+	linesPer, segs := 1, 1
+	if wo <= seg {
+		linesPer = seg / wo
+	} else {
+		segs = ceilDiv(wo, seg)
+	}
+	items := ceilDiv(lines, linesPer) * segs
+	maxPanels := implicitPanels
+	if wo <= seg {
+		maxPanels = linesPer * ceilDiv(wo, mr)
+	}
+	maxKC := ceilDiv(run, sub)
+	sw := p.stride[d-1]
+	ld := sw * p.xs[d]
+	type panel struct{ r0, rows int }
+	type scratch struct {
+		apk, tmp, tile *[]T
+		base           []int
+		panels         []panel
+	}
+	workers := runtime.GOMAXPROCS(0)
+	if 2*p.rows*p.k*p.cout < parallelFlops {
+		workers = 1
+	}
+	runItems(workers, items,
+		func() *scratch {
+			return &scratch{pool.get(maxPanels * mr * maxKC), pool.get(mr * maxKC), pool.get(mr * nr), make([]int, d), nil}
+		},
+		func(s *scratch, it int) {
+			ps := s.panels[:0]
+			if segs == 1 {
+				for l := it * linesPer; l < min((it+1)*linesPer, lines); l++ {
+					for o := 0; o < wo; o += mr {
+						ps = append(ps, panel{l*wo + o, min(mr, wo-o)})
+					}
+				}
+			} else {
+				l, o0 := it/segs, it%segs*seg
+				for o := o0; o < min(o0+seg, wo); o += mr {
+					ps = append(ps, panel{l*wo + o, min(mr, wo-o)})
+				}
+			}
+			s.panels = ps
+			apk, tmp, base := *s.apk, *s.tmp, s.base
+			for bi, b := range blocks {
+				kpos := p.kpos[b.kp]
+				c0 := b.k0 - b.kp*p.cig // offset of the block within the kernel row
+				for q, pn := range ps {
+					dst := apk[q*mr*b.kc : (q+1)*mr*b.kc]
+					boffX := p.rowBase(pn.r0, base)
+					// A whole panel whose windows lie inside the input
+					// along the line, and the kernel row inside it across.
+					if pn.rows == mr && kern.packA.trans != nil && base[d-1] >= 0 && base[d-1]+(mr-1)*sw+kw <= win {
+						if off, ok := p.inputAt(boffX, base, kpos); ok {
+							_ = X[off+c0+(mr-1)*ld+b.kc-1]
+							kern.packA.trans(&dst[0], &X[off+c0], ld, b.kc)
+							continue
+						}
+					}
+					// Elsewhere: gather the panel's rows of this block.
+					t := tmp[:pn.rows*b.kc]
+					for i := range pn.rows {
+						row := t[i*b.kc : (i+1)*b.kc]
+						bo := p.rowBase(pn.r0+i, base)
+						for kk := 0; kk < b.kc; {
+							col := c0 + kk
+							j, ci := col/p.cig, col%p.cig
+							n := min(p.cig-ci, b.kc-kk)
+							if off, ok := p.inputAt(bo, base, p.kpos[b.kp+j]); ok {
+								copy(row[kk:kk+n], X[off+ci:off+ci+n])
+							} else {
+								clear(row[kk : kk+n])
+							}
+							kk += n
+						}
+					}
+					packA(dst, mat[T]{t, 0, b.kc, 1}, pn.rows, b.kc, mr, kern.packA)
+				}
+				for q, pn := range ps {
+					tiles(kern, b.kc, apk[q*mr*b.kc:], bpk[boff[bi]:], O[p.outOff+pn.r0*p.cout:], p.cout, pn.rows, p.cout, bi > 0, *s.tile)
+				}
+			}
+		},
+		func(s *scratch) {
+			pool.put(s.apk)
+			pool.put(s.tmp)
+			pool.put(s.tile)
+		})
 }

@@ -89,7 +89,8 @@ func convCase(d int, vals ...int) ConvParams {
 // TestConvMatchesNaive checks Conv on every float dtype against the
 // definition, for the paths it takes: im2col tiles with groups, whole
 // kernel rows copied at once, depth blocks (and depth blocks shared out
-// over cores), negative (cropping) padding, input dilation and flip, and
+// over cores), negative (cropping) padding, input dilation and flip
+// (scattered from the input), the implicit GEMM on kernel rows, and
 // the depthwise loops; x is read contiguous, then through a channel
 // stride of 2 and an offset.
 func TestConvMatchesNaive(t *testing.T) {
@@ -114,60 +115,72 @@ func TestConvMatchesNaive(t *testing.T) {
 		{"2d depthwise lines", []int{2, 6, 5, 4}, []int{4, 3, 3, 1}, convCase(2, 1, 1, 1, 0, 0, 2, 2, 2, 1, 1), 4, true},
 		{"1d depthwise lines", []int{2, 9, 3}, []int{3, 4, 1}, convCase(1, 1, 2, 1, 1, 1), 3, false},
 		{"2d depthwise", []int{2, 6, 5, 4}, []int{4, 3, 3, 1}, convCase(2, 1, 2, 1, 1, 1, 0, 1, 1, 1, 1), 4, true},
+		{"2d implicit", []int{2, 5, 30, 32}, []int{8, 3, 3, 32}, convCase(2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1), 1, false},
+		{"1d implicit, lines in pieces", []int{1, 450, 64}, []int{4, 3, 64}, convCase(1, 1, 1, 1, 1, 1), 1, false},
+		{"2d implicit strided, cropped, long kernel rows", []int{1, 6, 40, 160}, []int{5, 2, 3, 160}, convCase(2, 1, 2, 0, 1, 1, -1, 1, 1, 1, 1), 1, true},
+		{"2d input dilation scattered, groups", []int{5, 4, 5, 4}, []int{6, 3, 2, 2}, convCase(2, 1, 2, 2, 1, 1, 0, 1, 2, 2, 3), 2, true},
+		{"1d input dilation scattered, strided, many rows", []int{2, 300, 3}, []int{4, 5, 3}, convCase(1, 3, 4, 2, 1, 2), 1, false},
 	}
 	r := rand.New(rand.NewPCG(20, 1))
-	for _, c := range cases {
-		c.p.Groups, c.p.Flip = c.groups, c.flip
-		for _, dt := range []array.DType{array.Float32, array.Float64, array.Float16, array.BFloat16} {
-			t.Run(fmt.Sprintf("%s/%v", c.name, dt), func(t *testing.T) {
-				nx, nw := 1, 1
-				for _, v := range c.xs {
-					nx *= v
-				}
-				for _, v := range c.ws {
-					nw *= v
-				}
-				// multiples of 1/8: exact in every float dtype
-				x, w := make([]float64, nx), make([]float64, nw)
-				for i := range x {
-					x[i] = float64(r.IntN(17)-8) / 8
-				}
-				for i := range w {
-					w[i] = float64(r.IntN(17)-8) / 8
-				}
-				want, oshape := naiveConv(x, c.xs, w, c.ws, c.p)
-				// x stored contiguous (the path that copies kernel rows
-				// whole), then with every other channel and a leading
-				// element, so the kernel reads a channel stride of 2 and an
-				// offset.
-				for _, step := range []int{1, 2} {
-					xstr := make([]int, len(c.xs))
-					s := step
-					for i := len(c.xs) - 1; i >= 0; i-- {
-						xstr[i] = s
-						s *= c.xs[i]
+	// With no flop bound, small cases take the paths that split work
+	// over cores too (images, for the scattered input dilation).
+	oldPar := parallelFlops
+	defer func() { parallelFlops = oldPar }()
+	for _, par := range []int{oldPar, 0} {
+		parallelFlops = par
+		for _, c := range cases {
+			c.p.Groups, c.p.Flip = c.groups, c.flip
+			for _, dt := range []array.DType{array.Float32, array.Float64, array.Float16, array.BFloat16} {
+				t.Run(fmt.Sprintf("%s/%v/parallelFlops=%d", c.name, dt, par), func(t *testing.T) {
+					nx, nw := 1, 1
+					for _, v := range c.xs {
+						nx *= v
 					}
-					wide := make([]float64, 1+step*nx)
-					for i, v := range x {
-						wide[1+step*i] = v
+					for _, v := range c.ws {
+						nw *= v
 					}
-					xb, wb, ob, got := convBufs(dt, wide, xstr, c.xs, w, c.ws, oshape)
-					if err := Conv(ob, xb, wb, c.p); err != nil {
-						t.Fatal(err)
+					// multiples of 1/8: exact in every float dtype
+					x, w := make([]float64, nx), make([]float64, nw)
+					for i := range x {
+						x[i] = float64(r.IntN(17)-8) / 8
 					}
-					// Float32 sums of these values are exact; 16-bit results
-					// round once.
-					tol := 0.0
-					if dt == array.Float16 || dt == array.BFloat16 {
-						tol = 1e-2
+					for i := range w {
+						w[i] = float64(r.IntN(17)-8) / 8
 					}
-					for i := range want {
-						if g := got(i); math.Abs(g-want[i]) > tol*max(1, math.Abs(want[i])) {
-							t.Fatalf("channel stride %d: out[%d] = %v, want %v", step, i, g, want[i])
+					want, oshape := naiveConv(x, c.xs, w, c.ws, c.p)
+					// x stored contiguous (the path that copies kernel rows
+					// whole), then with every other channel and a leading
+					// element, so the kernel reads a channel stride of 2 and an
+					// offset.
+					for _, step := range []int{1, 2} {
+						xstr := make([]int, len(c.xs))
+						s := step
+						for i := len(c.xs) - 1; i >= 0; i-- {
+							xstr[i] = s
+							s *= c.xs[i]
+						}
+						wide := make([]float64, 1+step*nx)
+						for i, v := range x {
+							wide[1+step*i] = v
+						}
+						xb, wb, ob, got := convBufs(dt, wide, xstr, c.xs, w, c.ws, oshape)
+						if err := Conv(ob, xb, wb, c.p); err != nil {
+							t.Fatal(err)
+						}
+						// Float32 sums of these values are exact; 16-bit results
+						// round once.
+						tol := 0.0
+						if dt == array.Float16 || dt == array.BFloat16 {
+							tol = 1e-2
+						}
+						for i := range want {
+							if g := got(i); math.Abs(g-want[i]) > tol*max(1, math.Abs(want[i])) {
+								t.Fatalf("channel stride %d: out[%d] = %v, want %v", step, i, g, want[i])
+							}
 						}
 					}
-				}
-			})
+				})
+			}
 		}
 	}
 }

@@ -172,6 +172,8 @@ func TestKernelsDeclareTheirLargestThreadgroup(t *testing.T) {
 		"reduce_cols":    256,  // 32x8, the layout of its accumulators
 		"sort_block":     512,  // sortThreads in sort.go
 		"hadamard_lines": 256,  // HadamardTransform in hadamard.go
+		"fft_lines":      256,  // the threadgroup of FFT in fft.go
+		"conv_wgrad":     256,  // WG_VT in conv_wgrad.metal: 16x16 virtual threads of 4x4
 		"reduce_rows":    1024, // lineGrid in reduce.go: 256, or 1024 above 8192 elements
 		"arg_reduce":     1024,
 		"scan_lines":     1024,

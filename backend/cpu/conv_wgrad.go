@@ -1,0 +1,274 @@
+package cpu
+
+import (
+	"runtime"
+	"sync"
+	"unsafe"
+
+	"github.com/fathom-go/fathom/array"
+)
+
+// ConvWeightGrad computes the cotangent of a convolution's weight: for
+// the convolution y = conv(x, w) with p (see Conv) and the cotangent g
+// of y, dw[co, k, ci] = Σ over batch and output positions o of
+// g[n, o, co]·x[n, o·Stride + k·KernelDilation − PadLo, g·C_in/groups + ci]
+// (with x dilated by InputDilation, and k mirrored under Flip), for the
+// group g that holds co. x is [N, ...in, C_in] and g [N, ...out, C_out],
+// both read through any strides; dw is row-major [C_out, ...kernel,
+// C_in/groups]. float16 and bfloat16 accumulate in float32 and round once.
+//
+// It is the product gᵀ·im2col(x) over the N·out rows, done as dwᵀ =
+// im2col(x)ᵀ·g: chunks of rows have their patches gathered and packed as
+// the micro-kernel's panels, which add into a dwᵀ that stays in the
+// core's cache; cores take chunks and each sums into its own
+// dwᵀ, the copies added at the end. Groups of one input and one output
+// channel (depthwise) take a direct loop on the vector multiply-add.
+func ConvWeightGrad(dw, x, g Buf, p ConvParams) error {
+	const op = "cpu.ConvWeightGrad"
+	if x.DType != dw.DType || g.DType != dw.DType {
+		return array.Errorf(op, "dtypes %v and %v -> %v differ", x.DType, g.DType, dw.DType)
+	}
+	if !dw.RowMajor() {
+		return array.Errorf(op, "dw of shape %v is not row-major", dw.Shape)
+	}
+	pl, err := newConvPlan(g, x, dw, p)
+	if err != nil {
+		return err
+	}
+	if dw.Size() == 0 {
+		return nil
+	}
+	if pl.rows == 0 {
+		es := dw.DType.Size()
+		clear(dw.Data[dw.Offset*es : (dw.Offset+dw.Size())*es])
+		return nil
+	}
+	gr := gRows{shape: g.Shape[:pl.d+1], strides: g.Strides, off: g.Offset}
+	switch dw.DType {
+	case array.Float32:
+		wgradRun(pl, gr, elems[float32](x), elems[float32](g), elems[float32](dw), dw.Offset, loadSame[float32], storeSame[float32])
+	case array.Float64:
+		wgradRun(pl, gr, elems[float64](x), elems[float64](g), elems[float64](dw), dw.Offset, loadSame[float64], storeSame[float64])
+	case array.Float16:
+		wgradRun(pl, gr, elems[array.F16](x), elems[array.F16](g), elems[array.F16](dw), dw.Offset, widen[array.F16], storeHalf(array.NewF16))
+	case array.BFloat16:
+		wgradRun(pl, gr, elems[array.BF16](x), elems[array.BF16](g), elems[array.BF16](dw), dw.Offset, widen[array.BF16], storeHalf(array.NewBF16))
+	default:
+		return array.Errorf(op, "dtype %v not supported: convolution is for floats", dw.DType)
+	}
+	return nil
+}
+
+// gRows locates the rows of the cotangent: row r (batch and output
+// position, row-major) starts at offset and holds C_out channels a
+// channel stride apart.
+type gRows struct {
+	shape, strides []int
+	off            int
+}
+
+func (g gRows) offset(r int) int {
+	off := g.off
+	for i := len(g.shape) - 1; i >= 0; i-- {
+		off += r % g.shape[i] * g.strides[i]
+		r /= g.shape[i]
+	}
+	return off
+}
+
+// wgradChunk is the number of rows (the product's depth) a chunk
+// gathers: the micro-kernel's panels of dwᵀ then run this many steps
+// between loading and storing their tile, as the GEMM's depth blocks do.
+const wgradChunk = 256
+
+// wgradPatchBytes bounds the patches of one chunk that are packed at a
+// time: with the packed copy and dwᵀ they stay within a core's L2.
+const wgradPatchBytes = 1 << 20
+
+// wgradRun is ConvWeightGrad with S the storage type and T the type the
+// sums are kept in.
+func wgradRun[S any, T float32 | float64](p *convPlan, gr gRows, X, G, DW []S, dwOff int, load func(dst []T, src []S, off, cs int), store func(dst []S, src []T)) {
+	var z T
+	es := int(unsafe.Sizeof(z))
+	n := p.cout * p.k
+	workers := runtime.GOMAXPROCS(0)
+	if 2*p.rows*n < parallelFlops {
+		workers = 1
+	}
+	var total []T
+	var tb *[]T
+	var mu sync.Mutex
+	// adding counts the workers' copies not yet summed: runItems returns
+	// once every item is done, which can be before the last worker has
+	// released its scratch.
+	var adding sync.WaitGroup
+	// add sums a worker's copy of the result into total.
+	add := func(part []T) {
+		mu.Lock()
+		defer mu.Unlock()
+		defer adding.Done()
+		if total == nil {
+			tb = poolFor[T]().get(n)
+			total = (*tb)[:n]
+			copy(total, part)
+			return
+		}
+		for i, v := range part {
+			total[i] += v
+		}
+	}
+	gcs := gr.strides[len(gr.shape)]
+	// total holds dwᵀ: for each group [patch position, C_out/groups], or
+	// for depthwise [kernel position, C]. at is where dw[co, kp, ci] is.
+	var at func(co, kp, ci int) int
+	if p.cig == 1 && p.cog == 1 {
+		wgradDepthwise(p, gr, X, G, gcs, workers, &adding, load, add)
+		at = func(co, kp, _ int) int { return kp*p.cout + co }
+	} else {
+		wgradGEMM(p, gr, X, G, gcs, es, workers, &adding, load, add)
+		at = func(co, kp, ci int) int {
+			grp, j := co/p.cog, co%p.cog
+			return (grp*p.k+kp*p.cig+ci)*p.cog + j
+		}
+	}
+	adding.Wait()
+	defer poolFor[T]().put(tb)
+	res := poolFor[T]().get(n)
+	defer poolFor[T]().put(res)
+	out := (*res)[:n]
+	for co := range p.cout {
+		for kp := range p.kk {
+			// weightIndex mirrors the kernel under flip.
+			w := p.weightIndex(co, kp, 0) - dwOff
+			for ci := range p.cig {
+				out[w+ci] = total[at(co, kp, ci)]
+			}
+		}
+	}
+	store(DW[dwOff:dwOff+n], out)
+}
+
+// wgradGEMM accumulates dwᵀ for each group as im2col(x)ᵀ·g, chunk by
+// chunk of rows, on the GEMM's micro-kernel: the patches of a chunk,
+// [rows, patch positions], are the transpose of the A operand, which
+// packs them a panel of patch positions at a time, and the chunk's rows
+// of g are B.
+func wgradGEMM[S any, T float32 | float64](p *convPlan, gr gRows, X, G []S, gcs, es, workers int, adding *sync.WaitGroup, load func(dst []T, src []S, off, cs int), add func([]T)) {
+	kern := kernelFor[T]()
+	mr, nr := kern.mr, kern.nr
+	kc := min(wgradChunk, p.rows)
+	kb := min(p.k, max(mr, wgradPatchBytes/(kc*es)/mr*mr))
+	nc := min(p.cog, max(nr, caches.l2/4/(kc*es)/nr*nr))
+	chunks := ceilDiv(p.rows, kc)
+	n := p.cout * p.k
+	type scratch struct {
+		part, patches, apk, bpk, gt, tile *[]T
+		base                              []int
+	}
+	pool := poolFor[T]()
+	runItems(workers, p.groups*chunks,
+		func() *scratch {
+			s := &scratch{
+				part:    pool.get(n),
+				patches: pool.get(kc * kb),
+				apk:     pool.get(roundUp(kb, mr) * kc),
+				bpk:     pool.get(kc * roundUp(nc, nr)),
+				gt:      pool.get(kc * p.cog),
+				tile:    pool.get(mr * nr),
+				base:    make([]int, p.d),
+			}
+			clear((*s.part)[:n])
+			adding.Add(1)
+			return s
+		},
+		func(s *scratch, it int) {
+			grp, c := it/chunks, it%chunks
+			r0 := c * kc
+			r1 := min(r0+kc, p.rows)
+			m := r1 - r0
+			gt := (*s.gt)[:m*p.cog]
+			for r := r0; r < r1; r++ {
+				load(gt[(r-r0)*p.cog:(r-r0+1)*p.cog], G, gr.offset(r)+grp*p.cog*gcs, gcs)
+			}
+			dwt := (*s.part)[grp*p.k*p.cog:]
+			for k0 := 0; k0 < p.k; k0 += kb {
+				k1 := min(k0+kb, p.k)
+				kw := k1 - k0
+				patches := (*s.patches)[:m*kw]
+				im2col(p, patches, X, r0, r1, grp, k0, k1, s.base, load)
+				apk := *s.apk
+				packA(apk, mat[T]{patches, 0, 1, kw}, kw, m, mr, kern.packA)
+				for j0 := 0; j0 < p.cog; j0 += nc {
+					cols := min(nc, p.cog-j0)
+					packB(*s.bpk, mat[T]{gt, j0, p.cog, 1}, m, cols, nr, kern.packB)
+					for q := 0; q*mr < kw; q++ {
+						tiles(kern, m, apk[q*mr*m:], *s.bpk, dwt[(k0+q*mr)*p.cog+j0:], p.cog, min(mr, kw-q*mr), cols, true, *s.tile)
+					}
+				}
+			}
+		},
+		func(s *scratch) {
+			add((*s.part)[:n])
+			for _, b := range []*[]T{s.part, s.patches, s.apk, s.bpk, s.gt, s.tile} {
+				pool.put(b)
+			}
+		})
+}
+
+// wgradDepthwiseRows is the number of rows a depthwise work item takes.
+const wgradDepthwiseRows = 64
+
+// wgradDepthwise accumulates dwᵀ, [kernel positions, C], for groups of
+// one channel: each row adds its cotangent times the input row under
+// each kernel position, a vector multiply-add over the channels.
+func wgradDepthwise[S any, T float32 | float64](p *convPlan, gr gRows, X, G []S, gcs, workers int, adding *sync.WaitGroup, load func(dst []T, src []S, off, cs int), add func([]T)) {
+	c := p.cout
+	n := p.kk * c
+	cs := p.xs[p.d+1]
+	madd := mulAddFor[T]()
+	xs, inPlace := any(X).([]T)
+	inPlace = inPlace && cs == 1
+	type scratch struct {
+		part, grow, in *[]T
+		base           []int
+	}
+	pool := poolFor[T]()
+	items := ceilDiv(p.rows, wgradDepthwiseRows)
+	if 2*p.rows*n < parallelFlops {
+		workers = 1
+	}
+	runItems(workers, items,
+		func() *scratch {
+			s := &scratch{part: pool.get(n), grow: pool.get(c), in: pool.get(c), base: make([]int, p.d)}
+			clear((*s.part)[:n])
+			adding.Add(1)
+			return s
+		},
+		func(s *scratch, it int) {
+			part, grow, in := (*s.part)[:n], (*s.grow)[:c], (*s.in)[:c]
+			for r := it * wgradDepthwiseRows; r < min((it+1)*wgradDepthwiseRows, p.rows); r++ {
+				load(grow, G, gr.offset(r), gcs)
+				boff := p.rowBase(r, s.base)
+				for kp, pos := range p.kpos {
+					off, ok := p.inputAt(boff, s.base, pos)
+					if !ok {
+						continue
+					}
+					row := in
+					if inPlace {
+						row = xs[off : off+c]
+					} else {
+						load(in, X, off, cs)
+					}
+					acc := part[kp*c : (kp+1)*c]
+					madd(acc, grow, row, acc)
+				}
+			}
+		},
+		func(s *scratch) {
+			add((*s.part)[:n])
+			for _, b := range []*[]T{s.part, s.grow, s.in} {
+				pool.put(b)
+			}
+		})
+}
