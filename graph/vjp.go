@@ -22,6 +22,7 @@ func (identity) Eval(_ array.Stream, in, out []*array.Array) error {
 	out[0].SetData(in[0].Storage(), in[0].Strides(), in[0].Offset())
 	return nil
 }
+
 // OutputShapes lets a gradient be taken inside a compile.Shapeless trace.
 func (identity) OutputShapes(in []*array.Array) ([][]int, error) {
 	return [][]int{in[0].Shape()}, nil
