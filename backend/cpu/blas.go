@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"math"
 	"os"
 	"sync"
 
@@ -11,19 +12,21 @@ import (
 )
 
 // BLAS is gonum's BLAS with its general matrix products (Dgemm, Sgemm)
-// computed by fathom's GEMM, and its triangular solves and products
-// (Dtrsm, Strsm, Dtrmm, Strmm) blocked over that GEMM; every other
-// routine is gonum's own. It implements blas.Float64 and blas.Float32.
+// computed by fathom's GEMM, its triangular solves and products (Dtrsm,
+// Strsm, Dtrmm, Strmm) blocked over that GEMM, its symmetric rank-k and
+// rank-2k updates (Dsyrk, Ssyrk, Dsyr2k) made of GEMM strips, and the
+// level-2 routines of the tridiagonal and bidiagonal reductions (Dsymv,
+// Dgemv) split over cores; every other routine is gonum's own. It
+// implements blas.Float64 and blas.Float32.
 //
 // gonum's blocked LAPACK (lapack/gonum) spends most of its time in
 // these: Dgemm in the trailing updates of LU, Cholesky and QR and in the
 // block reflectors of QR, the eigensolvers and the SVD; Dtrmm in the
 // triangular inverse behind Inv; Dtrsm in the solves with many
-// right-hand sides. It finds its BLAS through blas64's registered
-// implementation, so giving it fathom's kernels is a registration: see
-// UseBLAS and EnsureBLAS. Dsyrk stays gonum's: in LAPACK's calls its
-// output is one block (64×64), and profiles of Dpotrf at 1024 put it at
-// a few percent of the time.
+// right-hand sides; Dsymv and Dsyr2k in Dsytrd (Eigh), Dgemv in Dgebrd
+// (SVD). It finds its BLAS through blas64's registered implementation,
+// so giving it fathom's kernels is a registration: see UseBLAS and
+// EnsureBLAS.
 type BLAS struct{ gonum.Implementation }
 
 var (
@@ -439,4 +442,256 @@ func blockedSyrk[T float32 | float64](ul blas.Uplo, tA blas.Transpose, n, k int,
 			merge(c[i*ldc+lo:i*ldc+hi], row, alpha, beta)
 		}
 	}
+}
+
+// symvMin is the order below which Dsymv stays with gonum's loop. Tests
+// set it to 1 to run gonum's suite through the split loop.
+var symvMin = 64
+
+// Dsymv computes y = alpha·A·x + beta·y for the symmetric A, of which it
+// reads the triangle ul, as gonum's Dsymv does. Above symvMin it reads
+// each element of the triangle once for both of its uses (the dot
+// product of its row and the update along its column), with the rows
+// split over cores in pieces of equal work, each with its own copy of
+// y. This is half of the arithmetic of the tridiagonal reduction behind
+// Eigh (Dsytrd's Dlatrd calls it once per column).
+func (impl BLAS) Dsymv(ul blas.Uplo, n int, alpha float64, a []float64, lda int, x []float64, incX int, beta float64, y []float64, incY int) {
+	if ul != blas.Upper && ul != blas.Lower || n < symvMin || lda < n || incX == 0 || incY == 0 || alpha == 0 ||
+		len(a) < (n-1)*lda+n || len(x) < 1+(n-1)*absInt(incX) || len(y) < 1+(n-1)*absInt(incY) {
+		impl.Implementation.Dsymv(ul, n, alpha, a, lda, x, incX, beta, y, incY)
+		return
+	}
+	pool := poolFor[float64]()
+	pieces := 1
+	if n >= 256 {
+		pieces = 4
+	}
+	buf := pool.get((pieces + 1) * n)
+	defer pool.put(buf)
+	xs, acc := (*buf)[:n], (*buf)[n:(pieces+1)*n]
+	clear(acc)
+	for i := range n {
+		xs[i] = x[strideIndex(i, n, incX)]
+	}
+	// piece p takes the panels whose share of the triangle is about
+	// p/pieces to (p+1)/pieces
+	bound := func(p int) int {
+		if p == pieces {
+			return n
+		}
+		f := float64(p) / float64(pieces)
+		b := float64(n) * math.Sqrt(f)
+		if ul == blas.Upper {
+			b = float64(n) * (1 - math.Sqrt(1-f))
+		}
+		return min(n, (int(b)+symvPanel/2)/symvPanel*symvPanel)
+	}
+	ParallelFor(pieces, 1, func(p0, p1 int) {
+		for p := p0; p < p1; p++ {
+			impl.symvPanels(ul == blas.Upper, a, lda, xs, acc[p*n:(p+1)*n], bound(p), bound(p+1))
+		}
+	})
+	for i := range n {
+		s := 0.0
+		for p := range pieces {
+			s += acc[p*n+i]
+		}
+		iy := strideIndex(i, n, incY)
+		if beta == 0 {
+			y[iy] = alpha * s
+		} else {
+			y[iy] = alpha*s + beta*y[iy]
+		}
+	}
+}
+
+// symvPanel is the height of the panels of rows Dsymv works in: a
+// panel of a 512-wide matrix (256 KiB) stays in L2 between its two
+// passes.
+const symvPanel = 64
+
+// symvPanels adds the rows r0..r1 of the symmetric A's triangle (upper
+// or lower) times x into acc, a panel of symvPanel rows at a time: the
+// panel's part off the diagonal block is read twice, as a matrix times
+// x (its rows' dot products) and transposed (its columns' updates), by
+// gonum's vectorised Dgemv, the second time from cache; the diagonal
+// block's triangle goes through symvRows.
+func (impl BLAS) symvPanels(upper bool, a []float64, lda int, x, acc []float64, r0, r1 int) {
+	n := len(x)
+	for p0 := r0; p0 < r1; p0 += symvPanel {
+		p1 := min(p0+symvPanel, r1)
+		rows := p1 - p0
+		symvRows(upper, a[p0*lda+p0:], lda, x[p0:p1], acc[p0:p1], 0, rows)
+		c0, c1 := 0, p0
+		if upper {
+			c0, c1 = p1, n
+		}
+		if c1 == c0 {
+			continue
+		}
+		panel := a[p0*lda+c0:]
+		impl.Implementation.Dgemv(blas.NoTrans, rows, c1-c0, 1, panel, lda, x[c0:c1], 1, 1, acc[p0:p1], 1)
+		impl.Implementation.Dgemv(blas.Trans, rows, c1-c0, 1, panel, lda, x[p0:p1], 1, 1, acc[c0:c1], 1)
+	}
+}
+
+// symvRows adds rows r0..r1 of the symmetric A's triangle (upper or
+// lower) times x into acc: each row's dot product with x to its own
+// element, and the row times its x to the elements of its column. Rows
+// go four at a time over the columns they share, so that each element
+// of acc is loaded and stored once for four rows' updates.
+func symvRows(upper bool, a []float64, lda int, x, acc []float64, r0, r1 int) {
+	n := len(x)
+	i := r0
+	for ; i+4 <= r1; i += 4 {
+		// the shared columns: before the rows' diagonal block (lower)
+		// or after it (upper)
+		c0, c1 := 0, i
+		if upper {
+			c0, c1 = i+4, n
+		}
+		a0 := a[i*lda+c0 : i*lda+c1]
+		a1 := a[(i+1)*lda+c0 : (i+1)*lda+c1][:len(a0)]
+		a2 := a[(i+2)*lda+c0 : (i+2)*lda+c1][:len(a0)]
+		a3 := a[(i+3)*lda+c0 : (i+3)*lda+c1][:len(a0)]
+		xs, ys := x[c0:c1][:len(a0)], acc[c0:c1][:len(a0)]
+		x0, x1, x2, x3 := x[i], x[i+1], x[i+2], x[i+3]
+		var s0, s1, s2, s3 float64
+		for j, v0 := range a0 {
+			v1, v2, v3, xj := a1[j], a2[j], a3[j], xs[j]
+			s0 += v0 * xj
+			s1 += v1 * xj
+			s2 += v2 * xj
+			s3 += v3 * xj
+			ys[j] += (x0*v0 + x1*v1) + (x2*v2 + x3*v3)
+		}
+		acc[i] += s0
+		acc[i+1] += s1
+		acc[i+2] += s2
+		acc[i+3] += s3
+		// the 4×4 diagonal block's triangle
+		for q := range 4 {
+			r := i + q
+			lo, hi := i, r
+			if upper {
+				lo, hi = r+1, i+4
+			}
+			s := a[r*lda+r] * x[r]
+			for c := lo; c < hi; c++ {
+				v := a[r*lda+c]
+				s += v * x[c]
+				acc[c] += x[r] * v
+			}
+			acc[r] += s
+		}
+	}
+	for ; i < r1; i++ {
+		var row, xs, ys []float64
+		if upper {
+			row, xs, ys = a[i*lda+i+1:i*lda+n], x[i+1:n], acc[i+1:n]
+		} else {
+			row, xs, ys = a[i*lda:i*lda+i], x[:i], acc[:i]
+		}
+		xs, ys = xs[:len(row)], ys[:len(row)]
+		xi, s := x[i], 0.0
+		for j, v := range row {
+			s += v * xs[j]
+			ys[j] += xi * v
+		}
+		acc[i] += s + a[i*lda+i]*xi
+	}
+}
+
+// strideIndex is the index in a BLAS vector of stride inc of its element
+// i of n: a negative stride runs the vector backwards.
+func strideIndex(i, n, inc int) int {
+	if inc > 0 {
+		return i * inc
+	}
+	return (n - 1 - i) * -inc
+}
+
+func absInt(v int) int {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
+// Dsyr2k computes the triangle ul of C = alpha·(A·Bᵀ + B·Aᵀ) + beta·C
+// (trans NoTrans) or alpha·(Aᵀ·B + Bᵀ·A) + beta·C as gonum's Dsyr2k does,
+// with fathom's GEMM: a strip of rows at a time, the two products of
+// the strip with the rows the triangle reaches summed and merged into
+// C's triangle, as Dsyrk. Dsytrd's trailing update is one call per
+// block of 32 columns, a quarter of Eigh's reduction.
+func (impl BLAS) Dsyr2k(ul blas.Uplo, tA blas.Transpose, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
+	if !syrkFits(ul, tA, n, k, alpha, len(a), lda, len(c), ldc) || !syrkFits(ul, tA, n, k, alpha, len(b), ldb, len(c), ldc) {
+		impl.Implementation.Dsyr2k(ul, tA, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
+	at, bt := view(tA, a, lda), view(tA, b, ldb)
+	tr := blas.Trans
+	if tA != blas.NoTrans {
+		tr = blas.NoTrans
+	}
+	atT, btT := view(tr, a, lda), view(tr, b, ldb)
+	pool := poolFor[float64]()
+	strip := min(n, syrkStrip)
+	s1, s2 := pool.get(strip*n), pool.get(strip*n)
+	defer pool.put(s1)
+	defer pool.put(s2)
+	t1, t2 := *s1, *s2
+	for i0 := 0; i0 < n; i0 += syrkStrip {
+		i1 := min(n, i0+syrkStrip)
+		j0, j1 := 0, i1
+		if ul == blas.Upper {
+			j0, j1 = i0, n
+		}
+		w := j1 - j0
+		gemm(i1-i0, w, k, at.sub(i0, 0), btT.sub(0, j0), t1, w, true)
+		gemm(i1-i0, w, k, bt.sub(i0, 0), atT.sub(0, j0), t2, w, true)
+		for i := i0; i < i1; i++ {
+			lo, hi := j0, i+1
+			if ul == blas.Upper {
+				lo, hi = i, j1
+			}
+			row, row2 := t1[(i-i0)*w+lo-j0:(i-i0)*w+hi-j0], t2[(i-i0)*w+lo-j0:(i-i0)*w+hi-j0]
+			for x, v := range row2 {
+				row[x] += v
+			}
+			merge(c[i*ldc+lo:i*ldc+hi], row, alpha, beta)
+		}
+	}
+}
+
+// gemvMin is the matrix size (m·n) from which Dgemv splits over cores.
+const gemvMin = 1 << 15
+
+// Dgemv computes y = alpha·op(A)·x + beta·y as gonum's Dgemv does; a
+// large product is split over cores, by rows of A (NoTrans) or by its
+// columns (Trans), each part an independent piece of y computed by
+// gonum's kernel. It is half of the arithmetic of the bidiagonal
+// reduction behind SVD (Dgebrd's Dlabrd) and a part of Dsytrd's.
+func (impl BLAS) Dgemv(tA blas.Transpose, m, n int, alpha float64, a []float64, lda int, x []float64, incX int, beta float64, y []float64, incY int) {
+	if !validTrans(tA) || m*n < gemvMin || lda < n || incX <= 0 || incY <= 0 || len(a) < (m-1)*lda+n {
+		impl.Implementation.Dgemv(tA, m, n, alpha, a, lda, x, incX, beta, y, incY)
+		return
+	}
+	lx, ly := n, m
+	if tA != blas.NoTrans {
+		lx, ly = m, n
+	}
+	if len(x) < 1+(lx-1)*incX || len(y) < 1+(ly-1)*incY {
+		impl.Implementation.Dgemv(tA, m, n, alpha, a, lda, x, incX, beta, y, incY)
+		return
+	}
+	if tA == blas.NoTrans {
+		ParallelFor(m, max(16, (1<<14)/n), func(lo, hi int) {
+			impl.Implementation.Dgemv(tA, hi-lo, n, alpha, a[lo*lda:], lda, x, incX, beta, y[lo*incY:], incY)
+		})
+		return
+	}
+	ParallelFor(n, max(16, (1<<14)/m), func(lo, hi int) {
+		impl.Implementation.Dgemv(tA, m, hi-lo, alpha, a[lo:], lda, x, incX, beta, y[lo*incY:], incY)
+	})
 }

@@ -96,3 +96,40 @@ func BenchmarkLAPACK(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkLevel2 times the level-2 and rank-2k routines behind Eigh's
+// tridiagonal reduction (Dsytrd) with gonum's code and with BLAS, in
+// GFLOP/s:
+//
+//	go test ./backend/cpu -run '^$' -bench Level2 -benchtime 20x
+func BenchmarkLevel2(b *testing.B) {
+	const n, k = 512, 32
+	r := rand.New(rand.NewPCG(5, 6))
+	a, x, y := randSlice[float64](r, n*n), randSlice[float64](r, n), make([]float64, n)
+	w, c := randSlice[float64](r, n*k), randSlice[float64](r, n*n)
+	for _, impl := range []struct {
+		name string
+		blas blas.Float64
+	}{{"gonum", gonum.Implementation{}}, {"fathom", BLAS{}}} {
+		b.Run(fmt.Sprintf("Dsymv/%d/%s", n, impl.name), func(b *testing.B) {
+			for b.Loop() {
+				impl.blas.Dsymv(blas.Lower, n, 1, a, n, x, 1, 0, y, 1)
+			}
+			b.ReportMetric(2*n*n*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+		for _, tA := range []blas.Transpose{blas.NoTrans, blas.Trans} {
+			b.Run(fmt.Sprintf("Dgemv%c/%d/%s", tA, n, impl.name), func(b *testing.B) {
+				for b.Loop() {
+					impl.blas.Dgemv(tA, n, n, 1, a, n, x, 1, 0, y, 1)
+				}
+				b.ReportMetric(2*n*n*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+		b.Run(fmt.Sprintf("Dsyr2k/%dx%d/%s", n, k, impl.name), func(b *testing.B) {
+			for b.Loop() {
+				impl.blas.Dsyr2k(blas.Lower, blas.NoTrans, n, k, -1, a, k, w, k, 1, c, n)
+			}
+			b.ReportMetric(2*n*n*k*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}

@@ -30,7 +30,115 @@ func TestBLASGonumSuites(t *testing.T) {
 		testblas.DtrsmTest(t, BLAS{})
 		testblas.DtrmmTest(t, BLAS{})
 		testblas.DsyrkTest(t, BLAS{})
+		testblas.Dsyr2kTest(t, BLAS{})
 	})
+	old := symvMin
+	symvMin = 1
+	defer func() { symvMin = old }()
+	testblas.DsymvTest(t, BLAS{})
+	testblas.DgemvTest(t, BLAS{})
+}
+
+// TestBLASGemvMatchesGonum compares Dgemv with gonum's at sizes split
+// over cores, with strided vectors and leading dimensions wider than
+// the matrix.
+func TestBLASGemvMatchesGonum(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 18))
+	for _, tA := range []blas.Transpose{blas.NoTrans, blas.Trans} {
+		for _, c := range []struct {
+			m, n, incX, incY int
+			alpha, beta      float64
+		}{{300, 257, 1, 1, 1, 0}, {129, 700, 3, 2, -0.5, 2}} {
+			lda := c.n + 5
+			lx, ly := c.n, c.m
+			if tA != blas.NoTrans {
+				lx, ly = c.m, c.n
+			}
+			a := randSlice[float64](r, c.m*lda)
+			x, y := randSlice[float64](r, 1+(lx-1)*c.incX), randSlice[float64](r, 1+(ly-1)*c.incY)
+			want := append([]float64(nil), y...)
+			BLAS{}.Dgemv(tA, c.m, c.n, c.alpha, a, lda, x, c.incX, c.beta, y, c.incY)
+			gonum.Implementation{}.Dgemv(tA, c.m, c.n, c.alpha, a, lda, x, c.incX, c.beta, want, c.incY)
+			for i := range y {
+				if math.Abs(y[i]-want[i]) > 1e-13*float64(lx)*(1+math.Abs(want[i])) {
+					t.Fatalf("%c %+v: y[%d] = %v, gonum %v", tA, c, i, y[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// TestBLASSymvMatchesGonum compares Dsymv with gonum's at sizes split
+// over cores, with strided, backward and NaN-filled (beta 0) vectors.
+func TestBLASSymvMatchesGonum(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	for _, ul := range []blas.Uplo{blas.Upper, blas.Lower} {
+		for _, c := range []struct {
+			n, incX, incY int
+			alpha, beta   float64
+		}{{300, 1, 1, 1, 0}, {257, 3, -2, -0.5, 2}, {70, -1, 1, 2, 1}} {
+			lda := c.n + 3
+			a := randSlice[float64](r, c.n*lda)
+			x := randSlice[float64](r, 1+(c.n-1)*absInt(c.incX))
+			y := randSlice[float64](r, 1+(c.n-1)*absInt(c.incY))
+			if c.beta == 0 {
+				for i := range y {
+					y[i] = math.NaN()
+				}
+			}
+			want := append([]float64(nil), y...)
+			BLAS{}.Dsymv(ul, c.n, c.alpha, a, lda, x, c.incX, c.beta, y, c.incY)
+			gonum.Implementation{}.Dsymv(ul, c.n, c.alpha, a, lda, x, c.incX, c.beta, want, c.incY)
+			for i := range y {
+				if math.IsNaN(y[i]) || math.Abs(y[i]-want[i]) > 1e-13*float64(c.n)*(1+math.Abs(want[i])) {
+					t.Fatalf("%c %+v: y[%d] = %v, gonum %v", ul, c, i, y[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// TestBLASSyr2kMatchesGonum compares Dsyr2k with gonum's on a product
+// of more than one strip, with leading dimensions wider than the
+// matrices and a C of NaNs where beta is 0.
+func TestBLASSyr2kMatchesGonum(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	n, k := syrkStrip+45, 37
+	for _, ul := range []blas.Uplo{blas.Upper, blas.Lower} {
+		for _, tA := range []blas.Transpose{blas.NoTrans, blas.Trans} {
+			for _, ab := range [][2]float64{{-1, 1}, {0.5, 0}} {
+				ar, ac := n, k
+				if tA != blas.NoTrans {
+					ar, ac = k, n
+				}
+				lda, ldb, ldc := ac+1, ac+3, n+2
+				a, b, c := randSlice[float64](r, ar*lda), randSlice[float64](r, ar*ldb), randSlice[float64](r, n*ldc)
+				if ab[1] == 0 {
+					for i := range c {
+						c[i] = math.NaN()
+					}
+				}
+				want := append([]float64(nil), c...)
+				BLAS{}.Dsyr2k(ul, tA, n, k, ab[0], a, lda, b, ldb, ab[1], c, ldc)
+				gonum.Implementation{}.Dsyr2k(ul, tA, n, k, ab[0], a, lda, b, ldb, ab[1], want, ldc)
+				for i := range n {
+					for j := range ldc {
+						got, exp := c[i*ldc+j], want[i*ldc+j]
+						inside := j < n && (ul == blas.Lower && j <= i || ul == blas.Upper && j >= i)
+						if !inside {
+							if got != exp && !(math.IsNaN(got) && math.IsNaN(exp)) {
+								t.Fatalf("%c%c: C[%d,%d] outside the triangle changed", ul, tA, i, j)
+							}
+							continue
+						}
+						if math.IsNaN(got) || math.Abs(got-exp) > 1e-13*float64(k)*(1+math.Abs(exp)) {
+							t.Fatalf("%c%c alpha=%v beta=%v: C[%d,%d] = %v, gonum %v", ul, tA, ab[0], ab[1], i, j, got, exp)
+						}
+					}
+				}
+			}
+		}
+	}
 }
 
 // TestBLASGemmMatchesGonum compares Dgemm and Sgemm with gonum's own over
@@ -250,7 +358,7 @@ func checkSyrkAgainstGonum[T float32 | float64](t *testing.T, r *rand.Rand, name
 // TestBLASBadArgumentsPanicAsGonum checks that invalid calls reach
 // gonum's checks and panic with its messages.
 func TestBLASBadArgumentsPanicAsGonum(t *testing.T) {
-	a := make([]float64, 64*64)
+	a, big := make([]float64, 64*64), make([]float64, 256*256)
 	cases := []struct {
 		name string
 		call func(impl blas.Float64)
@@ -272,6 +380,24 @@ func TestBLASBadArgumentsPanicAsGonum(t *testing.T) {
 		}},
 		{"trmm short B", func(impl blas.Float64) {
 			impl.Dtrmm(blas.Left, blas.Upper, blas.NoTrans, blas.Unit, 80, 64, 1, make([]float64, 80*80), 80, a, 64)
+		}},
+		{"symv bad uplo", func(impl blas.Float64) {
+			impl.Dsymv('x', 64, 1, a, 64, a[:64], 1, 0, make([]float64, 64), 1)
+		}},
+		{"symv short y", func(impl blas.Float64) {
+			impl.Dsymv(blas.Lower, 64, 1, a, 64, a[:64], 1, 0, make([]float64, 63), 1)
+		}},
+		{"symv zero incX", func(impl blas.Float64) {
+			impl.Dsymv(blas.Upper, 64, 1, a, 64, a[:64], 0, 0, make([]float64, 64), 1)
+		}},
+		{"gemv short x", func(impl blas.Float64) {
+			impl.Dgemv(blas.Trans, 256, 256, 1, big, 256, big[:255], 1, 0, make([]float64, 256), 1)
+		}},
+		{"gemv short A", func(impl blas.Float64) {
+			impl.Dgemv(blas.NoTrans, 256, 256, 1, big[:256*255], 256, big[:256], 1, 0, make([]float64, 256), 1)
+		}},
+		{"syr2k short B", func(impl blas.Float64) {
+			impl.Dsyr2k(blas.Lower, blas.NoTrans, 64, 64, 1, a, 64, a[:64*63], 64, 0, make([]float64, 64*64), 64)
 		}},
 	}
 	for _, tc := range cases {

@@ -21,8 +21,8 @@ import (
 // input layout, transposed, strided or broadcast, one case), computed
 // in place, and written to the row-major outputs in their dtype, so a
 // float32 input is computed in float64 and rounded once. Eigh's vectors
-// are the exception to gonum: its tridiagonal QL iteration is this
-// file's (tridiagQL), for speed.
+// are the exception to gonum: the tridiagonal eigensolvers are
+// fathom's (tridiagQL, and tridiagDC in lapack_dc.go), for speed.
 //
 // A matrix holding a NaN or an infinity never reaches LAPACK, whose
 // iterations are not written for them: each kernel gives the result
@@ -547,6 +547,10 @@ func eigh(op string, wv decVecs, vm decMats, a Buf, upper, vectors bool) error {
 			lwork = max(lwork, int(query[0]))
 			impl.Dorgtr(uplo, n, x, n, tau, query, -1)
 			lwork = max(lwork, int(query[0]))
+			if n > 1 {
+				impl.Dormqr(blas.Left, blas.NoTrans, n-1, n, n-1, x[n:], n, tau, x[n:], n, query, -1)
+				lwork = max(lwork, int(query[0]))
+			}
 		}
 		work := sc.get(max(lwork, 3*n-1, 1))
 		for i := lo; i < hi; i++ {
@@ -562,12 +566,14 @@ func eigh(op string, wv decVecs, vm decMats, a Buf, upper, vectors bool) error {
 			default:
 				// gonum's Dsyev would find the vectors with Dsteqr, whose
 				// rotations walk the columns of a row-major matrix one at
-				// a time; tridiagQL applies them a row at a time instead.
+				// a time; eighVectors has tridiagQL apply them a row at a
+				// time for small n, and divide and conquer, GEMM-bound,
+				// replace them from dcMin.
 				sigma := decSymScale(x, n, upper)
-				impl.Dsytrd(uplo, n, x, n, ws, e[:n-1], tau[:n-1], work, len(work))
-				impl.Dorgtr(uplo, n, x, n, tau[:n-1], work, len(work))
+				tuplo := eighUplo(uplo, n, x)
+				impl.Dsytrd(tuplo, n, x, n, ws, e[:n-1], tau[:n-1], work, len(work))
 				e[n-1] = 0
-				if !tridiagQL(ws, e, x, n, sc) {
+				if !eighVectors(tuplo, n, x, ws, e, tau[:n-1], work, sc) {
 					return &decFail{i, ErrNoConvergence, "did not converge in the symmetric eigensolver"}
 				}
 				for k := range ws {
