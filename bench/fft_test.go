@@ -10,11 +10,12 @@ import (
 )
 
 // BenchmarkFFT measures the three transforms of issue 21's speed goals:
-// a complex64 FFT of 1M points, an RFFT of 4M float32 and an FFT2 of
-// 64×512×512 complex64 (bench/compare runs the same ones next to numpy
-// and PyTorch). GFLOP/s counts 5·N·log2(N) flops per complex transform
-// of N points (half that for a real one), the convention of FFTW's
-// benchmarks; GB/s counts the input read and the output written once.
+// a complex64 FFT of 1M points (and its inverse), an RFFT of 4M float32
+// and an FFT2 of 64×512×512 complex64 (bench/compare runs the same ones
+// next to numpy and PyTorch). GFLOP/s counts 5·N·log2(N) flops per
+// complex transform of N points (half that for a real one), the
+// convention of FFTW's benchmarks; GB/s counts the input read and the
+// output written once.
 func BenchmarkFFT(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 2))
 	cplx := func(n int, shape ...int) *array.Array {
@@ -33,6 +34,17 @@ func BenchmarkFFT(b *testing.B) {
 		b.SetBytes(16 * n)
 		for b.Loop() {
 			mustEval(b, fft.FFT(x, 0, -1, fft.Backward))
+		}
+		b.ReportMetric(flops(1, n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+	})
+	// IFFT's backward norm scales by 1/N: the scale rides on the
+	// transform's last pass, so this should cost what FFT/1M does.
+	b.Run("IFFT/1M", func(b *testing.B) {
+		const n = 1 << 20
+		x := cplx(n, n)
+		b.SetBytes(16 * n)
+		for b.Loop() {
+			mustEval(b, fft.IFFT(x, 0, -1, fft.Backward))
 		}
 		b.ReportMetric(flops(1, n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 	})

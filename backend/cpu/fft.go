@@ -34,40 +34,53 @@ func FFT(out, in Buf, axes []int, inverse bool, scale float64) error {
 		return nil
 	}
 	x := c64s(out)[:out.Size()]
-	rest := axes
-	if last := len(axes) - 1; !rowsFrom(x, in, axes[last], inverse) {
+	// The scale rides on the last pass over x, whose rows or tiles are
+	// still in cache, instead of a pass of its own.
+	s := float32(scale)
+	last := len(axes) - 1
+	rest := axes[:last]
+	lastScale := s
+	if last > 0 {
+		lastScale = 1
+	}
+	if !rowsFrom(x, in, axes[last], inverse, lastScale) {
 		if err := Copy(out, in); err != nil {
 			return err
 		}
-	} else {
-		rest = axes[:last]
+		rest = axes
 	}
 	for i := len(rest) - 1; i >= 0; i-- {
-		fftAxis(x, out.Shape, rest[i], inverse)
+		si := float32(1)
+		if i == 0 {
+			si = s
+		}
+		fftAxis(x, out.Shape, rest[i], inverse, si)
 	}
-	scaleC64(x, scale)
 	return nil
 }
 
-// rowsFrom transforms the rows of in straight into x, sparing the copy
-// that the transforms in place would need, when in is row-major
-// complex64, axis is its last and the rows are short; it reports whether
-// it did.
-func rowsFrom(x []complex64, in Buf, axis int, inverse bool) bool {
+// rowsFrom writes into x scale times the transforms of the rows of in,
+// sparing the copy that the transforms in place would need, when in is
+// row-major complex64 and axis is its last; it reports whether it did.
+func rowsFrom(x []complex64, in Buf, axis int, inverse bool, scale float32) bool {
 	nd := len(in.Shape)
 	if in.DType != array.Complex64 || !in.RowMajor() || axis != nd-1 {
 		return false
 	}
 	n := in.Shape[nd-1]
 	p := planFor(n, inverse)
-	if n >= fourStepFrom || p.blue != nil {
-		return false
-	}
 	src := c64s(in)[in.Offset : in.Offset+len(x)]
+	if p.long() {
+		for r := range len(x) / n {
+			p.transform1(src[r*n:r*n+n], x[r*n:r*n+n], scale)
+		}
+		return true
+	}
 	ParallelFor(len(x)/n, max(1, 1<<14/n), func(lo, hi int) {
 		b, y := getC64(p.scratchLen(1))
 		for r := lo; r < hi; r++ {
 			p.transform(src[r*n:r*n+n], x[r*n:r*n+n], y, 1)
+			scaleRow(x[r*n:r*n+n], scale)
 		}
 		c64Pool.put(b)
 	})
@@ -75,10 +88,11 @@ func rowsFrom(x []complex64, in Buf, axis int, inverse bool) bool {
 }
 
 // fftAxis transforms the row-major complex64 array x of shape along axis
-// in place.
-func fftAxis(x []complex64, shape []int, axis int, inverse bool) {
+// in place, multiplying by scale.
+func fftAxis(x []complex64, shape []int, axis int, inverse bool, scale float32) {
 	n := shape[axis]
 	if n == 1 {
+		scaleC64(x, float64(scale))
 		return
 	}
 	outer, inner := 1, 1
@@ -92,9 +106,9 @@ func fftAxis(x []complex64, shape []int, axis int, inverse bool) {
 	}
 	p := planFor(n, inverse)
 	if inner == 1 {
-		if n >= fourStepFrom || (p.blue != nil && p.blue.m >= fourStepFrom) {
+		if p.long() {
 			for o := range outer {
-				p.run1(x[o*n : o*n+n])
+				p.transform1(x[o*n:o*n+n], x[o*n:o*n+n], scale)
 			}
 			return
 		}
@@ -102,6 +116,7 @@ func fftAxis(x []complex64, shape []int, axis int, inverse bool) {
 			b, y := getC64(p.scratchLen(1))
 			for o := lo; o < hi; o++ {
 				p.run(x[o*n:o*n+n], y, 1)
+				scaleRow(x[o*n:o*n+n], scale)
 			}
 			c64Pool.put(b)
 		})
@@ -121,6 +136,7 @@ func fftAxis(x []complex64, shape []int, axis int, inverse bool) {
 				copy(tl[j*w:j*w+w], x[base+j*inner:base+j*inner+w])
 			}
 			p.run(tl, y, w)
+			scaleRow(tl, scale)
 			for j := range n {
 				copy(x[base+j*inner:base+j*inner+w], tl[j*w:j*w+w])
 			}
@@ -128,6 +144,16 @@ func fftAxis(x []complex64, shape []int, axis int, inverse bool) {
 		c64Pool.put(ps)
 		c64Pool.put(pt)
 	})
+}
+
+// scaleRow multiplies x, a row in one core's cache, by s.
+func scaleRow(x []complex64, s float32) {
+	if s == 1 {
+		return
+	}
+	for i := range x {
+		x[i] = rmul(x[i], s)
+	}
 }
 
 func scaleC64(x []complex64, scale float64) {
@@ -202,7 +228,7 @@ func RFFT(out, in Buf, axes []int, scale float64) error {
 	}
 	shape := out.Shape
 	for i := len(axes) - 2; i >= 0; i-- {
-		fftAxis(y, shape, axes[i], false)
+		fftAxis(y, shape, axes[i], false, 1)
 	}
 	return nil
 }
@@ -211,7 +237,7 @@ func RFFT(out, in Buf, axes []int, scale float64) error {
 // vector r (in memory it owns) and returns it, done(r) finishes it. Many
 // short rows are shared among the cores; a long one is split inside run1.
 func rowFFTs(rows, n int, p *fftPlan, get func(r int) []complex64, done func(r int)) {
-	if n >= fourStepFrom || (p.blue != nil && p.blue.m >= fourStepFrom) {
+	if p.long() {
 		for r := range rows {
 			p.run1(get(r))
 			done(r)
@@ -289,7 +315,7 @@ func IRFFT(out, in Buf, axes []int, scale float64) error {
 		return err
 	}
 	for i := len(axes) - 2; i >= 0; i-- {
-		fftAxis(y, in.Shape, axes[i], true)
+		fftAxis(y, in.Shape, axes[i], true, 1)
 	}
 	xs := elems[float32](out)[:rows*n]
 	if n%2 == 0 {

@@ -274,3 +274,98 @@ func TestIRFFTIgnoresImaginaryEdges(t *testing.T) {
 		closeTo(t, fmt.Sprintf("n=%d", n), gotC, want)
 	}
 }
+
+// refFFTN transforms x of shape along each of axes with gonum in
+// complex128, then multiplies by scale.
+func refFFTN(x []complex64, shape, axes []int, inverse bool, scale float64) []complex128 {
+	y := make([]complex128, len(x))
+	for i, v := range x {
+		y[i] = complex128(v)
+	}
+	st := strided.RowMajor(shape)
+	for _, axis := range axes {
+		n := shape[axis]
+		f := fourier.NewCmplxFFT(n)
+		line := make([]complex128, n)
+		for start := range y {
+			if start/st[axis]%n != 0 {
+				continue
+			}
+			for j := range n {
+				line[j] = y[start+j*st[axis]]
+			}
+			if inverse {
+				f.Sequence(line, line)
+			} else {
+				f.Coefficients(line, line)
+			}
+			for j := range n {
+				y[start+j*st[axis]] = line[j]
+			}
+		}
+	}
+	for i := range y {
+		y[i] *= complex(scale, 0)
+	}
+	return y
+}
+
+// TestFFTScaleOnce: the scale rides on the last pass, whichever path
+// (rows read straight from the input, the copy and passes in place, the
+// four-step split of long rows) that is, and it applies exactly once
+// over several axes; the input is left as it was.
+func TestFFTScaleOnce(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	const long = fourStepFrom
+	for _, c := range []struct {
+		shape, axes []int
+		inverse     bool
+		scale       float64
+		transposed  bool // in is the transpose of a row-major array
+	}{
+		{[]int{3, 4, 5}, []int{0, 1, 2}, true, 0.25, false},
+		{[]int{3, 4, 5}, []int{2, 0}, false, 3, true},
+		{[]int{4, 6}, []int{0}, false, 0.5, false},
+		{[]int{2, long}, []int{1}, true, 1.0 / long, false},
+		{[]int{2, long}, []int{1}, false, 0.5, true},
+		{[]int{2, long}, []int{0, 1}, false, 0.5, false},
+		{[]int{long, 2}, []int{0}, true, 2, false},
+	} {
+		size := 1
+		for _, d := range c.shape {
+			size *= d
+		}
+		x := randC64(r, size)
+		orig := append([]complex64(nil), x...)
+		in := c64Buf(x, c.shape...)
+		logical := x
+		if c.transposed {
+			// x holds the row-major transpose; in views it back in c.shape.
+			nd := len(c.shape)
+			rev := make([]int, nd)
+			for i := range rev {
+				rev[i] = c.shape[nd-1-i]
+			}
+			rst := strided.RowMajor(rev)
+			in.Strides = make([]int, nd)
+			for i := range nd {
+				in.Strides[i] = rst[nd-1-i]
+			}
+			logical = make([]complex64, size)
+			if err := Copy(c64Buf(logical, c.shape...), in); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out := make([]complex64, size)
+		if err := FFT(c64Buf(out, c.shape...), in, c.axes, c.inverse, c.scale); err != nil {
+			t.Fatal(err)
+		}
+		what := fmt.Sprintf("shape %v axes %v inverse %v transposed %v", c.shape, c.axes, c.inverse, c.transposed)
+		closeTo(t, what, out, refFFTN(logical, c.shape, c.axes, c.inverse, c.scale))
+		for i := range x {
+			if x[i] != orig[i] {
+				t.Fatalf("%s: input element %d changed", what, i)
+			}
+		}
+	}
+}
