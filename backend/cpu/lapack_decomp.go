@@ -475,7 +475,11 @@ func svd(op string, um decMats, sv decVecs, vm decMats, a Buf, vectors bool) err
 			us, vts = sc.get(m*uc), sc.get(vr*n)
 		}
 		var work []float64
-		if k > 0 {
+		var sw *svdWork
+		switch {
+		case k > 0 && vectors:
+			sw = newSVDWork(m, n, uc, vr, sc)
+		case k > 0:
 			query := []float64{0}
 			impl.Dgesvd(jobU, jobVT, m, n, x, n, sx, us, max(uc, 1), vts, max(n, 1), query, -1)
 			work = sc.get(max(int(query[0]), 3*k+max(m, n), 5*k))
@@ -494,7 +498,13 @@ func svd(op string, um decMats, sv decVecs, vm decMats, a Buf, vectors bool) err
 			if !decFinite(x, m, n, n, 0) {
 				return &decFail{i, ErrNoConvergence, "holds a NaN or an infinity: the SVD does not converge"}
 			}
-			if !impl.Dgesvd(jobU, jobVT, m, n, x, n, sx, us, max(uc, 1), vts, max(n, 1), work, len(work)) {
+			ok := false
+			if vectors {
+				ok = sw.run(x, sx, us, vts)
+			} else {
+				ok = impl.Dgesvd(jobU, jobVT, m, n, x, n, sx, us, max(uc, 1), vts, max(n, 1), work, len(work))
+			}
+			if !ok {
 				return &decFail{i, ErrNoConvergence, "did not converge in the SVD"}
 			}
 			sv.store(i, sx)

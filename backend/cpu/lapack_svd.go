@@ -1,0 +1,143 @@
+package cpu
+
+import (
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/lapack"
+	"gonum.org/v1/gonum/lapack/gonum"
+)
+
+// svdWork computes SVDs with vectors of m×n row-major matrices into u
+// (m×uc, uc = m or min(m, n)) and vt (vr×n, vr = n or min(m, n)), with
+// scratch taken once for a run of matrices.
+//
+// gonum's Dgesvd spends most of its time (80% at 512 on a random
+// matrix) in Dbdsqr's plane rotations of U: on a row-major U each
+// rotation walks two columns, a stride of a row per element. Here U is
+// handed to Dbdsqr transposed, as its C (Dbdsqr returns Qᵀ·C = (U·Q)ᵀ),
+// so that its rotations, like VT's, run along contiguous rows. A wide
+// matrix is decomposed through its transpose (Aᵀ = U'·S·V'ᵀ gives
+// A = V'·S·U'ᵀ), so the bidiagonal is always upper.
+type svdWork struct {
+	m, n, uc, vr int
+	// the tall problem: rows ≥ cols, its u tu×tuc, its vt cols×cols
+	rows, cols, tuc        int
+	xt, tu, tvt            []float64 // the wide case's transposes
+	e, tauQ, tauP, c, work []float64
+}
+
+func newSVDWork(m, n, uc, vr int, sc *decScratch) *svdWork {
+	w := &svdWork{m: m, n: n, uc: uc, vr: vr, rows: m, cols: n, tuc: uc}
+	if m < n {
+		w.rows, w.cols, w.tuc = n, m, vr
+		w.xt, w.tu, w.tvt = sc.get(m*n), sc.get(n*vr), sc.get(m*m)
+	}
+	r, c, tuc := w.rows, w.cols, w.tuc
+	w.e, w.tauQ, w.tauP, w.c = sc.get(max(c-1, 1)), sc.get(c), sc.get(c), sc.get(c*r)
+	impl := gonum.Implementation{}
+	query := []float64{0}
+	impl.Dgebrd(r, c, nil, c, nil, w.e, w.tauQ, w.tauP, query, -1)
+	lwork := int(query[0])
+	impl.Dorgbr(lapack.GenerateQ, r, tuc, c, w.c, tuc, w.tauQ, query, -1)
+	lwork = max(lwork, int(query[0]))
+	impl.Dorgbr(lapack.GeneratePT, c, c, c, w.c, c, w.tauP, query, -1)
+	w.work = sc.get(max(lwork, int(query[0]), 4*(c-1), 1))
+	return w
+}
+
+// run decomposes x (overwritten) into s, u and vt; it reports whether
+// the bidiagonal iteration converged.
+func (w *svdWork) run(x, s, u, vt []float64) bool {
+	if w.m >= w.n {
+		return w.tall(x, s, u, vt)
+	}
+	decTranspose(w.xt, x, w.m, w.n)
+	if !w.tall(w.xt, s, w.tu, w.tvt) {
+		return false
+	}
+	decTranspose(u, w.tvt, w.m, w.m)
+	decTranspose(vt, w.tu, w.n, w.vr)
+	return true
+}
+
+// tall is run for rows ≥ cols, where vt is cols×cols.
+func (w *svdWork) tall(x, s, u, vt []float64) bool {
+	impl := gonum.Implementation{}
+	r, c, uc, work := w.rows, w.cols, w.tuc, w.work
+	impl.Dgebrd(r, c, x, c, s, w.e, w.tauQ, w.tauP, work, len(work))
+	// Q from the reflectors below the diagonal, Pᵀ from those above.
+	for i := range r {
+		copy(u[i*uc:i*uc+c], x[i*c:i*c+c])
+	}
+	impl.Dorgbr(lapack.GenerateQ, r, uc, c, u, uc, w.tauQ, work, len(work))
+	copy(vt[:c*c], x[:c*c])
+	impl.Dorgbr(lapack.GeneratePT, c, c, c, vt, c, w.tauP, work, len(work))
+	// The bidiagonal's rotations act on U's first c columns: C's rows.
+	for i := range r {
+		for j := range c {
+			w.c[j*r+i] = u[i*uc+j]
+		}
+	}
+	if !bdsqrSplit(c, r, s, w.e, vt, w.c, work) {
+		return false
+	}
+	for i := range r {
+		for j := range c {
+			u[i*uc+j] = w.c[j*r+i]
+		}
+	}
+	return true
+}
+
+// decTranspose writes the transpose of the r×c row-major src to dst.
+func decTranspose(dst, src []float64, r, c int) {
+	for i := range r {
+		for j := range c {
+			dst[j*r+i] = src[i*c+j]
+		}
+	}
+}
+
+// bdsqrSplit is Dbdsqr on the n×n upper bidiagonal (d, e), applying its
+// right rotations to vt (n×n) and its left ones to c (n×ncc), with the
+// columns of vt and c shared out over the cores. The rotations are the
+// O(n³) part of the SVD, and each column's are independent of the
+// others': every part reruns the O(n²) iteration on its own copy of d
+// and e, which takes the same steps (the same arithmetic on the same
+// numbers) and so rotates and sorts its columns as one call would.
+func bdsqrSplit(n, ncc int, d, e, vt, c, work []float64) bool {
+	impl := gonum.Implementation{}
+	const parts = 2 // per matrix: two cores, and no more to wait for
+	if n < 64 {
+		return impl.Dbdsqr(blas.Upper, n, n, 0, ncc, d, e, vt, n, nil, 1, c, ncc, work)
+	}
+	type part struct {
+		vt, c  bool
+		lo, hi int
+	}
+	var ps []part
+	for i := range parts {
+		ps = append(ps, part{vt: true, lo: i * n / parts, hi: (i + 1) * n / parts},
+			part{c: true, lo: i * ncc / parts, hi: (i + 1) * ncc / parts})
+	}
+	ok := make([]bool, len(ps))
+	ds := make([][]float64, len(ps))
+	ParallelFor(len(ps), 1, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			p := ps[i]
+			dd, ee, wk := append([]float64(nil), d[:n]...), append([]float64(nil), e[:n-1]...), make([]float64, 4*(n-1))
+			if p.vt {
+				ok[i] = impl.Dbdsqr(blas.Upper, n, p.hi-p.lo, 0, 0, dd, ee, vt[p.lo:], n, nil, 1, nil, 1, wk)
+			} else {
+				ok[i] = impl.Dbdsqr(blas.Upper, n, 0, 0, p.hi-p.lo, dd, ee, nil, 1, nil, 1, c[p.lo:], ncc, wk)
+			}
+			ds[i] = dd
+		}
+	})
+	for i := range ps {
+		if !ok[i] {
+			return false
+		}
+	}
+	copy(d, ds[0])
+	return true
+}
