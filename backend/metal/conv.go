@@ -1,6 +1,7 @@
 package metal
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/fathom-go/fathom/array"
@@ -45,56 +46,13 @@ func Conv(out, x, w View, p ConvParams) ([]Launch, error) {
 	if err := checkViews(op, []string{"input", "weight", "output"}, x, w, out); err != nil {
 		return nil, err
 	}
-	if x.DType != out.DType || w.DType != out.DType {
-		return nil, array.Errorf(op, "dtypes %v and %v -> %v differ", x.DType, w.DType, out.DType)
+	cg, err := convGeometry(op, [3]string{"input", "weight", "output"}, x, w, out, p)
+	if err != nil {
+		return nil, err
 	}
-	if !out.DType.IsFloat() {
-		return nil, array.Errorf(op, "dtype %v not supported: convolution is for floats", out.DType)
-	}
-	d := len(x.Shape) - 2
-	if d < 1 || d > maxConvDims || len(w.Shape) != d+2 || len(out.Shape) != d+2 || len(p.Stride) != d || len(p.PadLo) != d ||
-		len(p.PadHi) != d || len(p.KernelDilation) != d || len(p.InputDilation) != d || p.Groups < 1 {
-		return nil, array.Errorf(op, "shapes %v, %v -> %v do not fit 1 to %d spatial axes and parameters %+v", x.Shape, w.Shape, out.Shape, maxConvDims, p)
-	}
-	n, cin, cout := x.Shape[0], x.Shape[d+1], w.Shape[0]
-	if cin%p.Groups != 0 || cout%p.Groups != 0 || w.Shape[d+1] != cin/p.Groups || out.Shape[0] != n || out.Shape[d+1] != cout {
-		return nil, array.Errorf(op, "shapes %v, %v -> %v do not fit %d groups", x.Shape, w.Shape, out.Shape, p.Groups)
-	}
-	// Spatial axes are widened to three, the leading ones of size 1.
-	lead := maxConvDims - d
-	var in, osp, kern, stride, lo, kdil, idil [maxConvDims]int
-	xs, ws, os := [5]int{x.Strides[0], 0, 0, 0, x.Strides[d+1]}, [5]int{w.Strides[0], 0, 0, 0, w.Strides[d+1]}, [5]int{out.Strides[0], 0, 0, 0, out.Strides[d+1]}
-	for i := range maxConvDims {
-		in[i], osp[i], kern[i], stride[i], kdil[i], idil[i] = 1, 1, 1, 1, 1, 1
-	}
-	rows, kk := n, 1
-	for i := range d {
-		a := lead + i
-		if p.Stride[i] < 1 || p.KernelDilation[i] < 1 || p.InputDilation[i] < 1 {
-			return nil, array.Errorf(op, "strides and dilations %v, %v, %v must be positive", p.Stride, p.KernelDilation, p.InputDilation)
-		}
-		in[a], kern[a], osp[a] = x.Shape[1+i], w.Shape[1+i], out.Shape[1+i]
-		stride[a], lo[a], kdil[a], idil[a] = p.Stride[i], p.PadLo[i], p.KernelDilation[i], p.InputDilation[i]
-		xs[1+a], ws[1+a], os[1+a] = x.Strides[1+i], w.Strides[1+i], out.Strides[1+i]
-		span := (in[a]-1)*idil[a] + 1 + p.PadLo[i] + p.PadHi[i] - (kern[a]-1)*kdil[a]
-		if in[a] == 0 || kern[a] == 0 || span < 1 {
-			if osp[a] != 0 {
-				return nil, array.Errorf(op, "output size %d on spatial axis %d of %v, want 0", osp[a], i, out.Shape)
-			}
-		} else if want := (span-1)/stride[a] + 1; osp[a] != want {
-			return nil, array.Errorf(op, "output size %d on spatial axis %d of %v, want %d", osp[a], i, out.Shape, want)
-		}
-		// The kernels index positions on the padded, dilated input in
-		// 32-bit arithmetic.
-		if reach := (in[a]-1)*idil[a] + 1 + abs(p.PadLo[i]) + abs(p.PadHi[i]) + (kern[a]-1)*kdil[a] + osp[a]*stride[a]; reach > math.MaxInt32 {
-			return nil, array.Errorf(op, "shapes %v, %v -> %v with %+v: positions on spatial axis %d exceed the GPU kernels' 32-bit range", x.Shape, w.Shape, out.Shape, p, i)
-		}
-		rows *= osp[a]
-		kk *= kern[a]
-	}
-	if kk > math.MaxInt32 {
-		return nil, array.Errorf(op, "weight shape %v: %d kernel positions exceed the GPU kernels' 32-bit range", w.Shape, kk)
-	}
+	n, cin, cout, rows, kk := cg.n, cg.cin, cg.cout, cg.rows, cg.kk
+	in, osp, kern, stride, lo, kdil, idil := cg.in, cg.osp, cg.kern, cg.stride, cg.lo, cg.kdil, cg.idil
+	xs, ws, os := cg.xs, cg.ws, cg.os
 	if out.Size() == 0 {
 		return nil, nil
 	}
@@ -132,6 +90,79 @@ func Conv(out, x, w View, p ConvParams) ([]Launch, error) {
 	l.Kernel = "conv_gemm_" + out.DType.String()
 	l.Grid, l.Group, l.Fit = [3]int{tilesN * 256, tilesM, p.Groups}, [3]int{256, 1, 1}, plan.FitGroups
 	return []Launch{l}, nil
+}
+
+// convGeom is a convolution's geometry as the kernels take it: the
+// spatial axes widened to maxConvDims by leading axes of size 1, the
+// strides of x, w and out (batch or output channel, three spatial,
+// channel), the number of output positions (rows) and of kernel
+// positions (kk).
+type convGeom struct {
+	n, cin, cout, rows, kk                int
+	in, osp, kern, stride, lo, kdil, idil [maxConvDims]int
+	xs, ws, os                            [5]int
+}
+
+// convGeometry checks that out = conv(x, w) with p fits (dtypes, ranks,
+// groups, output sizes, the kernels' 32-bit positions) and returns its
+// geometry. ConvWeightGrad's views play the same parts (its dw is w, its
+// cotangent out); names name the three in errors.
+func convGeometry(op string, names [3]string, x, w, out View, p ConvParams) (convGeom, error) {
+	var g convGeom
+	fail := func(format string, args ...any) (convGeom, error) {
+		return g, array.Errorf(op, "%s %v, %s %v, %s %v: %s", names[0], x.Shape, names[1], w.Shape, names[2], out.Shape, fmt.Sprintf(format, args...))
+	}
+	if x.DType != out.DType || w.DType != out.DType {
+		return fail("dtypes %v, %v and %v differ", x.DType, w.DType, out.DType)
+	}
+	if !out.DType.IsFloat() {
+		return fail("dtype %v not supported: convolution is for floats", out.DType)
+	}
+	d := len(x.Shape) - 2
+	if d < 1 || d > maxConvDims || len(w.Shape) != d+2 || len(out.Shape) != d+2 || len(p.Stride) != d || len(p.PadLo) != d ||
+		len(p.PadHi) != d || len(p.KernelDilation) != d || len(p.InputDilation) != d || p.Groups < 1 {
+		return fail("want 1 to %d spatial axes, with parameters %+v", maxConvDims, p)
+	}
+	g.n, g.cin, g.cout = x.Shape[0], x.Shape[d+1], w.Shape[0]
+	if g.cin%p.Groups != 0 || g.cout%p.Groups != 0 || w.Shape[d+1] != g.cin/p.Groups || out.Shape[0] != g.n || out.Shape[d+1] != g.cout {
+		return fail("do not fit %d groups", p.Groups)
+	}
+	lead := maxConvDims - d
+	g.xs = [5]int{x.Strides[0], 0, 0, 0, x.Strides[d+1]}
+	g.ws = [5]int{w.Strides[0], 0, 0, 0, w.Strides[d+1]}
+	g.os = [5]int{out.Strides[0], 0, 0, 0, out.Strides[d+1]}
+	for i := range maxConvDims {
+		g.in[i], g.osp[i], g.kern[i], g.stride[i], g.kdil[i], g.idil[i] = 1, 1, 1, 1, 1, 1
+	}
+	g.rows, g.kk = g.n, 1
+	for i := range d {
+		a := lead + i
+		if p.Stride[i] < 1 || p.KernelDilation[i] < 1 || p.InputDilation[i] < 1 {
+			return fail("strides and dilations %v, %v, %v must be positive", p.Stride, p.KernelDilation, p.InputDilation)
+		}
+		g.in[a], g.kern[a], g.osp[a] = x.Shape[1+i], w.Shape[1+i], out.Shape[1+i]
+		g.stride[a], g.lo[a], g.kdil[a], g.idil[a] = p.Stride[i], p.PadLo[i], p.KernelDilation[i], p.InputDilation[i]
+		g.xs[1+a], g.ws[1+a], g.os[1+a] = x.Strides[1+i], w.Strides[1+i], out.Strides[1+i]
+		span := (g.in[a]-1)*g.idil[a] + 1 + p.PadLo[i] + p.PadHi[i] - (g.kern[a]-1)*g.kdil[a]
+		if g.in[a] == 0 || g.kern[a] == 0 || span < 1 {
+			if g.osp[a] != 0 {
+				return fail("%s size %d on spatial axis %d, want 0", names[2], g.osp[a], i)
+			}
+		} else if want := (span-1)/g.stride[a] + 1; g.osp[a] != want {
+			return fail("%s size %d on spatial axis %d, want %d", names[2], g.osp[a], i, want)
+		}
+		// The kernels index positions on the padded, dilated input in
+		// 32-bit arithmetic.
+		if reach := (g.in[a]-1)*g.idil[a] + 1 + abs(p.PadLo[i]) + abs(p.PadHi[i]) + (g.kern[a]-1)*g.kdil[a] + g.osp[a]*g.stride[a]; reach > math.MaxInt32 {
+			return fail("with %+v, positions on spatial axis %d exceed the GPU kernels' 32-bit range", p, i)
+		}
+		g.rows *= g.osp[a]
+		g.kk *= g.kern[a]
+	}
+	if g.kk > math.MaxInt32 {
+		return fail("%d kernel positions exceed the GPU kernels' 32-bit range", g.kk)
+	}
+	return g, nil
 }
 
 func abs(v int) int {

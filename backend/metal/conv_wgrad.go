@@ -23,47 +23,13 @@ func ConvWeightGrad(dw, x, g View, p ConvParams) ([]Launch, error) {
 	if err := checkViews(op, []string{"input", "cotangent", "weight"}, x, g, dw); err != nil {
 		return nil, err
 	}
-	if x.DType != dw.DType || g.DType != dw.DType {
-		return nil, array.Errorf(op, "dtypes %v and %v -> %v differ", x.DType, g.DType, dw.DType)
+	cg, err := convGeometry(op, [3]string{"input", "weight gradient", "cotangent"}, x, dw, g, p)
+	if err != nil {
+		return nil, err
 	}
-	if !dw.DType.IsFloat() {
-		return nil, array.Errorf(op, "dtype %v not supported: convolution is for floats", dw.DType)
-	}
-	d := len(x.Shape) - 2
-	if d < 1 || d > maxWGradDims || len(dw.Shape) != d+2 || len(g.Shape) != d+2 || len(p.Stride) != d || len(p.PadLo) != d ||
-		len(p.PadHi) != d || len(p.KernelDilation) != d || len(p.InputDilation) != d || p.Groups < 1 {
-		return nil, array.Errorf(op, "shapes %v, %v -> %v do not fit 1 to %d spatial axes and parameters %+v", x.Shape, g.Shape, dw.Shape, maxWGradDims, p)
-	}
-	n, cin, cout := x.Shape[0], x.Shape[d+1], dw.Shape[0]
-	if cin%p.Groups != 0 || cout%p.Groups != 0 || dw.Shape[d+1] != cin/p.Groups || g.Shape[0] != n || g.Shape[d+1] != cout {
-		return nil, array.Errorf(op, "shapes %v, %v -> %v do not fit %d groups", x.Shape, g.Shape, dw.Shape, p.Groups)
-	}
-	lead := maxWGradDims - d
-	var in, osp, kern, stride, lo, kdil, idil [maxWGradDims]int
-	xs, gs, ws := [5]int{x.Strides[0], 0, 0, 0, x.Strides[d+1]}, [5]int{g.Strides[0], 0, 0, 0, g.Strides[d+1]}, [5]int{dw.Strides[0], 0, 0, 0, dw.Strides[d+1]}
-	for i := range maxWGradDims {
-		in[i], osp[i], kern[i], stride[i], kdil[i], idil[i] = 1, 1, 1, 1, 1, 1
-	}
-	rows, kk := n, 1
-	for i := range d {
-		a := lead + i
-		if p.Stride[i] < 1 || p.KernelDilation[i] < 1 || p.InputDilation[i] < 1 {
-			return nil, array.Errorf(op, "strides and dilations %v, %v, %v must be positive", p.Stride, p.KernelDilation, p.InputDilation)
-		}
-		in[a], kern[a], osp[a] = x.Shape[1+i], dw.Shape[1+i], g.Shape[1+i]
-		stride[a], lo[a], kdil[a], idil[a] = p.Stride[i], p.PadLo[i], p.KernelDilation[i], p.InputDilation[i]
-		xs[1+a], gs[1+a], ws[1+a] = x.Strides[1+i], g.Strides[1+i], dw.Strides[1+i]
-		span := (in[a]-1)*idil[a] + 1 + p.PadLo[i] + p.PadHi[i] - (kern[a]-1)*kdil[a]
-		if in[a] == 0 || kern[a] == 0 || span < 1 {
-			if osp[a] != 0 {
-				return nil, array.Errorf(op, "output size %d on spatial axis %d of %v, want 0", osp[a], i, g.Shape)
-			}
-		} else if want := (span-1)/stride[a] + 1; osp[a] != want {
-			return nil, array.Errorf(op, "output size %d on spatial axis %d of %v, want %d", osp[a], i, g.Shape, want)
-		}
-		rows *= osp[a]
-		kk *= kern[a]
-	}
+	n, cin, cout, rows, kk := cg.n, cg.cin, cg.cout, cg.rows, cg.kk
+	in, osp, kern, stride, lo, kdil, idil := cg.in, cg.osp, cg.kern, cg.stride, cg.lo, cg.kdil, cg.idil
+	xs, gs, ws := cg.xs, cg.os, cg.ws
 	if dw.Size() == 0 {
 		return nil, nil
 	}
@@ -89,7 +55,7 @@ func ConvWeightGrad(dw, x, g View, p ConvParams) ([]Launch, error) {
 	chunk := (rows + parts - 1) / parts
 	parts = (rows + chunk - 1) / chunk
 	pr := params{}.add(n, cin, cout, p.Groups, cig, cog, rows, kk, kk*cig, flip, parts, chunk, xOff, gOff, wOff)
-	for _, v := range [][maxWGradDims]int{in, osp, kern, stride, lo, kdil, idil} {
+	for _, v := range [][maxConvDims]int{in, osp, kern, stride, lo, kdil, idil} {
 		pr = pr.add(v[:]...)
 	}
 	pr = pr.add(xs[:]...).add(gs[:]...).add(ws[:]...)
@@ -126,7 +92,3 @@ const wgradMinBlocks = 128
 // wgradMinRows is the fewest rows a part takes, so that its loop
 // outweighs writing and adding its partial sums.
 const wgradMinRows = 1024
-
-// maxWGradDims is the number of spatial axes the kernel takes; fewer are
-// widened by leading axes of size 1.
-const maxWGradDims = 3
