@@ -4,6 +4,7 @@ import (
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/backend/cpu"
 	"github.com/fathom-go/fathom/backend/metal"
+	"github.com/fathom-go/fathom/internal/opset"
 )
 
 // outAlloc gives out an output's memory and returns the CPU's view of it.
@@ -30,4 +31,27 @@ func onHost(s array.Stream, run func(alloc outAlloc) error) error {
 		}
 		return cpu.Buf{Data: out.Storage().Bytes(), DType: v.DType, Shape: v.Shape, Strides: v.Strides}, nil
 	})
+}
+
+// hostKernel is a primitive whose kernel runs on the host for both
+// streams, writing the outputs that alloc gives it.
+type hostKernel interface {
+	array.Primitive
+	host(alloc outAlloc, in, out []*array.Array) error
+}
+
+// evalHostCPU runs p's host kernel for the CPU stream.
+func evalHostCPU(p hostKernel, in, out []*array.Array) error { return p.host(cpuAlloc, in, out) }
+
+// evalHostGPU runs p's host kernel for the GPU stream into GPU storage.
+// It refuses float64 there, as every GPU kernel does, though the host
+// could compute it: its result would live where no GPU kernel can read
+// it.
+func evalHostGPU(p hostKernel, s array.Stream, in, out []*array.Array) error {
+	for _, x := range in {
+		if err := opset.CheckDTypes("ops."+p.Name(), array.DeviceGPU, x.DType()); err != nil {
+			return err
+		}
+	}
+	return onHost(s, func(a outAlloc) error { return p.host(a, in, out) })
 }

@@ -5,7 +5,6 @@ import (
 
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/backend/cpu"
-	"github.com/fathom-go/fathom/internal/opset"
 )
 
 // The decompositions: the primitives behind package linalg's Cholesky,
@@ -91,20 +90,6 @@ func decompVmap(in []*array.Array, axes []int, f func(x *array.Array) []*array.A
 	return outs, make([]int, len(outs))
 }
 
-// decompGPU runs a decomposition for the GPU stream, on the host into
-// GPU storage, and refuses float64 there as every GPU kernel does, though
-// the host could compute it: its result would live where no GPU kernel
-// can read it.
-func decompGPU(p interface {
-	array.Primitive
-	hostKernel
-}, s array.Stream, in, out []*array.Array) error {
-	if err := opset.CheckDTypes("ops."+p.Name(), array.DeviceGPU, in[0].DType()); err != nil {
-		return err
-	}
-	return evalHostGPU(p, s, in, out)
-}
-
 // decompZeroCot reports whether c is the zero cotangent graph.VJP gives
 // an output that nothing used: a pending ZerosLike or Zeros.
 func decompZeroCot(c *array.Array) bool {
@@ -128,7 +113,7 @@ func (p *choleskyPrim) Eval(s array.Stream, in, out []*array.Array) error {
 }
 func (p *choleskyPrim) evalCPU(in, out []*array.Array) error { return evalHostCPU(p, in, out) }
 func (p *choleskyPrim) evalGPU(s array.Stream, in, out []*array.Array) error {
-	return decompGPU(p, s, in, out)
+	return evalHostGPU(p, s, in, out)
 }
 func (p *choleskyPrim) host(alloc outAlloc, in, out []*array.Array) error {
 	o, err := alloc(out[0])
@@ -214,7 +199,7 @@ func (p *choleskyInvPrim) Eval(s array.Stream, in, out []*array.Array) error {
 }
 func (p *choleskyInvPrim) evalCPU(in, out []*array.Array) error { return evalHostCPU(p, in, out) }
 func (p *choleskyInvPrim) evalGPU(s array.Stream, in, out []*array.Array) error {
-	return decompGPU(p, s, in, out)
+	return evalHostGPU(p, s, in, out)
 }
 func (p *choleskyInvPrim) host(alloc outAlloc, in, out []*array.Array) error {
 	o, err := alloc(out[0])
@@ -291,7 +276,7 @@ func (p *qrPrim) Eval(s array.Stream, in, out []*array.Array) error {
 }
 func (p *qrPrim) evalCPU(in, out []*array.Array) error { return evalHostCPU(p, in, out) }
 func (p *qrPrim) evalGPU(s array.Stream, in, out []*array.Array) error {
-	return decompGPU(p, s, in, out)
+	return evalHostGPU(p, s, in, out)
 }
 func (p *qrPrim) host(alloc outAlloc, in, out []*array.Array) error {
 	o, err := allocAll(alloc, out)
@@ -433,7 +418,7 @@ func (p *svdPrim) Eval(s array.Stream, in, out []*array.Array) error {
 }
 func (p *svdPrim) evalCPU(in, out []*array.Array) error { return evalHostCPU(p, in, out) }
 func (p *svdPrim) evalGPU(s array.Stream, in, out []*array.Array) error {
-	return decompGPU(p, s, in, out)
+	return evalHostGPU(p, s, in, out)
 }
 func (p *svdPrim) host(alloc outAlloc, in, out []*array.Array) error {
 	o, err := allocAll(alloc, out)
@@ -591,7 +576,7 @@ func (p *svdValsPrim) Eval(s array.Stream, in, out []*array.Array) error {
 }
 func (p *svdValsPrim) evalCPU(in, out []*array.Array) error { return evalHostCPU(p, in, out) }
 func (p *svdValsPrim) evalGPU(s array.Stream, in, out []*array.Array) error {
-	return decompGPU(p, s, in, out)
+	return evalHostGPU(p, s, in, out)
 }
 func (p *svdValsPrim) host(alloc outAlloc, in, out []*array.Array) error {
 	o, err := alloc(out[0])
@@ -650,7 +635,7 @@ func (p *eighPrim) Eval(s array.Stream, in, out []*array.Array) error {
 }
 func (p *eighPrim) evalCPU(in, out []*array.Array) error { return evalHostCPU(p, in, out) }
 func (p *eighPrim) evalGPU(s array.Stream, in, out []*array.Array) error {
-	return decompGPU(p, s, in, out)
+	return evalHostGPU(p, s, in, out)
 }
 func (p *eighPrim) host(alloc outAlloc, in, out []*array.Array) error {
 	o, err := allocAll(alloc, out)
@@ -721,7 +706,7 @@ func (p *eigvalshPrim) Eval(s array.Stream, in, out []*array.Array) error {
 }
 func (p *eigvalshPrim) evalCPU(in, out []*array.Array) error { return evalHostCPU(p, in, out) }
 func (p *eigvalshPrim) evalGPU(s array.Stream, in, out []*array.Array) error {
-	return decompGPU(p, s, in, out)
+	return evalHostGPU(p, s, in, out)
 }
 func (p *eigvalshPrim) host(alloc outAlloc, in, out []*array.Array) error {
 	o, err := alloc(out[0])
@@ -788,7 +773,7 @@ func (p *eigPrim) Eval(s array.Stream, in, out []*array.Array) error {
 }
 func (p *eigPrim) evalCPU(in, out []*array.Array) error { return evalHostCPU(p, in, out) }
 func (p *eigPrim) evalGPU(s array.Stream, in, out []*array.Array) error {
-	return decompGPU(p, s, in, out)
+	return evalHostGPU(p, s, in, out)
 }
 func (p *eigPrim) host(alloc outAlloc, in, out []*array.Array) error {
 	o, err := allocAll(alloc, out)

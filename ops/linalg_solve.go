@@ -5,7 +5,6 @@ import (
 
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/backend/cpu"
-	"github.com/fathom-go/fathom/internal/opset"
 )
 
 // The solvers and the LU factorisation: the primitives behind package
@@ -80,28 +79,6 @@ func mT(a *array.Array) *array.Array { return SwapAxes(a, -1, -2) }
 // withRows returns batch + [r, c].
 func withRows(batch []int, r, c int) []int {
 	return append(slices.Clone(batch), r, c)
-}
-
-// hostKernel is a primitive whose kernel runs on the host for both
-// streams, writing the outputs that alloc gives it.
-type hostKernel interface {
-	array.Primitive
-	host(alloc outAlloc, in, out []*array.Array) error
-}
-
-func evalHostCPU(p hostKernel, in, out []*array.Array) error { return p.host(cpuAlloc, in, out) }
-
-// evalHostGPU runs p's host kernel for the GPU stream into GPU storage.
-// It refuses float64 there, as every GPU kernel does, though the host
-// could compute it: its result would live where no GPU kernel can read
-// it.
-func evalHostGPU(p hostKernel, s array.Stream, in, out []*array.Array) error {
-	for _, x := range in {
-		if err := opset.CheckDTypes("ops."+p.Name(), array.DeviceGPU, x.DType()); err != nil {
-			return err
-		}
-	}
-	return onHost(s, func(a outAlloc) error { return p.host(a, in, out) })
 }
 
 // allocAll gives every output its memory.

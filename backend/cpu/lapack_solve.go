@@ -65,50 +65,14 @@ func batchIndex(shape []int, inner, i int) []int {
 }
 
 // slvLoad copies the matrix src (float32 or float64, any strides) into
-// the row-major float64 scratch dst. It loops itself rather than calling
-// Copy, whose walker allocates: for a batch of small matrices that was
-// most of the time.
-func slvLoad(dst []float64, src Buf) {
-	if src.DType == array.Float32 {
-		slvLoadT(dst, elems[float32](src), src)
-	} else {
-		slvLoadT(dst, elems[float64](src), src)
-	}
-}
-
-func slvLoadT[T float32 | float64](dst []float64, s []T, b Buf) {
-	rows, cols := b.Shape[0], b.Shape[1]
-	rs, cs := b.Strides[0], b.Strides[1]
-	for i := range rows {
-		row := dst[i*cols : (i+1)*cols]
-		off := b.Offset + i*rs
-		for j := range row {
-			row[j] = float64(s[off+j*cs])
-		}
-	}
-}
+// the row-major float64 scratch dst, through decMats's own loops rather
+// than Copy, whose walker allocates: for a batch of small matrices that
+// was most of the time.
+func slvLoad(dst []float64, src Buf) { newDecMats(src).load(0, dst, src.Shape[1]) }
 
 // slvStore copies the row-major float64 scratch src into the matrix dst
 // (float32 or float64, any strides), rounding to float32 once.
-func slvStore(dst Buf, src []float64) {
-	if dst.DType == array.Float32 {
-		slvStoreT(elems[float32](dst), dst, src)
-	} else {
-		slvStoreT(elems[float64](dst), dst, src)
-	}
-}
-
-func slvStoreT[T float32 | float64](d []T, b Buf, src []float64) {
-	rows, cols := b.Shape[0], b.Shape[1]
-	rs, cs := b.Strides[0], b.Strides[1]
-	for i := range rows {
-		row := src[i*cols : (i+1)*cols]
-		off := b.Offset + i*rs
-		for j, v := range row {
-			d[off+j*cs] = T(v)
-		}
-	}
-}
+func slvStore(dst Buf, src []float64) { newDecMats(dst).store(0, src, dst.Shape[1]) }
 
 // slvErr keeps the error of the lowest batch element, so that the error
 // Eval reports does not depend on how the batch was split over cores.

@@ -50,12 +50,12 @@ func (w *svdWork) run(x, s, u, vt []float64) bool {
 	if w.m >= w.n {
 		return w.tall(x, s, u, vt)
 	}
-	decTranspose(w.xt, x, w.m, w.n)
+	decTranspose(w.xt, w.m, x, w.n, w.m, w.n)
 	if !w.tall(w.xt, s, w.tu, w.tvt) {
 		return false
 	}
-	decTranspose(u, w.tvt, w.m, w.m)
-	decTranspose(vt, w.tu, w.n, w.vr)
+	decTranspose(u, w.m, w.tvt, w.m, w.m, w.m)
+	decTranspose(vt, w.n, w.tu, w.vr, w.n, w.vr)
 	return true
 }
 
@@ -72,27 +72,20 @@ func (w *svdWork) tall(x, s, u, vt []float64) bool {
 	copy(vt[:c*c], x[:c*c])
 	impl.Dorgbr(lapack.GeneratePT, c, c, c, vt, c, w.tauP, work, len(work))
 	// The bidiagonal's rotations act on U's first c columns: C's rows.
-	for i := range r {
-		for j := range c {
-			w.c[j*r+i] = u[i*uc+j]
-		}
-	}
+	decTranspose(w.c, r, u, uc, r, c)
 	if !bdsqrSplit(c, r, s, w.e, vt, w.c, work) {
 		return false
 	}
-	for i := range r {
-		for j := range c {
-			u[i*uc+j] = w.c[j*r+i]
-		}
-	}
+	decTranspose(u, uc, w.c, r, c, r)
 	return true
 }
 
-// decTranspose writes the transpose of the r×c row-major src to dst.
-func decTranspose(dst, src []float64, r, c int) {
+// decTranspose writes the transpose of the r×c row-major src (rows lds
+// apart) to dst (rows ldd apart).
+func decTranspose(dst []float64, ldd int, src []float64, lds, r, c int) {
 	for i := range r {
 		for j := range c {
-			dst[j*r+i] = src[i*c+j]
+			dst[j*ldd+i] = src[i*lds+j]
 		}
 	}
 }

@@ -70,7 +70,11 @@ func TestSVDWorkMatchesDgesvd(t *testing.T) {
 								d += q[l*cols+p] * q[l*cols+r]
 							}
 						}
-						if want := float64(b2i(p == r)); math.Abs(d-want) > 1e-12 {
+						want := 0.0
+						if p == r {
+							want = 1
+						}
+						if math.Abs(d-want) > 1e-12 {
 							t.Fatalf("%dx%d full=%v: %s vectors %d·%d = %v", m, n, full, name, p, r, d)
 						}
 					}
@@ -80,11 +84,4 @@ func TestSVDWorkMatchesDgesvd(t *testing.T) {
 			orthonormal("vt", vt, vr, n, true)
 		}
 	}
-}
-
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
