@@ -147,10 +147,7 @@ func (w *dcWork) merge(d []float64, lo, mid, hi int, rho, sign float64) bool {
 			continue
 		}
 		z[j], z[pj] = tau, 0
-		for r := range k {
-			x, y := zb[at(r, pj)], zb[at(r, j)]
-			zb[at(r, pj)], zb[at(r, j)] = c*x+s*y, c*y-s*x
-		}
+		dcRotCols(zb, n, k, pj, j, c, s)
 		kind[pj] |= kind[j]
 		kind[j] = kind[pj]
 		t = dd[pj]*c*c + dd[j]*s*s
@@ -171,35 +168,10 @@ func (w *dcWork) merge(d []float64, lo, mid, hi int, rho, sign float64) bool {
 		for i, j := range kept {
 			dl[i], zl[i] = dd[j], z[j]
 		}
-		// delta[j*kk+i] = dl[i] - λ_j, computed from the root's origin
-		// so that the differences near the poles keep their digits
-		delta := sc.get(kk * kk)
-		var failed atomic.Bool
-		ParallelFor(kk, max(1, 4096/kk), func(a, b int) {
-			for j := a; j < b; j++ {
-				o, tau, conv := dcRoot(dl, zl, rho, j, delta[j*kk:(j+1)*kk])
-				lam[j] = dl[o] + tau
-				if !conv {
-					failed.Store(true)
-				}
-			}
-		})
-		if failed.Load() {
+		delta, zh := sc.get(kk*kk), sc.get(kk)
+		if !dcSecular(dl, zl, rho, false, lam, delta, zh) {
 			return false
 		}
-		// Löwner: the z for which the computed roots are exact
-		zh := sc.get(kk)
-		ParallelFor(kk, max(1, 4096/kk), func(a, b int) {
-			for i := a; i < b; i++ {
-				p := -delta[i*kk+i] / rho
-				for j := range kk {
-					if j != i {
-						p *= delta[j*kk+i] / (dl[i] - dl[j])
-					}
-				}
-				zh[i] = math.Copysign(math.Sqrt(math.Abs(p)), zl[i])
-			}
-		})
 		// u (kk×kk, row i, column j) = zh[i]/(dl[i]-λ_j), columns normalised
 		u := sc.get(kk * kk)
 		ParallelFor(kk, max(1, 4096/kk), func(a, b int) {
@@ -219,8 +191,12 @@ func (w *dcWork) merge(d []float64, lo, mid, hi int, rho, sign float64) bool {
 		})
 		// out[:, :kk] = Z[:, kept]·u, each half of the rows from the
 		// columns nonzero there
-		w.product(sc, out, k, zb, u, kept, kind, 0, m1, dcTop)
-		w.product(sc, out, k, zb, u, kept, kind, m1, k, dcBot)
+		kinds := make([]uint8, kk)
+		for i, j := range kept {
+			kinds[i] = kind[j]
+		}
+		dcProduct(sc, out, k, zb, n, u, kept, kinds, 0, m1, dcTop)
+		dcProduct(sc, out, k, zb, n, u, kept, kinds, m1, k, dcBot)
 	}
 	for x, j := range defl {
 		lam[kk+x] = dd[j]
@@ -245,54 +221,134 @@ func (w *dcWork) merge(d []float64, lo, mid, hi int, rho, sign float64) bool {
 	return true
 }
 
-// product writes rows r0..r1 of out[:, :len(kept)] (leading dimension
-// ld): the block's columns kept that are nonzero in those rows (kind has
-// the bit) times the matching rows of u.
-func (w *dcWork) product(sc *decScratch, out []float64, ld int, zb, u []float64, kept []int, kind []uint8, r0, r1 int, bit uint8) {
-	kk, rows := len(kept), r1-r0
-	var cols []int
-	for i, j := range kept {
-		if kind[j]&bit != 0 {
-			cols = append(cols, i)
+// dcProduct writes rows r0..r1 of out[:, :len(cols)] (leading
+// dimension ld): the columns cols of src (rows lds apart) whose kinds
+// have the bit, the others being zero in those rows, times the matching
+// rows of coef (len(cols)×len(cols)). Leaving out the columns that are
+// zero in a half of the rows halves a merge's GEMM while nothing has
+// deflated across the halves.
+func dcProduct(sc *decScratch, out []float64, ld int, src []float64, lds int, coef []float64, cols []int, kinds []uint8, r0, r1 int, bit uint8) {
+	kk, rows := len(cols), r1-r0
+	var sel []int
+	for i, k := range kinds {
+		if k&bit != 0 {
+			sel = append(sel, i)
 		}
 	}
-	if len(cols) == 0 {
+	if len(sel) == 0 {
 		for r := r0; r < r1; r++ {
 			clear(out[r*ld : r*ld+kk])
 		}
 		return
 	}
-	g, us := sc.get(rows*len(cols)), sc.get(len(cols)*kk)
+	ns := len(sel)
+	g, cs := sc.get(rows*ns), sc.get(ns*kk)
 	for r := range rows {
-		src := zb[(r0+r)*w.n:]
-		for c, i := range cols {
-			g[r*len(cols)+c] = src[kept[i]]
+		row := src[(r0+r)*lds:]
+		for c, i := range sel {
+			g[r*ns+c] = row[cols[i]]
 		}
 	}
-	for c, i := range cols {
-		copy(us[c*kk:(c+1)*kk], u[i*kk:(i+1)*kk])
+	for c, i := range sel {
+		copy(cs[c*kk:(c+1)*kk], coef[i*kk:(i+1)*kk])
 	}
-	BLAS{}.Dgemm(blas.NoTrans, blas.NoTrans, rows, kk, len(cols), 1, g, len(cols), us, kk, 0, out[r0*ld:], ld)
+	BLAS{}.Dgemm(blas.NoTrans, blas.NoTrans, rows, kk, ns, 1, g, ns, cs, kk, 0, out[r0*ld:], ld)
+}
+
+// dcRotCols rotates columns i and j of the first rows rows of a (rows
+// ld apart) by the plane rotation (c, s): a_i ← c·a_i + s·a_j,
+// a_j ← c·a_j - s·a_i, LAPACK's drot.
+func dcRotCols(a []float64, ld, rows, i, j int, c, s float64) {
+	for r := range rows {
+		x, y := a[r*ld+i], a[r*ld+j]
+		a[r*ld+i], a[r*ld+j] = c*x+s*y, c*y-s*x
+	}
+}
+
+// dcSecular finds the kk = len(dl) roots of the secular equation
+// 1/rho + Σ z_i²/(p_i - λ) = 0 (dcRoot), in parallel, and Löwner's
+// z-hat for them: the weights for which the computed roots are the
+// exact eigenvalues of diag(p) + rho·ẑ·ẑᵀ, from which Gu and Eisenstat's
+// vectors are orthogonal however close the roots. The poles p are dl,
+// or dl² when sv (dl then holds singular values and the roots are
+// returned as σ = √λ). It writes the roots to lam, p_i - λ_j to
+// delta[j*kk+i] and ẑ to zh; it reports false if a root did not
+// converge.
+func dcSecular(dl, zl []float64, rho float64, sv bool, lam, delta, zh []float64) bool {
+	kk := len(dl)
+	var failed atomic.Bool
+	ParallelFor(kk, max(1, 4096/kk), func(a, b int) {
+		for j := a; j < b; j++ {
+			o, tau, conv := dcRoot(dl, zl, rho, j, delta[j*kk:(j+1)*kk], sv)
+			if sv {
+				lam[j] = dl[o] + svShift(dl[o], tau)
+			} else {
+				lam[j] = dl[o] + tau
+			}
+			if !conv {
+				failed.Store(true)
+			}
+		}
+	})
+	if failed.Load() {
+		return false
+	}
+	ParallelFor(kk, max(1, 4096/kk), func(a, b int) {
+		for i := a; i < b; i++ {
+			p := -delta[i*kk+i] / rho
+			for j := range kk {
+				if j == i {
+					continue
+				}
+				gap := dl[i] - dl[j]
+				if sv {
+					gap *= dl[i] + dl[j]
+				}
+				p *= delta[j*kk+i] / gap
+			}
+			zh[i] = math.Copysign(math.Sqrt(math.Abs(p)), zl[i])
+		}
+	})
+	return true
+}
+
+// svShift is σ - d for the σ with σ² = d² + tau, formed without the
+// cancellation of √(d²+tau) - d when tau is small beside d².
+func svShift(d, tau float64) float64 {
+	if tau == 0 {
+		return 0
+	}
+	return tau / (d + math.Sqrt(max(d*d+tau, 0)))
 }
 
 // dcRoot finds root j (0-based, ascending) of the secular equation
-// 1/rho + Σ z_i²/(d_i - λ) = 0 for ascending poles d and rho > 0: the
-// root in (d_j, d_j+1), or above d_{k-1} for the last. It returns the
-// root as d[o] + tau, with o the pole nearer to it, so that λ's distance
-// to that pole is known to full relative precision, and fills delta
-// with d_i - λ. The iteration fits each half of the sum (the poles
-// below the root and those above) by one pole and its constant, matched
-// in value and slope (Bunch, Nielsen and Sorensen), solves that model's
-// quadratic, and keeps a bracket in which it bisects whenever the model
-// steps outside; it reports false if 200 steps did not settle it.
-func dcRoot(d, z []float64, rho float64, j int, delta []float64) (int, float64, bool) {
+// 1/rho + Σ z_i²/(p_i - λ) = 0 for ascending poles p and rho > 0: the
+// root in (p_j, p_j+1), or above p_{k-1} for the last. The poles are d,
+// or d² when sv, for the singular values of an arrow matrix, whose
+// differences p_i - λ are then formed as (d_i - σ)(d_i + σ) so that
+// they keep their digits. It returns the root as p[o] + tau, with o the
+// pole nearer to it, so that λ's distance to that pole is known to full
+// relative precision, and fills delta with p_i - λ. The iteration fits
+// each half of the sum (the poles below the root and those above) by
+// one pole and its constant, matched in value and slope (Bunch, Nielsen
+// and Sorensen), solves that model's quadratic, and keeps a bracket in
+// which it bisects whenever the model steps outside; it reports false
+// if 200 steps did not settle it.
+func dcRoot(d, z []float64, rho float64, j int, delta []float64, sv bool) (int, float64, bool) {
 	const eps = 0x1p-53
 	k := len(d)
 	last := j == k-1
 	f := func(o int, tau float64) (fv, psi, dpsi, phi, dphi, size float64) {
 		size = 1 / rho
+		t := 0.0
+		if sv {
+			t = svShift(d[o], tau)
+		}
 		for i := range k {
 			di := (d[i] - d[o]) - tau
+			if sv {
+				di = (d[i] - d[o] - t) * (d[i] + d[o] + t)
+			}
 			delta[i] = di
 			t := z[i] / di
 			if i <= j {
@@ -316,6 +372,9 @@ func dcRoot(d, z []float64, rho float64, j int, delta []float64) (int, float64, 
 		o, lo, hi = j, 0, rho*zz
 	} else {
 		gap := d[j+1] - d[j]
+		if sv {
+			gap *= d[j+1] + d[j]
+		}
 		if fv, _, _, _, _, _ := f(j, gap/2); fv >= 0 {
 			o, lo, hi = j, 0, gap/2
 		} else {

@@ -170,7 +170,7 @@ func TestDCRoot(t *testing.T) {
 	want := []float64{1 - math.Sqrt2/2, 1 + math.Sqrt2/2}
 	delta := make([]float64, 2)
 	for j := range 2 {
-		o, tau, ok := dcRoot(d, z, 1, j, delta)
+		o, tau, ok := dcRoot(d, z, 1, j, delta, false)
 		if !ok {
 			t.Fatalf("root %d: no convergence", j)
 		}

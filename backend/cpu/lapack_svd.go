@@ -14,7 +14,8 @@ import (
 // matrix) in Dbdsqr's plane rotations of U: on a row-major U each
 // rotation walks two columns, a stride of a row per element. Here U is
 // handed to Dbdsqr transposed, as its C (Dbdsqr returns Qᵀ·C = (U·Q)ᵀ),
-// so that its rotations, like VT's, run along contiguous rows. A wide
+// so that its rotations, like VT's, run along contiguous rows; from
+// bdcMin divide and conquer replaces Dbdsqr (tallDC). A wide
 // matrix is decomposed through its transpose (Aᵀ = U'·S·V'ᵀ gives
 // A = V'·S·U'ᵀ), so the bidiagonal is always upper.
 type svdWork struct {
@@ -23,10 +24,12 @@ type svdWork struct {
 	rows, cols, tuc        int
 	xt, tu, tvt            []float64 // the wide case's transposes
 	e, tauQ, tauP, c, work []float64
+	ub, vb, pt             []float64 // the bidiagonal's vectors and Pᵀ, from bdcMin
+	sc                     *decScratch
 }
 
 func newSVDWork(m, n, uc, vr int, sc *decScratch) *svdWork {
-	w := &svdWork{m: m, n: n, uc: uc, vr: vr, rows: m, cols: n, tuc: uc}
+	w := &svdWork{m: m, n: n, uc: uc, vr: vr, rows: m, cols: n, tuc: uc, sc: sc}
 	if m < n {
 		w.rows, w.cols, w.tuc = n, m, vr
 		w.xt, w.tu, w.tvt = sc.get(m*n), sc.get(n*vr), sc.get(m*m)
@@ -40,7 +43,11 @@ func newSVDWork(m, n, uc, vr int, sc *decScratch) *svdWork {
 	impl.Dorgbr(lapack.GenerateQ, r, tuc, c, w.c, tuc, w.tauQ, query, -1)
 	lwork = max(lwork, int(query[0]))
 	impl.Dorgbr(lapack.GeneratePT, c, c, c, w.c, c, w.tauP, query, -1)
-	w.work = sc.get(max(lwork, int(query[0]), 4*(c-1), 1))
+	lwork = max(lwork, int(query[0]))
+	if c >= bdcMin {
+		w.ub, w.vb, w.pt = sc.get(c*c), sc.get(c*c), sc.get(c*c)
+	}
+	w.work = sc.get(max(lwork, 4*(c-1), 1))
 	return w
 }
 
@@ -64,6 +71,9 @@ func (w *svdWork) tall(x, s, u, vt []float64) bool {
 	impl := gonum.Implementation{}
 	r, c, uc, work := w.rows, w.cols, w.tuc, w.work
 	impl.Dgebrd(r, c, x, c, s, w.e, w.tauQ, w.tauP, work, len(work))
+	if c >= bdcMin {
+		return w.tallDC(x, s, u, vt)
+	}
 	// Q from the reflectors below the diagonal, Pᵀ from those above.
 	for i := range r {
 		copy(u[i*uc:i*uc+c], x[i*c:i*c+c])
@@ -77,6 +87,49 @@ func (w *svdWork) tall(x, s, u, vt []float64) bool {
 		return false
 	}
 	decTranspose(u, uc, w.c, r, c, r)
+	return true
+}
+
+// bdcMin is the order from which svdWork finds the bidiagonal's SVD by
+// divide and conquer and multiplies its vectors into Q and Pᵀ, instead
+// of rotating Q and Pᵀ by Dbdsqr: BenchmarkBidiagSVD has divide and
+// conquer 3× ahead at 48 and level at 32, where it is one leaf.
+const bdcMin = 48
+
+// tallDC finishes tall from Dgebrd's output in x: u = Q·diag(U_B, I)
+// and vt = V_Bᵀ·Pᵀ for B = U_B·S·V_Bᵀ. Forming Q and Pᵀ (Dorgbr) and
+// multiplying by GEMM takes half the time of applying the reflectors to
+// U_B and V_Bᵀ with Dormbr, whose blocked updates are smaller products.
+// The bidiagonal's SVD and the forming of Q and Pᵀ are independent and
+// run side by side: each has serial stretches (the secular equations
+// and leaves, the unblocked panels) that the other fills.
+func (w *svdWork) tallDC(x, s, u, vt []float64) bool {
+	impl := gonum.Implementation{}
+	r, c, uc, work := w.rows, w.cols, w.tuc, w.work
+	ok := true
+	ParallelFor(2, 1, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			if i == 0 {
+				ok = bidiagDC(s, w.e, w.ub, w.vb, c, w.sc)
+				continue
+			}
+			for row := range r {
+				copy(u[row*uc:row*uc+c], x[row*c:row*c+c])
+			}
+			impl.Dorgbr(lapack.GenerateQ, r, uc, c, u, uc, w.tauQ, work, len(work))
+			copy(w.pt, x[:c*c])
+			impl.Dorgbr(lapack.GeneratePT, c, c, c, w.pt, c, w.tauP, work, len(work))
+		}
+	})
+	if !ok {
+		return false
+	}
+	q := w.c[:r*c]
+	for i := range r {
+		copy(q[i*c:(i+1)*c], u[i*uc:i*uc+c])
+	}
+	BLAS{}.Dgemm(blas.NoTrans, blas.NoTrans, r, c, c, 1, q, c, w.ub, c, 0, u, uc)
+	BLAS{}.Dgemm(blas.Trans, blas.NoTrans, c, c, c, 1, w.vb, c, w.pt, c, 0, vt, c)
 	return true
 }
 

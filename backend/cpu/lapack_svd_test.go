@@ -10,11 +10,11 @@ import (
 
 // TestSVDWorkMatchesDgesvd checks svdWork against gonum's Dgesvd on tall,
 // wide and square random matrices, full and thin: the same singular
-// values, u·diag(s)·vt = a, and orthonormal u and vt. The matrices take
-// many sweeps of the bidiagonal iteration, which rotate the transposed
-// U; from order 64 the rotations are shared out over the cores.
+// values, u·diag(s)·vt = a, and orthonormal u and vt. Below bdcMin the
+// matrices take many sweeps of the bidiagonal iteration, which rotate
+// the transposed U; from it they go through divide and conquer.
 func TestSVDWorkMatchesDgesvd(t *testing.T) {
-	for _, c := range []struct{ m, n int }{{61, 61}, {61, 23}, {23, 61}, {2, 1}, {1, 3}, {80, 80}, {97, 70}, {70, 97}} {
+	for _, c := range []struct{ m, n int }{{47, 47}, {47, 23}, {23, 47}, {2, 1}, {1, 3}, {48, 48}, {80, 80}, {97, 70}, {70, 97}, {200, 49}} {
 		for _, full := range []bool{true, false} {
 			m, n, k := c.m, c.n, min(c.m, c.n)
 			uc, vr := k, k
