@@ -2,6 +2,7 @@ package array
 
 import (
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -31,6 +32,10 @@ type arrayData struct {
 	strides  []int // in elements
 	offset   int   // in elements
 	rowMajor bool  // strides are row-major contiguous over shape
+	// inline holds the strides of arrays of up to four dimensions, so
+	// that giving an array its memory is one allocation, not two: on a
+	// small array that allocation costs more than the arithmetic.
+	inline [4]int
 }
 
 // node is one application of a primitive. Its fields never change after
@@ -51,6 +56,16 @@ type node struct {
 	ran   bool // under mu: eval has run the primitive (or failed)
 	mu    sync.Mutex
 	err   error
+
+	// mark is the number of the last Eval whose schedule reached the node
+	// (see schedule).
+	mark atomic.Uint64
+
+	// Most nodes have one output and at most two inputs: New keeps them
+	// here rather than in slices of their own, two allocations fewer a
+	// node.
+	outbuf [1]*Array
+	inbuf  [2]*Array
 }
 
 func checkShape(op string, shape []int) int {
@@ -77,6 +92,13 @@ func checkShape(op string, shape []int) int {
 }
 
 func newArray(op string, shape []int, dt DType, s Stream) *Array {
+	return newArrayOf(op, shape, dt, s, nil)
+}
+
+// newArrayOf is newArray for an array computed from inputs: where one of
+// them has the same shape, the new array shares its (immutable) shape
+// slice instead of copying it. Elementwise ops, most of a graph, all do.
+func newArrayOf(op string, shape []int, dt DType, s Stream, inputs []*Array) *Array {
 	if !dt.Valid() {
 		Panicf(op, "invalid dtype %v", dt)
 	}
@@ -86,7 +108,15 @@ func newArray(op string, shape []int, dt DType, s Stream) *Array {
 	if es := dt.Size(); es > 1 && n > math.MaxInt/es {
 		Panicf(op, "shape %v of %v is %d elements of %d bytes, its size in bytes overflows int", shape, dt, n, es)
 	}
-	return &Array{shape: append([]int(nil), shape...), dtype: dt, size: n, stream: s}
+	a := &Array{dtype: dt, size: n, stream: s}
+	for _, in := range inputs {
+		if in != nil && slices.Equal(in.shape, shape) {
+			a.shape = in.shape
+			return a
+		}
+	}
+	a.shape = append([]int(nil), shape...)
+	return a
 }
 
 // primOp names an operation for errors found while building its node.
@@ -99,9 +129,22 @@ func primOp(prim Primitive) string {
 
 // New returns a pending array: output 0 of prim applied to inputs, to run
 // on stream s. Operations build the graph with it.
+//
+// New keeps its own copy of inputs and of shape: the caller may reuse
+// both.
 func New(s Stream, shape []int, dt DType, prim Primitive, inputs ...*Array) *Array {
-	a := newArray(primOp(prim), shape, dt, s)
-	n := &node{prim: prim, inputs: inputs, outputs: []*Array{a}}
+	a := newArrayOf(primOp(prim), shape, dt, s, inputs)
+	n := &node{prim: prim}
+	n.outbuf[0] = a
+	n.outputs = n.outbuf[:]
+	switch {
+	case len(inputs) == 0:
+	case len(inputs) <= len(n.inbuf):
+		n.inputs = n.inbuf[:len(inputs):len(inputs)]
+		copy(n.inputs, inputs)
+	default:
+		n.inputs = append([]*Array(nil), inputs...)
+	}
 	for _, in := range inputs {
 		if in.tracer {
 			a.tracer = true
@@ -197,18 +240,56 @@ func (a *Array) setData(st *Storage, strides []int, offset int) {
 	if len(strides) != len(a.shape) {
 		Panicf("array.SetData", "%d strides for shape %v", len(strides), a.shape)
 	}
-	a.data.Store(&arrayData{storage: st, strides: append([]int(nil), strides...), offset: offset, rowMajor: isRowMajor(a.shape, strides)})
+	d := &arrayData{storage: st, offset: offset, rowMajor: isRowMajor(a.shape, strides)}
+	d.strides = d.stridesFor(len(strides))
+	copy(d.strides, strides)
+	a.data.Store(d)
+}
+
+// stridesFor returns room for n strides: d's inline array when they fit,
+// nil for none (a 0-d array).
+func (d *arrayData) stridesFor(n int) []int {
+	switch {
+	case n == 0:
+		return nil
+	case n <= len(d.inline):
+		return d.inline[:n:n]
+	}
+	return make([]int, n)
 }
 
 // SetData gives a pending array its memory. Only the array's own
 // primitive calls it, from Eval.
 func (a *Array) SetData(st *Storage, strides []int, offset int) { a.setData(st, strides, offset) }
 
+// SetRowMajorData gives a pending array memory laid out row-major from
+// offset 0: SetData with strided.RowMajor's strides, without building
+// them first. Only the array's own primitive calls it, from Eval.
+func (a *Array) SetRowMajorData(st *Storage) {
+	d := &arrayData{storage: st, rowMajor: true}
+	d.strides = d.stridesFor(len(a.shape))
+	s := 1
+	for i := len(a.shape) - 1; i >= 0; i-- {
+		d.strides[i] = s
+		s *= max(a.shape[i], 1)
+	}
+	a.data.Store(d)
+}
+
 // Shape returns a copy of the array's shape: empty, not nil, for a 0-d
 // array, so FromSlice(v, a.Shape()...) keeps it 0-d.
 func (a *Array) Shape() []int {
 	checkNil(a)
 	return append(make([]int, 0, len(a.shape)), a.shape...)
+}
+
+// RawShape returns the array's shape itself, not a copy (nil or empty for
+// a 0-d array). It must not be modified: arrays share shape slices.
+// Operations read it where Shape's copy would cost more than their own
+// work on a small array.
+func (a *Array) RawShape() []int {
+	checkNil(a)
+	return a.shape
 }
 
 // Dim returns the size of axis i (negative counts from the end).

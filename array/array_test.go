@@ -312,3 +312,48 @@ func TestErrorAndTry(t *testing.T) {
 	_ = array.Try(func() { panic("boom") })
 	t.Error("Try returned after a non-*Error panic")
 }
+
+// TestSetRowMajorData checks SetRowMajorData's strides against
+// strided.RowMajor, up to and past the four dimensions whose strides an
+// array keeps inline, and that SetData keeps its own copy of strides.
+func TestSetRowMajorData(t *testing.T) {
+	for _, shape := range [][]int{nil, {5}, {2, 3, 4}, {2, 0, 3}, {2, 1, 3, 2}, {2, 1, 3, 1, 2, 2}} {
+		a := array.New(array.CurrentStream(), shape, array.Int32, nil)
+		n := 1
+		for _, d := range shape {
+			n *= d
+		}
+		a.SetRowMajorData(array.AllocCPU(4 * n))
+		want := strided.RowMajor(shape)
+		if got := a.Strides(); !slices.Equal(got, want) || !a.RowMajor() || a.Offset() != 0 {
+			t.Errorf("shape %v: strides %v, row-major %v, offset %d; want %v, true, 0", shape, got, a.RowMajor(), a.Offset(), want)
+		}
+		b := array.New(array.CurrentStream(), shape, array.Int32, nil)
+		st := slices.Clone(want)
+		b.SetData(array.AllocCPU(4*n), st, 0)
+		for i := range st {
+			st[i] = -1
+		}
+		if got := b.Strides(); !slices.Equal(got, want) {
+			t.Errorf("shape %v: SetData's strides changed with the caller's slice: %v", shape, got)
+		}
+	}
+}
+
+// TestSharedShapeStaysPrivate checks an array that shares its shape
+// slice with its input (New does so when they are equal): neither
+// Shape's copy nor the caller's slice reaches it.
+func TestSharedShapeStaysPrivate(t *testing.T) {
+	x := array.FromSlice(make([]float32, 6), 2, 3)
+	shape := []int{2, 3}
+	y := array.New(array.CurrentStream(), shape, array.Float32, nil, x)
+	shape[0] = 7
+	y.Shape()[1] = 7
+	x.Shape()[0] = 7
+	if !slices.Equal(y.RawShape(), []int{2, 3}) || !slices.Equal(x.RawShape(), []int{2, 3}) {
+		t.Errorf("shapes changed: x %v, y %v", x.RawShape(), y.RawShape())
+	}
+	if z := array.New(array.CurrentStream(), []int{3, 2}, array.Float32, nil, x); !slices.Equal(z.Shape(), []int{3, 2}) {
+		t.Errorf("an array of another shape than its input's has shape %v", z.Shape())
+	}
+}

@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"runtime/debug"
 	"strings"
+	"sync"
+	"sync/atomic"
 
+	"github.com/fathom-go/fathom/internal/ktrace"
 	"github.com/fathom-go/fathom/internal/tracing"
 )
 
@@ -19,10 +22,11 @@ func Eval(xs ...*Array) error {
 	if err := DeviceError(); err != nil {
 		return err
 	}
-	order, err := schedule(xs)
+	order, sc, err := schedule(xs)
 	if err != nil {
 		return err
 	}
+	defer sc.release()
 	var gpu gpuWork
 	for _, n := range order {
 		s := n.outputs[0].stream
@@ -104,31 +108,104 @@ func containsStream(l []Stream, s Stream) bool {
 }
 
 // schedule returns the pending nodes that xs depend on, each once, inputs
-// before the nodes that use them.
-func schedule(xs []*Array) ([]*node, error) {
-	type frame struct {
-		n    *node
-		next int // next input to visit
+// before the nodes that use them, in memory of the returned scratch,
+// which the caller releases once it is done with them.
+//
+// It marks the nodes it reaches with a number drawn for this walk rather
+// than keep a set of them: a map insertion per node was a tenth of what a
+// small op cost. A node already marked by another walk (a concurrent Eval
+// of a shared graph, or one that stopped at an error) makes the marks
+// unreliable, and the walk starts again with a set.
+func schedule(xs []*Array) ([]*node, *walkScratch, error) {
+	sc := walkPool.Get().(*walkScratch)
+	epoch := evalEpoch.Add(1)
+	visit := func(n *node) (fresh, ok bool) {
+		if n.mark.Load() == epoch {
+			return false, true
+		}
+		old := n.mark.Swap(epoch)
+		return true, old == 0
 	}
-	var order []*node
-	seen := make(map[*node]struct{})
-	var stack []frame
+	order, ok, err := sc.walk(xs, visit)
+	if !ok {
+		seen := make(map[*node]struct{})
+		order, _, err = sc.walk(xs, func(n *node) (bool, bool) {
+			if _, ok := seen[n]; ok {
+				return false, true
+			}
+			seen[n] = struct{}{}
+			return true, true
+		})
+	}
+	if err != nil {
+		sc.release()
+		return nil, nil, err
+	}
+	return order, sc, nil
+}
+
+// evalEpoch numbers the walks of schedule.
+var evalEpoch atomic.Uint64
+
+// walkScratch is the memory of a walk, kept from one Eval to the next:
+// growing it afresh was most of an Eval's allocations on a short chain.
+type walkScratch struct {
+	order []*node
+	stack []walkFrame
+}
+
+type walkFrame struct {
+	n    *node
+	next int // next input to visit
+}
+
+var walkPool = sync.Pool{New: func() any { return new(walkScratch) }}
+
+// maxPooledWalk is the most nodes whose scratch goes back to the pool:
+// a huge graph's would hold its memory for no later use.
+const maxPooledWalk = 1 << 16
+
+// release drops the scratch's references to nodes, so that it keeps no
+// graph alive, and returns it to the pool.
+func (sc *walkScratch) release() {
+	if cap(sc.order) > maxPooledWalk || cap(sc.stack) > maxPooledWalk {
+		return
+	}
+	clear(sc.order[:cap(sc.order)])
+	clear(sc.stack[:cap(sc.stack)])
+	sc.order, sc.stack = sc.order[:0], sc.stack[:0]
+	walkPool.Put(sc)
+}
+
+// walk visits, depth first and without recursion, the pending nodes that
+// xs depend on, and returns them inputs first. visit reports whether a
+// node is reached for the first time, and ok false to abandon the walk.
+func (sc *walkScratch) walk(xs []*Array, visit func(*node) (fresh, ok bool)) ([]*node, bool, error) {
+	order, stack := sc.order[:0], sc.stack[:0]
+	// keep what the walk grew, for the pool
+	defer func() { sc.order, sc.stack = order, stack }()
 	for _, x := range xs {
 		if x == nil {
-			return nil, Errorf("array.Eval", "nil array")
+			return nil, true, Errorf("array.Eval", "nil array")
 		}
 		n, err := pending(x)
 		if err != nil {
-			return nil, err
+			return nil, true, err
 		}
 		if n == nil {
+			if err := donatedError(x); err != nil {
+				return nil, true, err
+			}
 			continue
 		}
-		if _, ok := seen[n]; ok {
+		fresh, ok := visit(n)
+		if !ok {
+			return nil, false, nil
+		}
+		if !fresh {
 			continue
 		}
-		seen[n] = struct{}{}
-		stack = append(stack, frame{n: n})
+		stack = append(stack, walkFrame{n: n})
 		for len(stack) > 0 {
 			top := &stack[len(stack)-1]
 			if top.next == len(top.n.inputs) {
@@ -140,19 +217,21 @@ func schedule(xs []*Array) ([]*node, error) {
 			top.next++
 			m, err := pending(in)
 			if err != nil {
-				return nil, err
+				return nil, true, err
 			}
 			if m == nil {
 				continue
 			}
-			if _, ok := seen[m]; ok {
-				continue
+			fresh, ok := visit(m)
+			if !ok {
+				return nil, false, nil
 			}
-			seen[m] = struct{}{}
-			stack = append(stack, frame{n: m})
+			if fresh {
+				stack = append(stack, walkFrame{n: m})
+			}
 		}
 	}
-	return order, nil
+	return order, true, nil
 }
 
 // pending returns a's node if a still needs computing (or is being
@@ -185,6 +264,10 @@ func (n *node) eval() error {
 		if in.data.Load() == nil {
 			n.err = Errorf("array.Eval", "%s: input of shape %v has no value", n.prim.Name(), in.shape)
 			return n.err
+		}
+		if err := donatedError(in); err != nil {
+			n.err = err
+			return err
 		}
 	}
 	s := n.outputs[0].stream
@@ -238,6 +321,9 @@ func runPrimitive(n *node, s Stream) (err error) {
 			err = kernelPanic(n, s, r)
 		}
 	}()
+	if t := ktrace.Current(); t != nil {
+		return traceKernel(t, n, s)
+	}
 	return n.prim.Eval(s, n.inputs, n.outputs)
 }
 

@@ -6,6 +6,7 @@ import (
 	"math"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -453,5 +454,59 @@ func TestTracerKeepsGraphDuringTrace(t *testing.T) {
 	}
 	if z.Primitive() != nil || z.Inputs() != nil {
 		t.Error("a tracer evaluated outside a trace kept its graph")
+	}
+}
+
+// TestEvalAfterAnAbandonedSchedule guards the scheduler's marks: an Eval
+// that stops partway through its walk (here at a placeholder) leaves
+// nodes marked but pending, and the next Eval must still run each of them
+// exactly once, in order, through a shared diamond.
+func TestEvalAfterAnAbandonedSchedule(t *testing.T) {
+	pa, pb, pc, pd := &sumPrim{add: 1}, &sumPrim{}, &sumPrim{add: 10}, &sumPrim{}
+	x := one()
+	a := sum(pa, x, x) // 3
+	b := sum(pb, a, a) // 6
+	c := sum(pc, a)    // 13
+	d := sum(pd, b, c) // 19
+	p := array.NewPlaceholder(array.CurrentStream(), nil, array.Float32)
+	wantError(t, array.Eval(d, p), "array.Eval", "placeholder")
+	for _, p := range []*sumPrim{pa, pb, pc, pd} {
+		if n := p.evals.Load(); n != 0 {
+			t.Fatalf("a node ran %d times in an Eval that failed to schedule", n)
+		}
+	}
+	if err := d.Eval(); err != nil {
+		t.Fatal(err)
+	}
+	if got := f32Of(d); got != 19 {
+		t.Errorf("d = %v, want 19", got)
+	}
+	for i, p := range []*sumPrim{pa, pb, pc, pd} {
+		if n := p.evals.Load(); n != 1 {
+			t.Errorf("node %d ran %d times, want once", i, n)
+		}
+	}
+}
+
+// TestNewKeepsItsOwnInputs checks that New copies the inputs it is given
+// (it keeps up to two inside the node): a caller that reuses its slice
+// does not change the graph.
+func TestNewKeepsItsOwnInputs(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 5} {
+		ins := make([]*array.Array, n)
+		for i := range ins {
+			ins[i] = array.Scalar(float32(i + 1))
+		}
+		y := sum(&sumPrim{}, ins...)
+		want := slices.Clone(ins)
+		for i := range ins {
+			ins[i] = array.Scalar(float32(100))
+		}
+		if !slices.Equal(y.Inputs(), want) {
+			t.Errorf("%d inputs: the node's inputs changed with the caller's slice", n)
+		}
+		if got, want := y.Item(), float64(n*(n+1)/2); got != want {
+			t.Errorf("%d inputs: sum = %v, want %v", n, got, want)
+		}
 	}
 }

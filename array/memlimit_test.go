@@ -3,6 +3,7 @@ package array_test
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -102,5 +103,33 @@ func TestEmptyShapeAcceptedWhereverTheZeroIs(t *testing.T) {
 	}
 	if err := array.Try(func() { array.NewPlaceholder(array.CurrentStream(), []int{1 << 40, 1 << 40}, array.Float32) }); err == nil {
 		t.Error("a shape of 2^80 elements was accepted")
+	}
+}
+
+// TestEvalPastMemoryLimitFailsAndLeavesTheProcessUsable sets a limit
+// below an output: Eval returns an *array.Error naming the primitive,
+// the shape and the sizes, wrapping ErrOutOfMemory, and a smaller
+// evaluation afterwards runs.
+func TestEvalPastMemoryLimitFailsAndLeavesTheProcessUsable(t *testing.T) {
+	runtime.GC()
+	prev := array.SetMemoryLimit(array.ActiveMemory() + 4<<20)
+	t.Cleanup(func() { array.SetMemoryLimit(prev) })
+	big := array.New(array.CurrentStream(), []int{2 << 20}, array.Float32, allocPrim{})
+	err := big.Eval()
+	var e *array.Error
+	if !errors.As(err, &e) || !errors.Is(err, array.ErrOutOfMemory) {
+		t.Fatalf("Eval of 8 MiB under a 4 MiB limit: %v; want an *array.Error wrapping ErrOutOfMemory", err)
+	}
+	for _, want := range []string{"[2097152] float32", "8 MiB requested", "memory limit of"} {
+		if e.Op != "Alloc" || !strings.Contains(e.Msg, want) {
+			t.Errorf("error %q of op %q should name the primitive Alloc and say %q", e.Msg, e.Op, want)
+		}
+	}
+	small := array.New(array.CurrentStream(), []int{256 << 10}, array.Float32, allocPrim{})
+	if err := small.Eval(); err != nil {
+		t.Errorf("a 1 MiB evaluation after the refusal: %v", err)
+	}
+	if got := array.FromSlice([]float32{1, 2, 3}).Size(); got != 3 {
+		t.Errorf("a small array after the refusal has %d elements", got)
 	}
 }

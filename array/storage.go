@@ -19,6 +19,29 @@ type Storage struct {
 	bytes  []byte
 	device Device
 	Handle any
+
+	// pooled is set for a buffer from the CPU pool, nil for small buffers
+	// and for memory a backend made: kept apart so that the small-op path
+	// allocates no more than it did before accounting.
+	pooled *pooledBuf
+}
+
+// pooledBuf is what a pooled CPU buffer needs besides its bytes: the
+// buffer itself, the cleanup that returns it when its Storage dies
+// (stopped when compile frees it early), and the count of transient
+// arrays that share it (memory.go).
+type pooledBuf struct {
+	buf     []uint64
+	cleanup runtime.Cleanup
+	holders atomic.Int32
+}
+
+// pooledStorage allocates a Storage and its pooledBuf together. Storage
+// comes first, so a cleanup attached to it is attached to the whole
+// allocation.
+type pooledStorage struct {
+	Storage
+	p pooledBuf
 }
 
 // NewStorage wraps memory a backend allocated. The backend arranges its
@@ -43,6 +66,11 @@ const (
 	classSubBits = 2
 )
 
+// MaxUnpooled is the largest CPU buffer, in bytes, that the pool leaves
+// to the Go allocator: such buffers are neither pooled nor counted by
+// ActiveMemory, and compile does not track them.
+const MaxUnpooled = minPooled
+
 // EnvCPUCacheLimit sets the most bytes the CPU buffer pool keeps (default
 // 1 GiB). Zero disables pooling.
 const EnvCPUCacheLimit = "FATHOM_CPU_CACHE_LIMIT"
@@ -50,13 +78,15 @@ const EnvCPUCacheLimit = "FATHOM_CPU_CACHE_LIMIT"
 type cpuPool struct {
 	reclaiming atomic.Bool
 	missBytes  atomic.Int64 // fresh bytes allocated since the last reclaim
-	back       atomic.Int64 // bytes put back since the last reclaim began
+	back       atomic.Int64 // bytes collections gave back since the last reclaim began
 
-	mu      sync.Mutex
-	free    map[int][]pooled // class size in bytes -> buffers, oldest first
-	seq     uint64           // puts so far
-	cached  int64
-	limit   int64
+	mu     sync.Mutex
+	free   map[int][]pooled // class size in bytes -> buffers, oldest first
+	seq    uint64           // puts so far
+	cached int64
+	// limit is atomic because SetCacheLimit changes it while allocations
+	// read it outside mu.
+	limit   atomic.Int64
 	hits    atomic.Int64
 	misses  atomic.Int64
 	dropped int64
@@ -65,12 +95,18 @@ type cpuPool struct {
 var pool = newCPUPool()
 
 func newCPUPool() *cpuPool {
-	p := &cpuPool{free: map[int][]pooled{}, limit: 1 << 30}
+	limit := int64(1 << 30)
 	if v := os.Getenv(EnvCPUCacheLimit); v != "" {
 		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 {
-			p.limit = n
+			limit = n
 		}
 	}
+	return newPoolLimited(limit)
+}
+
+func newPoolLimited(limit int64) *cpuPool {
+	p := &cpuPool{free: map[int][]pooled{}}
+	p.limit.Store(limit)
 	return p
 }
 
@@ -114,14 +150,14 @@ func (p *cpuPool) put(b []uint64) {
 	class := len(b) * 8
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if int64(class) > p.limit {
+	limit := p.limit.Load()
+	if int64(class) > limit {
 		p.dropped++
 		return
 	}
-	for p.cached+int64(class) > p.limit {
+	for p.cached+int64(class) > limit {
 		p.dropOldest()
 	}
-	p.back.Add(int64(class))
 	p.seq++
 	p.free[class] = append(p.free[class], pooled{b, p.seq})
 	p.cached += int64(class)
@@ -145,45 +181,68 @@ func (p *cpuPool) dropOldest() {
 // AllocCPU returns storage of n bytes on the CPU. Its contents are
 // arbitrary: kernels write every byte they later read. The memory goes back
 // to the pool when the Storage becomes unreachable. A size the machine
-// cannot give panics with an *Error wrapping ErrOutOfMemory (Eval returns
-// it, naming the operation), never with the runtime's fatal error.
+// cannot give, or one that would take ActiveMemory past SetMemoryLimit,
+// panics with an *Error wrapping ErrOutOfMemory (Eval returns it, naming
+// the operation), never with the runtime's fatal error.
 func AllocCPU(n int) *Storage {
 	if n < 0 {
 		Panicf("array.AllocCPU", "negative size %d", n)
 	}
 	class := sizeClass(n)
-	words := (class + 7) / 8
-	var buf []uint64
-	if class > minPooled {
-		buf = pool.get(words * 8)
-		if buf == nil && pool.shouldReclaim(int64(words*8)) {
-			buf = pool.reclaim(words * 8)
+	if class <= minPooled {
+		s := &Storage{device: CPU}
+		if n == 0 {
+			s.bytes = []byte{}
+			return s
 		}
-		if buf != nil {
-			pool.hits.Add(1)
-		} else {
-			pool.misses.Add(1)
-		}
-	}
-	if buf == nil {
 		if err := checkAlloc("array.AllocCPU", n); err != nil {
 			panic(err)
 		}
-		buf = make([]uint64, words)
+		buf := make([]uint64, (class+7)/8)
+		s.bytes = unsafe.Slice((*byte)(unsafe.Pointer(&buf[0])), n)
+		return s
+	}
+	if err := reserve(CPU, int64(class)); err != nil {
+		panic(err)
+	}
+	buf := pool.get(class)
+	if buf == nil && pool.shouldReclaim(int64(class)) {
+		buf = pool.reclaim(class)
+	}
+	if buf != nil {
+		pool.hits.Add(1)
+	} else {
+		pool.misses.Add(1)
+		if err := checkAlloc("array.AllocCPU", n); err != nil {
+			unreserve(CPU, int64(class))
+			panic(err)
+		}
+		buf = make([]uint64, class/8)
 		if class >= hugeFrom {
 			adviseHuge(buf)
 		}
 	}
-	s := &Storage{device: CPU}
-	if words > 0 {
-		s.bytes = unsafe.Slice((*byte)(unsafe.Pointer(&buf[0])), n)
-	} else {
-		s.bytes = []byte{}
-	}
-	if class > minPooled && pool.limit > 0 {
-		runtime.AddCleanup(s, pool.put, buf)
-	}
+	ps := &pooledStorage{Storage: Storage{device: CPU}}
+	s := &ps.Storage
+	s.pooled = &ps.p
+	s.pooled.buf = buf
+	s.bytes = unsafe.Slice((*byte)(unsafe.Pointer(&buf[0])), n)
+	s.pooled.cleanup = runtime.AddCleanup(s, collectedCPU, buf)
 	return s
+}
+
+// collectedCPU takes back the buffer of a CPU Storage that a collection
+// found dead, and counts it for reclaim's bookkeeping.
+func collectedCPU(buf []uint64) {
+	pool.back.Add(int64(len(buf) * 8))
+	freeCPU(buf)
+}
+
+// freeCPU takes back a buffer that no array uses any more: the collector
+// found it dead, or compile proved it (memory.go).
+func freeCPU(buf []uint64) {
+	unreserve(CPU, int64(len(buf)*8))
+	pool.put(buf)
 }
 
 // reclaimYield is what a forced collection should give back for the
@@ -207,10 +266,11 @@ const reclaimYield = 64 << 20
 // reclaimYield). A pool never keeps more than its limit in circulation,
 // and never collects for a buffer it could not keep.
 func (p *cpuPool) shouldReclaim(size int64) bool {
-	if size > p.limit {
+	limit := p.limit.Load()
+	if size > limit {
 		return false
 	}
-	target := min(max(reclaimYield, 2*size), p.limit)
+	target := min(max(reclaimYield, 2*size), limit)
 	return p.missBytes.Add(size) >= target-p.back.Load()
 }
 
@@ -268,10 +328,23 @@ func CPUPoolStats() PoolStats {
 	return PoolStats{pool.cached, pool.hits.Load(), pool.misses.Load(), pool.dropped}
 }
 
-// ClearCPUPool frees every cached buffer to the Go allocator.
+// ClearCPUPool frees every cached CPU buffer to the Go allocator;
+// ClearCache does so for every device.
 func ClearCPUPool() {
 	pool.mu.Lock()
 	pool.free = map[int][]pooled{}
 	pool.cached = 0
 	pool.mu.Unlock()
+}
+
+// setLimit sets the most bytes the pool keeps, dropping the buffers put
+// longest ago until it keeps no more, and returns the previous limit.
+func (p *cpuPool) setLimit(n int64) int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	prev := p.limit.Swap(n)
+	for p.cached > n {
+		p.dropOldest()
+	}
+	return prev
 }

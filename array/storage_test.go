@@ -99,7 +99,7 @@ func awaitPooled(t *testing.T, class int) {
 }
 
 func TestPoolReusesFreedBuffer(t *testing.T) {
-	if pool.limit == 0 {
+	if pool.limit.Load() == 0 {
 		t.Skipf("pooling is off (%s=0)", EnvCPUCacheLimit)
 	}
 	// a size no other test allocates, and one in the same class
@@ -146,8 +146,8 @@ var raceEnabled = false
 // buffer at each collection took fresh memory 78 times in 3000 iterations
 // and 110 times in 6000.
 func TestPoolCirculation(t *testing.T) {
-	if pool.limit < 2*reclaimYield {
-		t.Skipf("the pool keeps %d bytes, too few for this test", pool.limit)
+	if pool.limit.Load() < 2*reclaimYield {
+		t.Skipf("the pool keeps %d bytes, too few for this test", pool.limit.Load())
 	}
 	const n, iters = 4 << 20, 6000
 	// A collection whose cleanups come late (on a busy machine, or under
@@ -189,7 +189,7 @@ func TestPoolShouldReclaim(t *testing.T) {
 		{"a buffer the pool cannot keep", 10 * mib, 16 * mib, 0, 0},
 		{"pooling off", 0, 8 << 10, 0, 0},
 	} {
-		p := &cpuPool{free: map[int][]pooled{}, limit: c.limit}
+		p := newPoolLimited(c.limit)
 		p.back.Store(c.back)
 		got := 0
 		for i := 1; i <= 100 && got == 0; i++ {
@@ -204,7 +204,7 @@ func TestPoolShouldReclaim(t *testing.T) {
 }
 
 func TestPoolLimit(t *testing.T) {
-	p := &cpuPool{free: map[int][]pooled{}, limit: 10 << 10}
+	p := newPoolLimited(10 << 10)
 	buf := func() []uint64 { return make([]uint64, 512) } // 4 KiB
 	p.put(buf())
 	p.put(buf())
@@ -218,7 +218,7 @@ func TestPoolLimit(t *testing.T) {
 	if b := p.get(8 << 10); b != nil {
 		t.Error("get of a class with no free buffer returned one")
 	}
-	off := &cpuPool{free: map[int][]pooled{}, limit: 0}
+	off := newPoolLimited(0)
 	off.put(buf())
 	if off.cached != 0 || off.dropped != 1 {
 		t.Errorf("a pool with limit 0 cached %d bytes", off.cached)
@@ -229,7 +229,7 @@ func TestPoolLimit(t *testing.T) {
 // ones: the pool makes room by dropping the buffers freed longest ago, so
 // it ends up holding the sizes in use now.
 func TestPoolDropsOldest(t *testing.T) {
-	p := &cpuPool{free: map[int][]pooled{}, limit: 16 << 10}
+	p := newPoolLimited(16 << 10)
 	small, large := make([][]uint64, 4), make([]uint64, 1024) // 4 KiB each, 8 KiB
 	for i := range small {
 		small[i] = make([]uint64, 512)
@@ -269,7 +269,7 @@ func TestPoolLimitFromEnv(t *testing.T) {
 		{"99999999999999999999", 1 << 30},
 	} {
 		t.Setenv(EnvCPUCacheLimit, c.env)
-		if got := newCPUPool().limit; got != c.want {
+		if got := newCPUPool().limit.Load(); got != c.want {
 			t.Errorf("%s=%q: limit %d, want %d", EnvCPUCacheLimit, c.env, got, c.want)
 		}
 	}

@@ -2,6 +2,7 @@ package compile
 
 import (
 	"slices"
+	"sync/atomic"
 
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/graph"
@@ -19,6 +20,16 @@ type trace struct {
 	consts   []*array.Array
 	steps    []step
 	outs     []ref
+
+	// Each step output has a slot: step i's outputs are slots
+	// slots[i], slots[i]+1, .... uses[slot] is how many step inputs read
+	// it, or -1 for an output of the trace, which a caller holds; the
+	// others are transient (see recycling).
+	slots []int
+	uses  []int32
+	// inUses[i] is how many step inputs read input i, or -1 if input i
+	// is also an output of the trace.
+	inUses []int32
 }
 
 // refKind says where a value of a trace comes from.
@@ -116,13 +127,58 @@ func newTrace(f *Func, in []*array.Array, s array.Stream) *trace {
 	}
 	t.eliminateCommon()
 	t.fuse()
+	t.countUses()
 	return t
+}
+
+// countUses fills slots and uses.
+func (t *trace) countUses() {
+	t.slots = make([]int, len(t.steps))
+	n := 0
+	for i, st := range t.steps {
+		t.slots[i] = n
+		n += len(st.shapes)
+	}
+	t.uses = make([]int32, n)
+	for _, st := range t.steps {
+		for _, r := range st.ins {
+			if r.kind == fromStep {
+				t.uses[t.slots[r.idx]+r.out]++
+			}
+		}
+	}
+	t.inUses = make([]int32, len(t.inShapes))
+	for _, st := range t.steps {
+		for _, r := range st.ins {
+			if r.kind == fromInput {
+				t.inUses[r.idx]++
+			}
+		}
+	}
+	for _, r := range t.outs {
+		switch r.kind {
+		case fromStep:
+			t.uses[t.slots[r.idx]+r.out] = -1
+		case fromInput:
+			t.inUses[r.idx] = -1
+		}
+	}
 }
 
 // replay builds the traced graph again on new inputs, recording it on
 // stream s. With a shapeless trace and inputs of new shapes, each step's
-// output shapes come from its primitive's shape rule.
+// output shapes come from its primitive's shape rule. On the CPU, steps
+// that make or read large transient values run through recycling, so
+// that those values' buffers go back to the pool as soon as their last
+// consumer has run.
 func (t *trace) replay(in []*array.Array, s array.Stream) []*array.Array {
+	return t.replayDonating(in, s, nil)
+}
+
+// replayDonating is replay for a caller that gives up the inputs marked in
+// donated (CallDonating): on the CPU their buffers go back to the pool
+// once their last consumer has run, as a transient value's do.
+func (t *trace) replayDonating(in []*array.Array, s array.Stream, donated []bool) []*array.Array {
 	sameShapes := true
 	for i, x := range in {
 		if !slices.Equal(x.Shape(), t.inShapes[i]) {
@@ -140,6 +196,10 @@ func (t *trace) replay(in []*array.Array, s array.Stream) []*array.Array {
 		}
 		return vals[r.idx][r.out]
 	}
+	var rc *recycler
+	if s.Device.Type == array.DeviceCPU && donated != nil {
+		rc = t.donate(in, donated)
+	}
 	for i, st := range t.steps {
 		ins := make([]*array.Array, len(st.ins))
 		for j, r := range st.ins {
@@ -149,10 +209,20 @@ func (t *trace) replay(in []*array.Array, s array.Stream) []*array.Array {
 		if !sameShapes {
 			shapes = replayShapes(st, ins)
 		}
+		prim := st.prim
+		if s.Device.Type == array.DeviceCPU && t.recycles(i, shapes, rc) {
+			if rc == nil {
+				rc = t.newRecycler(len(in))
+			}
+			rc.wrapped[i] = true
+			w := &rc.wraps[i]
+			w.prim, w.rc, w.step = st.prim, rc, i
+			prim = w
+		}
 		if len(shapes) == 1 {
-			vals[i] = []*array.Array{array.New(s, shapes[0], st.dtypes[0], st.prim, ins...)}
+			vals[i] = []*array.Array{array.New(s, shapes[0], st.dtypes[0], prim, ins...)}
 		} else {
-			vals[i] = array.NewMulti(s, shapes, st.dtypes, st.prim, ins...)
+			vals[i] = array.NewMulti(s, shapes, st.dtypes, prim, ins...)
 		}
 	}
 	outs := make([]*array.Array, len(t.outs))
@@ -160,6 +230,145 @@ func (t *trace) replay(in []*array.Array, s array.Stream) []*array.Array {
 		outs[i] = get(r)
 	}
 	return outs
+}
+
+// recycles reports whether step i of a replay runs through recycling: it
+// makes a transient value large enough to come from the pool, or reads
+// one that a recycling step made (so that its last consumer is seen).
+// Replays of small arrays build no recycler and pay nothing.
+func (t *trace) recycles(i int, shapes [][]int, rc *recycler) bool {
+	st := &t.steps[i]
+	for j, sh := range shapes {
+		if t.uses[t.slots[i]+j] < 0 {
+			continue
+		}
+		n := st.dtypes[j].Size()
+		for _, d := range sh {
+			n *= d
+		}
+		if n > array.MaxUnpooled {
+			return true
+		}
+	}
+	if rc == nil {
+		return false
+	}
+	for _, r := range st.ins {
+		if r.kind == fromStep && rc.wrapped[r.idx] && t.uses[t.slots[r.idx]+r.out] > 0 ||
+			r.kind == fromInput && rc.donated[r.idx] {
+			return true
+		}
+	}
+	return false
+}
+
+// donate returns a recycler that frees the donated inputs after their
+// last consumer, or nil if none can be: only an evaluated input in a
+// pooled buffer of its own (shared with no other input or constant), not
+// itself an output, and read by some step.
+func (t *trace) donate(in []*array.Array, donated []bool) *recycler {
+	var rc *recycler
+	for i, x := range in {
+		if !donated[i] || t.inUses[i] <= 0 || x.Storage() == nil {
+			continue
+		}
+		st := x.Storage()
+		shared := false
+		for j, y := range in {
+			shared = shared || j != i && y.Storage() == st
+		}
+		for _, c := range t.consts {
+			shared = shared || c.Storage() == st
+		}
+		if shared || !array.DonateStorage(x) {
+			continue
+		}
+		if rc == nil {
+			rc = t.newRecycler(len(in))
+		}
+		rc.donated[i] = true
+	}
+	return rc
+}
+
+// recycler is one replay's bookkeeping of its transient values: which
+// steps run through recycling and how many reads of each value are still
+// to run. No caller can hold a transient value (replay made it, and it
+// is not an output of the trace), so once its last consumer has run its
+// buffer can go back to the pool, unless a view or an output shares it,
+// which array.HoldTransient and array.EscapeTransient track.
+type recycler struct {
+	t       *trace
+	wrapped []bool
+	donated []bool // by input
+	wraps   []recycling
+	// left counts the reads still to run of each step output's slot,
+	// then of each input (slot len(t.uses)+i)
+	left []atomic.Int32
+}
+
+func (t *trace) newRecycler(inputs int) *recycler {
+	rc := &recycler{t: t, wrapped: make([]bool, len(t.steps)), donated: make([]bool, inputs),
+		wraps: make([]recycling, len(t.steps)), left: make([]atomic.Int32, len(t.uses)+inputs)}
+	for i, u := range t.uses {
+		rc.left[i].Store(u)
+	}
+	for i, u := range t.inUses {
+		rc.left[len(t.uses)+i].Store(u)
+	}
+	return rc
+}
+
+// recycling runs a step's primitive, then does its part of the
+// bookkeeping: its outputs become transient or escape, and the transient
+// values it was the last to read are dropped.
+type recycling struct {
+	prim array.Primitive
+	rc   *recycler
+	step int
+}
+
+// Name returns the step's primitive's name.
+func (p *recycling) Name() string { return p.prim.Name() }
+
+// Eval runs the step's primitive and then releases what it can.
+func (p *recycling) Eval(s array.Stream, ins, outs []*array.Array) error {
+	if err := p.prim.Eval(s, ins, outs); err != nil {
+		return err
+	}
+	t := p.rc.t
+	base := t.slots[p.step]
+	// Holds, then escapes, then drops: an output of the trace that shares
+	// a fresh buffer with a transient sibling must find it held, and mark
+	// it before an unread sibling's drop could free it.
+	for j, o := range outs {
+		if t.uses[base+j] >= 0 {
+			array.HoldTransient(o, ins)
+		}
+	}
+	for j, o := range outs {
+		if t.uses[base+j] < 0 {
+			array.EscapeTransient(o)
+		}
+	}
+	for j, o := range outs {
+		if t.uses[base+j] == 0 {
+			array.DropTransient(o)
+		}
+	}
+	for k, r := range t.steps[p.step].ins {
+		switch {
+		case r.kind == fromStep && t.uses[t.slots[r.idx]+r.out] > 0 && p.rc.wrapped[r.idx]:
+			if p.rc.left[t.slots[r.idx]+r.out].Add(-1) == 0 {
+				array.DropTransient(ins[k])
+			}
+		case r.kind == fromInput && p.rc.donated[r.idx]:
+			if p.rc.left[len(t.uses)+r.idx].Add(-1) == 0 {
+				array.DropTransient(ins[k])
+			}
+		}
+	}
+	return nil
 }
 
 // replayShapes works out a step's output shapes for inputs of new shapes.

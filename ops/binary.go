@@ -22,6 +22,11 @@ func (p *Binary) Name() string { return p.Op.String() }
 func (p *Binary) Eval(s array.Stream, in, out []*array.Array) error { return dispatch(p, s, in, out) }
 
 func (p *Binary) evalCPU(in, out []*array.Array) error {
+	if a, b, ok := flatPair(in[0], in[1], out[0].Size()); ok {
+		st := array.AllocCPU(out[0].NBytes())
+		out[0].SetRowMajorData(st)
+		return cpu.BinaryFlat(p.Op, in[0].DType(), out[0].Size(), st.Bytes(), a, b)
+	}
 	shape := out[0].Shape()
 	return cpu.Binary(p.Op, alloc(out[0]), bcastBufOf(in[0], shape), bcastBufOf(in[1], shape))
 }
@@ -181,10 +186,63 @@ func binaryDType(name string, op opset.BinaryOp, a, b array.DType) array.DType {
 // binary records op applied to a and b, broadcast together.
 func binary(name string, op opset.BinaryOp, a, b *array.Array) *array.Array {
 	requireNonNil(name, a, b)
-	shape := BroadcastShapes(name, a.Shape(), b.Shape())
+	shape := broadcastPair(name, a, b)
 	dt := binaryDType(name, op, a.DType(), b.DType())
 	out, _ := op.Result(dt)
-	return node(shape, out, &Binary{Op: op}, AsType(a, dt), AsType(b, dt))
+	return node(shape, out, &binaryPrims[op], AsType(a, dt), AsType(b, dt))
+}
+
+// binaryPrims are the Binary primitives, one per op, shared by every node
+// (a primitive never changes): one allocation fewer per operation.
+var binaryPrims = func() (ps [opset.NumBinaryOps]Binary) {
+	for i := range ps {
+		ps[i].Op = opset.BinaryOp(i)
+	}
+	return ps
+}()
+
+// broadcastPair is BroadcastShapes of a's and b's shapes, without copying
+// them where one is the answer: equal shapes, or a 0-d operand.
+func broadcastPair(name string, a, b *array.Array) []int {
+	as, bs := a.RawShape(), b.RawShape()
+	switch {
+	case len(bs) == 0 || equalInts(as, bs):
+		return as
+	case len(as) == 0:
+		return bs
+	}
+	return BroadcastShapes(name, as, bs)
+}
+
+// flatPair returns the bytes of a and b for cpu.BinaryFlat when both are
+// row-major runs of n elements or single elements, as most operands of
+// elementwise ops are. An operand of n elements that broadcasts to the
+// output's shape has that shape, so row-major means in the output's
+// order.
+func flatPair(a, b *array.Array, n int) (fa, fb cpu.Flat, ok bool) {
+	if fa, ok = flatOf(a, n); !ok {
+		return fa, fb, false
+	}
+	fb, ok = flatOf(b, n)
+	return fa, fb, ok
+}
+
+// flatOf returns a's elements as a cpu.Flat of n elements, if it is a
+// row-major run of n or a single element to repeat.
+func flatOf(a *array.Array, n int) (cpu.Flat, bool) {
+	if n == 0 {
+		return cpu.Flat{}, true
+	}
+	k := a.Size()
+	if k != n && k != 1 || k == n && !a.RowMajor() {
+		return cpu.Flat{}, false
+	}
+	es := a.DType().Size()
+	b := a.Storage().Bytes()[a.Offset()*es:]
+	if k == n {
+		return cpu.Flat{Data: b[:n*es]}, true
+	}
+	return cpu.Flat{Data: b[:es], Repeat: true}, true
 }
 
 // Add returns a + b elementwise, broadcasting a and b together (numpy's

@@ -20,6 +20,11 @@ func (p *Unary) Name() string { return p.Op.String() }
 func (p *Unary) Eval(s array.Stream, in, out []*array.Array) error { return dispatch(p, s, in, out) }
 
 func (p *Unary) evalCPU(in, out []*array.Array) error {
+	if x, ok := flatOf(in[0], out[0].Size()); ok && !x.Repeat {
+		st := array.AllocCPU(out[0].NBytes())
+		out[0].SetRowMajorData(st)
+		return cpu.UnaryFlat(p.Op, in[0].DType(), out[0].Size(), st.Bytes(), x.Data)
+	}
 	return cpu.Unary(p.Op, alloc(out[0]), bufOf(in[0]))
 }
 
@@ -163,7 +168,7 @@ func requireNonNil(op string, xs ...*array.Array) {
 // unary records op applied to a. Float functions of integer and bool
 // arrays compute in float32; LogicalNot reads its operand as Bool.
 func unary(op opset.UnaryOp, a *array.Array) *array.Array {
-	name := "ops." + op.String()
+	name := unaryNames[op]
 	requireNonNil(name, a)
 	dt := a.DType()
 	switch {
@@ -176,8 +181,26 @@ func unary(op opset.UnaryOp, a *array.Array) *array.Array {
 	if !ok {
 		array.Panicf(name, "not defined for dtype %v", a.DType())
 	}
-	return node(a.Shape(), out, &Unary{Op: op}, AsType(a, dt))
+	return node(a.RawShape(), out, &unaryPrims[op], AsType(a, dt))
 }
+
+// unaryPrims are the Unary primitives, one per op, shared by every node
+// as binaryPrims are, and unaryNames their functions' names, made once
+// rather than at every call.
+var (
+	unaryPrims = func() (ps [opset.NumUnaryOps]Unary) {
+		for i := range ps {
+			ps[i].Op = opset.UnaryOp(i)
+		}
+		return ps
+	}()
+	unaryNames = func() (ns [opset.NumUnaryOps]string) {
+		for i := range ns {
+			ns[i] = "ops." + opset.UnaryOp(i).String()
+		}
+		return ns
+	}()
+)
 
 // Neg returns -a elementwise. Integers wrap (the negation of the most
 // negative value is itself, and uint8 wraps modulo 256). Bool arrays are

@@ -3,6 +3,8 @@ package cpu
 import (
 	"math"
 	"math/cmplx"
+	"sync"
+	"unsafe"
 
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/internal/opset"
@@ -32,34 +34,179 @@ func Binary(op opset.BinaryOp, out, a, b Buf) error {
 		return array.Errorf("cpu.Binary", "%v of %v gives %v, not %v", op, a.DType, want, out.DType)
 	}
 	switch a.DType {
-	case array.Bool:
-		runBinary(out, a, b, fixedBin(boolBinary(op)))
-	case array.Uint8:
-		realBinary[uint8](op, out, a, b)
-	case array.Int32:
-		realBinary[int32](op, out, a, b)
-	case array.Int64:
-		realBinary[int64](op, out, a, b)
-	case array.Int8:
-		realBinary[int8](op, out, a, b)
-	case array.Int16:
-		realBinary[int16](op, out, a, b)
-	case array.Uint16:
-		realBinary[uint16](op, out, a, b)
-	case array.Uint32:
-		realBinary[uint32](op, out, a, b)
-	case array.Uint64:
-		realBinary[uint64](op, out, a, b)
 	case array.Float16:
 		halfBinary[array.F16](op, out, a, b)
+		return nil
 	case array.BFloat16:
 		halfBinary[array.BF16](op, out, a, b)
+		return nil
 	case array.Float32:
-		realBinary[float32](op, out, a, b)
+		if k := vecArithNT[op]; k.vv != nil && streamed(out) {
+			runBinary(out, a, b, fixedBin(k))
+			return nil
+		}
+	}
+	binKernelOf(op, a.DType).run(out, a, b)
+	return nil
+}
+
+// Flat is an operand of BinaryFlat: Data holds its elements one after
+// another, or, with Repeat, the one element that every position reads.
+type Flat struct {
+	Data   []byte
+	Repeat bool
+}
+
+// BinaryFlat computes n elements of out = op(a, b), where out and each
+// operand are contiguous (or a repeated element): Binary for the layout
+// of most operands of elementwise operations, without Buf's shapes and
+// strides or the kernel's construction, which on small arrays cost more
+// than the arithmetic. a and b have dtype dt; out has op.Result(dt).
+func BinaryFlat(op opset.BinaryOp, dt array.DType, n int, out []byte, a, b Flat) error {
+	want, ok := op.Result(dt)
+	if !ok {
+		return array.Errorf("cpu.BinaryFlat", "%v is not defined for dtype %v", op, dt)
+	}
+	k := binKernelOf(op, dt)
+	if n > grain || k == nil {
+		return Binary(op, flatBuf(out, want, n, false), flatBuf(a.Data, dt, n, a.Repeat), flatBuf(b.Data, dt, n, b.Repeat))
+	}
+	flatLen("cpu.BinaryFlat", out, want, n)
+	a.check(dt, n)
+	b.check(dt, n)
+	k.flat(n, out, a, b)
+	return nil
+}
+
+// check panics unless f holds the elements BinaryFlat reads.
+func (f Flat) check(dt array.DType, n int) {
+	if f.Repeat {
+		n = min(n, 1)
+	}
+	flatLen("cpu.BinaryFlat", f.Data, dt, n)
+}
+
+// flatLen panics unless b holds n elements of dt: the flat kernels index
+// memory without Buf's checks.
+func flatLen(op string, b []byte, dt array.DType, n int) {
+	if len(b) < n*dt.Size() {
+		array.Panicf(op, "%d bytes hold fewer than %d elements of %v", len(b), n, dt)
+	}
+}
+
+// flatBuf is the 1-D Buf of a flat operand.
+func flatBuf(data []byte, dt array.DType, n int, repeat bool) Buf {
+	st := 1
+	if repeat {
+		st = 0
+	}
+	return Buf{Data: data, DType: dt, Shape: []int{n}, Strides: []int{st}}
+}
+
+// binRunner is one dtype's kernel of one op, ready to run over Bufs or
+// flat operands.
+type binRunner interface {
+	run(out, a, b Buf)
+	flat(n int, out []byte, a, b Flat)
+}
+
+func (k binKernel[T, D]) run(out, a, b Buf) { runBinary(out, a, b, fixedBin(k)) }
+
+func (k binKernel[T, D]) flat(n int, out []byte, a, b Flat) {
+	o := flatElems[D](out, n)
+	switch {
+	case !a.Repeat && !b.Repeat:
+		k.vv(o, flatElems[T](a.Data, n), flatElems[T](b.Data, n))
+	case !a.Repeat && k.vs != nil:
+		k.vs(o, flatElems[T](a.Data, n), flatElems[T](b.Data, 1)[0])
+	case !b.Repeat && k.sv != nil:
+		k.sv(o, flatElems[T](a.Data, 1)[0], flatElems[T](b.Data, n))
+	default:
+		m := tileFor(n)
+		ta, tb := make([]T, m), make([]T, m)
+		for i := 0; i < n; i += m {
+			m := min(m, n-i)
+			k.vv(o[i:i+m], flatTile(a, i, ta[:m]), flatTile(b, i, tb[:m]))
+		}
+	}
+	k.done()
+}
+
+// flatTile returns the elements of f from i on, as many as tile holds:
+// f's own memory, or its element repeated in tile.
+func flatTile[T any](f Flat, i int, tile []T) []T {
+	if !f.Repeat {
+		return flatElems[T](f.Data, i+len(tile))[i:]
+	}
+	v := flatElems[T](f.Data, 1)[0]
+	for j := range tile {
+		tile[j] = v
+	}
+	return tile
+}
+
+// flatElems returns the first n elements of b as a []T.
+func flatElems[T any](b []byte, n int) []T {
+	if n == 0 {
+		return nil
+	}
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), n)
+}
+
+// binKernels holds each dtype's kernel of each op, made on first use:
+// making one allocates closures, which cost more than a small array's
+// arithmetic. Float16 and BFloat16 have none (they widen in tiles of
+// their own), nor do ops a dtype does not define.
+var (
+	binKernelsOnce sync.Once
+	binKernels     [maxDTypes][opset.NumBinaryOps]binRunner
+)
+
+// maxDTypes bounds the dtypes' numbers, for tables indexed by dtype.
+const maxDTypes = 16
+
+func binKernelOf(op opset.BinaryOp, dt array.DType) binRunner {
+	binKernelsOnce.Do(func() {
+		for dt := array.DType(0); dt.Valid(); dt++ {
+			for op := range opset.NumBinaryOps {
+				if _, ok := op.Result(dt); ok {
+					binKernels[dt][op] = makeBinKernel(op, dt)
+				}
+			}
+		}
+	})
+	if op >= opset.NumBinaryOps || int(dt) >= maxDTypes {
+		return nil
+	}
+	return binKernels[dt][op]
+}
+
+func makeBinKernel(op opset.BinaryOp, dt array.DType) binRunner {
+	switch dt {
+	case array.Bool:
+		return boolBinary(op)
+	case array.Uint8:
+		return realKernel[uint8](op)
+	case array.Int32:
+		return realKernel[int32](op)
+	case array.Int64:
+		return realKernel[int64](op)
+	case array.Int8:
+		return realKernel[int8](op)
+	case array.Int16:
+		return realKernel[int16](op)
+	case array.Uint16:
+		return realKernel[uint16](op)
+	case array.Uint32:
+		return realKernel[uint32](op)
+	case array.Uint64:
+		return realKernel[uint64](op)
+	case array.Float32:
+		return realKernel[float32](op)
 	case array.Float64:
-		realBinary[float64](op, out, a, b)
+		return realKernel[float64](op)
 	case array.Complex64:
-		complexBinary(op, out, a, b)
+		return complexKernel(op)
 	}
 	return nil
 }
@@ -90,12 +237,26 @@ func fixedBin[T, D any](k binKernel[T, D]) func(int) binKernel[T, D] {
 // elementwise makes a kernel of a per-element function, for the
 // operations whose arithmetic costs more than the call.
 func elementwise[T, D any](f func(a, b T) D) binKernel[T, D] {
-	return binKernel[T, D]{vv: func(d []D, a, b []T) {
-		a, b = a[:len(d)], b[:len(d)]
-		for i := range d {
-			d[i] = f(a[i], b[i])
-		}
-	}}
+	return binKernel[T, D]{
+		vv: func(d []D, a, b []T) {
+			a, b = a[:len(d)], b[:len(d)]
+			for i := range d {
+				d[i] = f(a[i], b[i])
+			}
+		},
+		vs: func(d []D, a []T, b T) {
+			a = a[:len(d)]
+			for i := range d {
+				d[i] = f(a[i], b)
+			}
+		},
+		sv: func(d []D, a T, b []T) {
+			b = b[:len(d)]
+			for i := range d {
+				d[i] = f(a, b[i])
+			}
+		},
+	}
 }
 
 // operand returns the m elements of src at off, off+st, ...: a subslice
@@ -477,16 +638,12 @@ func arithKernel[T ewReal](op opset.BinaryOp) binKernel[T, T] {
 	}
 }
 
-func realBinary[T ewReal](op opset.BinaryOp, out, a, b Buf) {
+// realKernel returns the kernel of op for a real type.
+func realKernel[T ewReal](op opset.BinaryOp) binRunner {
 	if op.IsComparison() {
-		runBinary(out, a, b, fixedBin(compareKernel[T](op)))
-		return
+		return compareKernel[T](op)
 	}
-	k := arithKernel[T](op)
-	if s, ok := any(&vecArithNT[op]).(*binKernel[T, T]); ok && s.vv != nil && streamed(out) {
-		k = *s
-	}
-	runBinary(out, a, b, fixedBin(k))
+	return arithKernel[T](op)
 }
 
 // intKernel returns the FloorDivide, Remainder, Pow, bitwise or shift
@@ -709,23 +866,22 @@ func halfBinary[H halfFloat](op opset.BinaryOp, out, a, b Buf) {
 	})
 }
 
-func complexBinary(op opset.BinaryOp, out, a, b Buf) {
+func complexKernel(op opset.BinaryOp) binRunner {
 	switch op {
 	case opset.Add:
-		runBinary(out, a, b, fixedBin(addKernel[complex64]()))
+		return addKernel[complex64]()
 	case opset.Sub:
-		runBinary(out, a, b, fixedBin(subKernel[complex64]()))
+		return subKernel[complex64]()
 	case opset.Mul:
-		runBinary(out, a, b, fixedBin(mulKernel[complex64]()))
+		return mulKernel[complex64]()
 	case opset.Div:
-		runBinary(out, a, b, fixedBin(divKernel[complex64]()))
+		return divKernel[complex64]()
 	case opset.Pow:
-		runBinary(out, a, b, fixedBin(elementwise(func(x, y complex64) complex64 {
+		return elementwise(func(x, y complex64) complex64 {
 			return complex64(cmplx.Pow(complex128(x), complex128(y)))
-		})))
+		})
 	case opset.Equal:
-		runBinary(out, a, b, fixedBin(elementwise(func(x, y complex64) bool { return x == y })))
-	default: // NotEqual
-		runBinary(out, a, b, fixedBin(elementwise(func(x, y complex64) bool { return x != y })))
+		return elementwise(func(x, y complex64) bool { return x == y })
 	}
+	return elementwise(func(x, y complex64) bool { return x != y }) // NotEqual
 }

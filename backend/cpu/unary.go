@@ -3,6 +3,7 @@ package cpu
 import (
 	"math"
 	"math/cmplx"
+	"sync"
 
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/internal/opset"
@@ -23,41 +24,110 @@ func Unary(op opset.UnaryOp, out, x Buf) error {
 		return array.Errorf("cpu.Unary", "%v of %v gives %v, not %v", op, x.DType, want, out.DType)
 	}
 	switch x.DType {
+	case array.Float16:
+		halfUnary[array.F16](op, out, x)
+		return nil
+	case array.BFloat16:
+		halfUnary[array.BF16](op, out, x)
+		return nil
+	case array.Float32:
+		if v, ok := vecUnary[op]; ok && streamUnary(v, out, x) {
+			return nil
+		}
+	}
+	unaryKernelOf(op, x.DType).run(out, x)
+	return nil
+}
+
+// UnaryFlat computes n elements of out = op(x), where out and x are
+// contiguous: Unary for the layout of most operands, without Buf's shapes
+// and strides or the kernel's construction (see BinaryFlat). x has dtype
+// dt; out has op.Result(dt).
+func UnaryFlat(op opset.UnaryOp, dt array.DType, n int, out, x []byte) error {
+	want, ok := op.Result(dt)
+	if !ok {
+		return array.Errorf("cpu.UnaryFlat", "%v is not defined for dtype %v", op, dt)
+	}
+	k := unaryKernelOf(op, dt)
+	if n > grain || k == nil {
+		return Unary(op, flatBuf(out, want, n, false), flatBuf(x, dt, n, false))
+	}
+	flatLen("cpu.UnaryFlat", out, want, n)
+	flatLen("cpu.UnaryFlat", x, dt, n)
+	k.flat(n, out, x)
+	return nil
+}
+
+// unaryRunner is one dtype's kernel of one op, ready to run over Bufs or
+// contiguous memory.
+type unaryRunner interface {
+	run(out, x Buf)
+	flat(n int, out, x []byte)
+}
+
+// unaryKernel is a kernel without scratch state: d[i] = f(s[i]).
+type unaryKernel[S, D any] func(d []D, s []S)
+
+func (k unaryKernel[S, D]) run(out, x Buf) { runUnary(out, x, fixed((func(d []D, s []S))(k))) }
+
+func (k unaryKernel[S, D]) flat(n int, out, x []byte) { k(flatElems[D](out, n), flatElems[S](x, n)) }
+
+// unaryKernels holds each dtype's kernel of each op, made on first use,
+// as binKernels does; none for Float16 and BFloat16.
+var (
+	unaryKernelsOnce sync.Once
+	unaryKernels     [maxDTypes][opset.NumUnaryOps]unaryRunner
+)
+
+func unaryKernelOf(op opset.UnaryOp, dt array.DType) unaryRunner {
+	unaryKernelsOnce.Do(func() {
+		for dt := array.DType(0); dt.Valid(); dt++ {
+			for op := range opset.NumUnaryOps {
+				if _, ok := op.Result(dt); ok {
+					unaryKernels[dt][op] = makeUnaryKernel(op, dt)
+				}
+			}
+		}
+	})
+	if op >= opset.NumUnaryOps || int(dt) >= maxDTypes {
+		return nil
+	}
+	return unaryKernels[dt][op]
+}
+
+func makeUnaryKernel(op opset.UnaryOp, dt array.DType) unaryRunner {
+	switch dt {
 	case array.Bool:
 		switch op {
 		case opset.LogicalNot, opset.IsNaN, opset.IsInf:
-			runUnary(out, x, fixed(boolPredicate(op)))
+			return unaryKernel[bool, bool](boolPredicate(op))
 		case opset.Invert:
-			runUnary(out, x, fixed(boolPredicate(opset.LogicalNot)))
-		default: // Abs, Sign, Square, Floor, Ceil, Round, Trunc: 0 and 1 are fixed points
-			runUnary(out, x, fixed(copyKernel[bool]))
+			return unaryKernel[bool, bool](boolPredicate(opset.LogicalNot))
 		}
+		// Abs, Sign, Square, Floor, Ceil, Round, Trunc: 0 and 1 are fixed points
+		return unaryKernel[bool, bool](copyKernel[bool])
 	case array.Uint8:
-		intUnary[uint8](op, out, x)
+		return intUnary[uint8](op)
 	case array.Int32:
-		intUnary[int32](op, out, x)
+		return intUnary[int32](op)
 	case array.Int64:
-		intUnary[int64](op, out, x)
+		return intUnary[int64](op)
 	case array.Int8:
-		intUnary[int8](op, out, x)
+		return intUnary[int8](op)
 	case array.Int16:
-		intUnary[int16](op, out, x)
+		return intUnary[int16](op)
 	case array.Uint16:
-		intUnary[uint16](op, out, x)
+		return intUnary[uint16](op)
 	case array.Uint32:
-		intUnary[uint32](op, out, x)
+		return intUnary[uint32](op)
 	case array.Uint64:
-		intUnary[uint64](op, out, x)
-	case array.Float16:
-		halfUnary[array.F16](op, out, x)
-	case array.BFloat16:
-		halfUnary[array.BF16](op, out, x)
+		return intUnary[uint64](op)
 	case array.Float32:
-		floatUnary[float32](op, out, x)
+		return floatUnary[float32](op)
 	case array.Float64:
-		floatUnary[float64](op, out, x)
+		return floatUnary[float64](op)
 	case array.Complex64:
-		complexUnary(op, out, x)
+		return complexUnary(op)
 	}
 	return nil
 }
@@ -142,16 +212,12 @@ type ewInt interface {
 // ewReal is the set of real element types with Go arithmetic.
 type ewReal interface{ ewInt | ewFloat }
 
-func floatUnary[T ewFloat](op opset.UnaryOp, out, x Buf) {
+func floatUnary[T ewFloat](op opset.UnaryOp) unaryRunner {
 	switch op {
 	case opset.LogicalNot, opset.IsNaN, opset.IsInf:
-		runUnary(out, x, fixed(floatPredicate[T](op)))
-	default:
-		if v, ok := vecUnary[op]; ok && out.DType == array.Float32 && streamUnary(v, out, x) {
-			return
-		}
-		runUnary(out, x, fixed(floatKernel[T](op)))
+		return unaryKernel[T, bool](floatPredicate[T](op))
 	}
+	return unaryKernel[T, T](floatKernel[T](op))
 }
 
 // streamFrom is the size of result, in bytes, from which elementwise
@@ -394,17 +460,16 @@ func halfUnary[H halfFloat](op opset.UnaryOp, out, x Buf) {
 	})
 }
 
-func intUnary[T ewInt](op opset.UnaryOp, out, x Buf) {
+func intUnary[T ewInt](op opset.UnaryOp) unaryRunner {
 	var k func(d, s []T)
 	switch op {
 	case opset.LogicalNot, opset.IsNaN, opset.IsInf:
-		runUnary(out, x, fixed(func(d []bool, s []T) {
+		return unaryKernel[T, bool](func(d []bool, s []T) {
 			s = s[:len(d)]
 			for i, v := range s {
 				d[i] = op == opset.LogicalNot && v == 0
 			}
-		}))
-		return
+		})
 	case opset.Neg:
 		k = func(d, s []T) {
 			s = s[:len(d)]
@@ -454,7 +519,7 @@ func intUnary[T ewInt](op opset.UnaryOp, out, x Buf) {
 	default: // Floor, Ceil, Round, Trunc: integers are already whole
 		k = copyKernel[T]
 	}
-	runUnary(out, x, fixed(k))
+	return unaryKernel[T, T](k)
 }
 
 func boolPredicate(op opset.UnaryOp) func(d []bool, s []bool) {
@@ -466,18 +531,17 @@ func boolPredicate(op opset.UnaryOp) func(d []bool, s []bool) {
 	}
 }
 
-func complexUnary(op opset.UnaryOp, out, x Buf) {
+func complexUnary(op opset.UnaryOp) unaryRunner {
 	switch op {
 	case opset.Abs:
-		runUnary(out, x, fixed(func(d []float32, s []complex64) {
+		return unaryKernel[complex64, float32](func(d []float32, s []complex64) {
 			s = s[:len(d)]
 			for i, v := range s {
 				d[i] = float32(math.Hypot(float64(real(v)), float64(imag(v))))
 			}
-		}))
-		return
+		})
 	case opset.LogicalNot, opset.IsNaN, opset.IsInf:
-		runUnary(out, x, fixed(func(d []bool, s []complex64) {
+		return unaryKernel[complex64, bool](func(d []bool, s []complex64) {
 			s = s[:len(d)]
 			for i, v := range s {
 				re, im := float64(real(v)), float64(imag(v))
@@ -490,26 +554,23 @@ func complexUnary(op opset.UnaryOp, out, x Buf) {
 					d[i] = math.IsInf(re, 0) || math.IsInf(im, 0)
 				}
 			}
-		}))
-		return
+		})
 	case opset.Neg:
-		runUnary(out, x, fixed(func(d, s []complex64) {
+		return unaryKernel[complex64, complex64](func(d, s []complex64) {
 			s = s[:len(d)]
 			for i, v := range s {
 				d[i] = -v
 			}
-		}))
-		return
+		})
 	case opset.Conj:
-		runUnary(out, x, fixed(func(d, s []complex64) {
+		return unaryKernel[complex64, complex64](func(d, s []complex64) {
 			s = s[:len(d)]
 			for i, v := range s {
 				d[i] = complex(real(v), -imag(v))
 			}
-		}))
-		return
+		})
 	case opset.Real, opset.Imag, opset.Angle:
-		runUnary(out, x, fixed(func(d []float32, s []complex64) {
+		return unaryKernel[complex64, float32](func(d []float32, s []complex64) {
 			s = s[:len(d)]
 			for i, v := range s {
 				switch op {
@@ -521,24 +582,22 @@ func complexUnary(op opset.UnaryOp, out, x Buf) {
 					d[i] = float32(math.Atan2(float64(imag(v)), float64(real(v))))
 				}
 			}
-		}))
-		return
+		})
 	case opset.Square:
-		runUnary(out, x, fixed(func(d, s []complex64) {
+		return unaryKernel[complex64, complex64](func(d, s []complex64) {
 			s = s[:len(d)]
 			for i, v := range s {
 				d[i] = v * v
 			}
-		}))
-		return
+		})
 	}
 	f := complexFuncs[op]
-	runUnary(out, x, fixed(func(d, s []complex64) {
+	return unaryKernel[complex64, complex64](func(d, s []complex64) {
 		s = s[:len(d)]
 		for i, v := range s {
 			d[i] = complex64(f(complex128(v)))
 		}
-	}))
+	})
 }
 
 // complexFuncs compute in complex128 and round once.

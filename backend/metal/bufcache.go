@@ -105,8 +105,12 @@ func (c *bufCache) alloc(n int) (*array.Storage, error) {
 		return nil, array.Errorf("metal.Alloc", "%d bytes exceed the device's largest buffer (%d bytes)", n, c.maxLength)
 	}
 	class := gpuSizeClass(n)
+	if err := array.ReserveMemory("metal.Alloc", array.GPU, int64(class)); err != nil {
+		return nil, err
+	}
 	b, err := c.take(class)
 	if err != nil {
+		array.ReleaseMemory(array.GPU, int64(class))
 		return nil, err
 	}
 	st := array.NewStorage(b.data[:n:n], array.GPU, b)
@@ -164,6 +168,7 @@ func (c *bufCache) addLive(class int) {
 
 // put takes back the buffer of a Storage that became unreachable.
 func (c *bufCache) put(b *devBuf) {
+	array.ReleaseMemory(array.GPU, int64(b.class))
 	c.mu.Lock()
 	c.live -= int64(b.class)
 	c.nlive--
@@ -215,6 +220,19 @@ func (c *bufCache) release(bs []*devBuf) {
 	for _, b := range bs {
 		c.freeBuf(b.id)
 	}
+}
+
+// setCacheLimit sets the most bytes of freed buffers kept, releasing the
+// oldest until the cache keeps no more.
+func (c *bufCache) setCacheLimit(n int64) {
+	c.mu.Lock()
+	c.cacheLimit = n
+	var evicted []*devBuf
+	for c.cached > c.cacheLimit {
+		evicted = append(evicted, c.evictOldest())
+	}
+	c.mu.Unlock()
+	c.release(evicted)
 }
 
 // clear releases every cached buffer.
@@ -279,3 +297,24 @@ func (c *bufCache) stats() memStats {
 	defer c.mu.Unlock()
 	return memStats{Active: c.live, Cached: c.cached, Peak: c.peak, Buffers: c.nlive + c.ncache}
 }
+
+// The GPU's side of array's memory API: the bytes live arrays hold come
+// to array.ActiveMemory through ReserveMemory and ReleaseMemory in alloc
+// and put; these reach the cache, opening the device as any first use
+// does (so a limit set before the first GPU work holds), and find nothing
+// cached where there is no GPU.
+
+// CacheMemory returns the bytes of freed buffers the GPU keeps.
+func (gpuBackend) CacheMemory() int64 {
+	return stats().Cached
+}
+
+// SetCacheLimit sets the most bytes of freed buffers the GPU keeps.
+func (gpuBackend) SetCacheLimit(n int64) {
+	if h, err := getHost(); err == nil {
+		h.cache.setCacheLimit(n)
+	}
+}
+
+// ClearCache releases every cached GPU buffer to the system.
+func (gpuBackend) ClearCache() { clearCache() }

@@ -1,10 +1,13 @@
 package metal
 
 import (
+	"strconv"
+	"strings"
 	"sync"
 	"unsafe"
 
 	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/internal/ktrace"
 )
 
 // driver is the part of Metal the host uses. On darwin the Objective-C
@@ -30,6 +33,15 @@ type driver interface {
 	poll(cb cmdBuf) (done bool, err error)
 	// release drops the host's reference to a finished command buffer.
 	release(cb cmdBuf)
+}
+
+// gpuClock is what a driver adds that can time its command buffers on the
+// GPU (Metal's GPUStartTime and GPUEndTime): a finished buffer's start
+// and end of execution and the host's clock now, in nanoseconds of that
+// one clock; ok is false if the buffer has no times. The kernel trace
+// draws them on a GPU row.
+type gpuClock interface {
+	gpuTimes(cb cmdBuf) (start, end, now int64, ok bool)
 }
 
 // cmdBuf is a command buffer and its compute encoder.
@@ -96,6 +108,8 @@ type batch struct {
 	refs map[*devBuf]Memory
 	// buffers written and read since the last barrier
 	written, read map[*devBuf]struct{}
+	// kernels names the dispatches, in order, while a kernel trace runs
+	kernels []string
 }
 
 type stageKey struct {
@@ -202,6 +216,9 @@ func (q *cmdQueue) encodeLocked(l *Launch, p pipeline) error {
 	}
 	d.pipeline, d.grid, d.group = p.id, l.Grid, l.Group
 	q.drv.encode(b.cb, d)
+	if ktrace.Current() != nil {
+		b.kernels = append(b.kernels, l.Kernel)
+	}
 	b.ops++
 	if b.ops >= q.cfg.commitOps || b.bytes >= q.cfg.commitBytes {
 		q.commitLocked()
@@ -269,6 +286,7 @@ func (q *cmdQueue) pollLocked() {
 		if err != nil && q.err == nil {
 			q.err = err
 		}
+		q.traceLocked(b)
 		q.drv.release(b.cb)
 		n++
 	}
@@ -284,10 +302,62 @@ func (q *cmdQueue) drainLocked() error {
 		if err := q.drv.wait(b.cb); err != nil && first == nil {
 			first = err
 		}
+		q.traceLocked(b)
 		q.drv.release(b.cb)
 	}
 	q.retire(len(q.inflight))
 	return first
+}
+
+// traceLocked records a finished command buffer's run on the GPU in the
+// kernel trace, if one is running and the driver has the GPU's times.
+func (q *cmdQueue) traceLocked(b *batch) {
+	t := ktrace.Current()
+	if t == nil {
+		return
+	}
+	clk, ok := q.drv.(gpuClock)
+	if !ok {
+		return
+	}
+	start, end, now, ok := clk.gpuTimes(b.cb)
+	if !ok {
+		return
+	}
+	// The GPU's times are on the host's clock; moved onto the trace's by
+	// the distance between the two now.
+	off := t.Now() - now
+	t.Record(ktrace.Event{
+		Process: "gpu", Thread: "command buffers", Name: "command buffer", Cat: "gpu",
+		Start: start + off, End: end + off,
+		Args: []ktrace.Arg{
+			ktrace.Int("dispatches", int64(b.ops)),
+			ktrace.Int("buffer_bytes", b.bytes),
+			ktrace.String("kernels", kernelList(b.kernels)),
+		},
+	})
+}
+
+// kernelList names kernels in order, a run of one kernel once with its
+// count: "unary_Exp_float32_contig x3, matmul_float32".
+func kernelList(names []string) string {
+	var sb strings.Builder
+	for i := 0; i < len(names); {
+		j := i + 1
+		for j < len(names) && names[j] == names[i] {
+			j++
+		}
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		sb.WriteString(names[i])
+		if j-i > 1 {
+			sb.WriteString(" x")
+			sb.WriteString(strconv.Itoa(j - i))
+		}
+		i = j
+	}
+	return sb.String()
 }
 
 func (q *cmdQueue) retire(n int) {

@@ -25,3 +25,7 @@ func (m *mtlDriver) wait(cb cmdBuf) error { return shimWait(cb) }
 func (m *mtlDriver) poll(cb cmdBuf) (bool, error) { return shimPoll(cb) }
 
 func (m *mtlDriver) release(cb cmdBuf) { releaseHandle(cb.cb) }
+
+func (m *mtlDriver) gpuTimes(cb cmdBuf) (start, end, now int64, ok bool) {
+	return shimCommandBufferTimes(cb)
+}

@@ -27,9 +27,12 @@ func regDTypes(p *fused.Program) ([]array.DType, error) {
 	}
 	for i, in := range p.Instrs {
 		r := len(regs)
-		nargs := map[fused.Kind]int{fused.Unary: 1, fused.Binary: 2, fused.Where: 3, fused.AsType: 1}[in.Kind]
-		if nargs == 0 {
+		nargs, ok := map[fused.Kind]int{fused.Unary: 1, fused.Binary: 2, fused.Where: 3, fused.AsType: 1, fused.Reduce: 1, fused.Count: 0}[in.Kind]
+		if !ok {
 			return nil, array.Errorf(op, "instruction %d (r%d): unknown kind %d", i, r, in.Kind)
+		}
+		if (in.Kind == fused.Reduce || in.Kind == fused.Count) && p.Rows == 0 {
+			return nil, array.Errorf(op, "instruction %d (r%d): %s in an elementwise program", i, r, in.Name())
 		}
 		if len(in.Args) != nargs {
 			return nil, array.Errorf(op, "instruction %d (r%d): %d arguments, want %d", i, r, len(in.Args), nargs)
@@ -42,10 +45,27 @@ func regDTypes(p *fused.Program) ([]array.DType, error) {
 		if err := checkDType(op, in.DType); err != nil {
 			return nil, err
 		}
+		if in.Kind == fused.Count {
+			if !in.DType.IsFloat() {
+				return nil, array.Errorf(op, "instruction %d (r%d): Count of dtype %v", i, r, in.DType)
+			}
+			regs = append(regs, in.DType)
+			continue
+		}
 		a := regs[in.Args[0]]
 		var want array.DType
 		var err error
 		switch in.Kind {
+		case fused.Reduce:
+			switch opset.ReduceOp(in.Op) {
+			case opset.Sum, opset.Prod, opset.Max, opset.Min:
+			default:
+				return nil, array.Errorf(op, "instruction %d (r%d): fold %v", i, r, opset.ReduceOp(in.Op))
+			}
+			if !a.IsFloat() {
+				return nil, array.Errorf(op, "instruction %d (r%d): %s of %v", i, r, in.Name(), a)
+			}
+			want = a
 		case fused.Unary:
 			u := opset.UnaryOp(in.Op)
 			var ok bool
@@ -283,4 +303,359 @@ func Fused(p *fused.Program, outs []View, ins []View) ([]Launch, error) {
 	}
 	ls[0].Source = g.source
 	return ls, nil
+}
+
+// FusedRows returns the plan of running the row-wise program p
+// (fused.NewRows) over the elementwise shape shape, whose last p.Rows
+// axes make a row: one dispatch of the program's generated library, a
+// threadgroup per row (rows beyond the grid loop). The threadgroup goes
+// over its row in passes, one per depth of folds plus one: each pass
+// computes what it needs from the inputs (values of earlier passes are
+// computed again rather than kept: the row is in cache), folds across
+// the threadgroup through simdgroup collectives and threadgroup memory,
+// and then computes the per-row instructions those folds feed. Folds
+// accumulate in float. ins are p's inputs, broadcastable to shape (any
+// strides; those of p.InRow size 1 along the row axes); outs are its
+// outputs, row-major: shape for per-element registers, one element per
+// row, or one element in all, for per-row ones.
+func FusedRows(p *fused.Program, shape []int, outs []View, ins []View) ([]Launch, error) {
+	const op = "metal.FusedRows"
+	regs, err := regDTypes(p)
+	if err != nil {
+		return nil, err
+	}
+	k := p.Rows
+	if k <= 0 || k > len(shape) {
+		return nil, array.Errorf(op, "a program of %d row axes over shape %v", k, shape)
+	}
+	if len(ins) != len(p.InDTypes) || len(outs) != len(p.Outputs) {
+		return nil, array.Errorf(op, "%d inputs and %d outputs for a program of %d and %d", len(ins), len(outs),
+			len(p.InDTypes), len(p.Outputs))
+	}
+	if len(ins)+len(outs)+1 > maxBufferArgs {
+		return nil, array.Errorf(op, "%d inputs and %d outputs exceed Metal's 31 buffer arguments", len(ins), len(outs))
+	}
+	nd := len(shape)
+	rows, l := 1, 1
+	for i, d := range shape {
+		if i < nd-k {
+			rows *= d
+		} else {
+			l *= d
+		}
+	}
+	params := []int64{int64(rows), int64(l), int64(nd)}
+	for _, d := range shape {
+		params = append(params, int64(d))
+	}
+	var bufs []bufArg
+	for i, v := range ins {
+		if err := v.check(op, fmt.Sprintf("input %d", i)); err != nil {
+			return nil, err
+		}
+		if v.DType != p.InDTypes[i] {
+			return nil, array.Errorf(op, "input %d has dtype %v, the program %v", i, v.DType, p.InDTypes[i])
+		}
+		st, ok := strided.Broadcast(v.Shape, v.Strides, shape)
+		if !ok {
+			return nil, array.Errorf(op, "input %d of shape %v does not broadcast to %v", i, v.Shape, shape)
+		}
+		arg, off := bindAt(v, false)
+		bufs = append(bufs, arg)
+		contig := int64(0)
+		if innerRun(shape[nd-k:], st[nd-k:]) {
+			contig = 1
+		}
+		params = append(params, int64(off), contig)
+		for _, s := range st {
+			params = append(params, int64(s))
+		}
+	}
+	for i, v := range outs {
+		if err := v.check(op, fmt.Sprintf("output %d", i)); err != nil {
+			return nil, err
+		}
+		r := p.Outputs[i]
+		if v.DType != regs[r] {
+			return nil, array.Errorf(op, "output %d has dtype %v, the program %v", i, v.DType, regs[r])
+		}
+		want, step := rows*l, int64(1)
+		if p.RowLevel(r) {
+			want = rows
+			if v.Size() == 1 {
+				want, step = 1, 0
+			}
+		}
+		if v.Size() != want || !innerRun(v.Shape, v.Strides) {
+			return nil, array.Errorf(op, "output %d (shape %v, strides %v) is not %d row-major elements", i, v.Shape, v.Strides, want)
+		}
+		arg, off := bindAt(v, true)
+		bufs = append(bufs, arg)
+		params = append(params, int64(off), step)
+	}
+	if rows == 0 {
+		return nil, nil
+	}
+	g := generateRows(p, regs)
+	tg := 256
+	return []Launch{{Library: g.library, Source: g.source, Kernel: "fused_rows", Buffers: bufs, Params: packParams(params),
+		Grid: [3]int{cappedGroups(rows) * tg, 1, 1}, Group: [3]int{tg, 1, 1}, Fit: plan.FitGroups}}, nil
+}
+
+// innerRun reports whether the row axes (shape, strides) are one run of
+// stride 1.
+func innerRun(shape, strides []int) bool {
+	s := 1
+	for i := len(shape) - 1; i >= 0; i-- {
+		if shape[i] != 1 && strides[i] != s {
+			return false
+		}
+		s *= shape[i]
+	}
+	return true
+}
+
+// generateRows is generate for row-wise programs.
+func generateRows(p *fused.Program, regs []array.DType) generated {
+	key := p.String()
+	genMu.Lock()
+	g, ok := genCache[key]
+	genMu.Unlock()
+	if ok {
+		return g
+	}
+	_, pre := libraries()
+	body := genRowsSource(p, regs, key)
+	sum := sha256.Sum256([]byte(body))
+	g.library = genPrefix + hex.EncodeToString(sum[:10])
+	g.source = withPrelude(pre, g.library, body)
+	genMu.Lock()
+	if len(genCache) >= genCacheMax {
+		genCache = map[string]generated{}
+	}
+	genCache[key] = g
+	genMu.Unlock()
+	return g
+}
+
+// rowStages returns each register's stage: the pass from which its value
+// is known (an input 0, a fold one more than its argument's, others the
+// latest of their arguments').
+func rowStages(p *fused.Program) []int {
+	nIn := len(p.InDTypes)
+	stage := make([]int, nIn+len(p.Instrs))
+	for k, in := range p.Instrs {
+		r := nIn + k
+		switch in.Kind {
+		case fused.Reduce:
+			stage[r] = stage[in.Args[0]] + 1
+		case fused.Count:
+		default:
+			for _, a := range in.Args {
+				stage[r] = max(stage[r], stage[a])
+			}
+		}
+	}
+	return stage
+}
+
+// genRowsSource writes the MSL of row-wise program p: kernel fused_rows.
+// Its buffers are the inputs, then the outputs, then p: p[0] rows,
+// p[1] the row length, p[2] nd, p[3..3+nd) the shape; per input its
+// offset, 1 if its row is one run of stride 1, and its strides
+// broadcast to the shape; per output its offset and its step per row (1,
+// or 0 for a single per-row value).
+func genRowsSource(p *fused.Program, regs []array.DType, text string) string {
+	nIn := len(p.InDTypes)
+	stage := rowStages(p)
+	passes := 1
+	outsOf := map[int][]int{}
+	for i, r := range p.Outputs {
+		outsOf[r] = append(outsOf[r], i)
+	}
+	for k, in := range p.Instrs {
+		r := nIn + k
+		if in.Kind == fused.Reduce {
+			passes = max(passes, stage[in.Args[0]]+1)
+		} else if !p.RowLevel(r) && len(outsOf[r]) > 0 {
+			passes = max(passes, stage[r]+1)
+		}
+	}
+	var b strings.Builder
+	b.WriteString("// Generated by metal.FusedRows from the program\n")
+	for _, line := range strings.Split(text, "\n") {
+		b.WriteString("//   " + line + "\n")
+	}
+	nd := "p[2]"
+	inBase := func(i int) string { return fmt.Sprintf("(3 + %s + %d * (%s + 2))", nd, i, nd) }
+	outBase := func(o int) string { return fmt.Sprintf("(3 + %s + %d * (%s + 2) + %d)", nd, nIn, nd, 2*o) }
+	b.WriteString(`
+// in_offset returns the offset of the element at row-major index e of
+// input view at base in p.
+inline long in_offset(constant long* p, long base, long e) {
+  long nd = p[2];
+  long off = p[base];
+  for (long d = nd - 1; d >= 0 && e > 0; d--) {
+    off += (e % p[3 + d]) * p[base + 2 + d];
+    e /= p[3 + d];
+  }
+  return off;
+}
+
+inline float fold_max(float a, float b) { return (a > b || a != a) ? a : b; }
+inline float fold_min(float a, float b) { return (a < b || a != a) ? a : b; }
+inline float simd_fold_max(float x) { return simd_any(isnan(x)) ? NAN : simd_max(x); }
+inline float simd_fold_min(float x) { return simd_any(isnan(x)) ? NAN : simd_min(x); }
+template <typename S> inline S to_store(float a) { return Elem<S>::store(typename Elem<S>::compute(a)); }
+
+kernel void fused_rows(
+`)
+	for i, dt := range p.InDTypes {
+		fmt.Fprintf(&b, "    device const %s* in%d [[buffer(%d)]],\n", mslTypes[dt], i, i)
+	}
+	for k, o := range p.Outputs {
+		fmt.Fprintf(&b, "    device %s* out%d [[buffer(%d)]],\n", mslTypes[regs[o]], k, nIn+k)
+	}
+	fmt.Fprintf(&b, "    constant long* p [[buffer(%d)]],\n", nIn+len(p.Outputs))
+	b.WriteString(`    uint tg [[threadgroup_position_in_grid]], uint ntg [[threadgroups_per_grid]],
+    uint lid [[thread_index_in_threadgroup]], uint tpg [[threads_per_threadgroup]],
+    uint sg [[simdgroup_index_in_threadgroup]], uint nsg [[simdgroups_per_threadgroup]],
+    uint lane [[thread_index_in_simdgroup]]) {
+  threadgroup float part[32];
+  long rows = p[0], len = p[1];
+  // Each threadgroup takes whole rows: the barriers are uniform.
+  for (long row = tg; row < rows; row += ntg) {
+    long first = row * len;
+`)
+	perRowIn := func(i int) bool { return p.InRow[i] }
+	for i, dt := range p.InDTypes {
+		if perRowIn(i) {
+			fmt.Fprintf(&b, "    %s r%d = elem_read(in%d + in_offset(p, %s, first));\n", mslTypes[dt], i, i, inBase(i))
+		} else {
+			fmt.Fprintf(&b, "    long row%d = in_offset(p, %s, first);\n", i, inBase(i))
+		}
+	}
+	instr := func(ind string, k int) {
+		in := p.Instrs[k]
+		r := nIn + k
+		t := mslTypes[in.DType]
+		arg := func(j int) string {
+			a := in.Args[j]
+			return fmt.Sprintf("Elem<%s>::load(r%d)", mslTypes[regs[a]], a)
+		}
+		switch in.Kind {
+		case fused.Unary, fused.Binary:
+			args := arg(0)
+			if in.Kind == fused.Binary {
+				args += ", " + arg(1)
+			}
+			fmt.Fprintf(&b, "%s%s r%d = Elem<%s>::store(%s()(%s));\n", ind, t, r, t, in.Name(), args)
+		case fused.Where:
+			fmt.Fprintf(&b, "%s%s r%d = r%d ? r%d : r%d;\n", ind, t, r, in.Args[0], in.Args[1], in.Args[2])
+		case fused.AsType:
+			a := in.Args[0]
+			fmt.Fprintf(&b, "%s%s r%d = convert<%s, %s>(r%d);\n", ind, t, r, mslTypes[regs[a]], t, a)
+		case fused.Count:
+			fmt.Fprintf(&b, "%s%s r%d = to_store<%s>(float(len > %d ? len - %d : 0));\n", ind, t, r, t, in.N, in.N)
+		}
+	}
+	writeRow := func(ind string, r int) {
+		for _, o := range outsOf[r] {
+			fmt.Fprintf(&b, "%sif (lid == 0) elem_write(out%d + p[%s] + row * p[%s + 1], r%d);\n", ind, o, outBase(o), outBase(o), r)
+		}
+	}
+	// per-row instructions of stage s, after the folds that feed them
+	rowInstrs := func(s int) {
+		for k, in := range p.Instrs {
+			r := nIn + k
+			if p.RowLevel(r) && in.Kind != fused.Reduce && min(stage[r], passes) == s {
+				instr("    ", k)
+				writeRow("    ", r)
+			}
+		}
+	}
+	rowInstrs(0)
+	for s := range passes {
+		// what pass s computes per element: its folds' arguments and its
+		// outputs, and what they need, from the inputs
+		need := make([]bool, nIn+len(p.Instrs))
+		var folds []int
+		for k, in := range p.Instrs {
+			r := nIn + k
+			if in.Kind == fused.Reduce && stage[in.Args[0]] == s {
+				folds = append(folds, k)
+				need[in.Args[0]] = true
+			}
+			if !p.RowLevel(r) && len(outsOf[r]) > 0 && stage[r] == s {
+				need[r] = true
+			}
+		}
+		for k := len(p.Instrs) - 1; k >= 0; k-- {
+			if r := nIn + k; need[r] && !p.RowLevel(r) {
+				for _, a := range p.Instrs[k].Args {
+					need[a] = true
+				}
+			}
+		}
+		fmt.Fprintf(&b, "    // pass %d\n", s)
+		for _, k := range folds {
+			init := map[opset.ReduceOp]string{opset.Sum: "0.0f", opset.Prod: "1.0f", opset.Max: "-INFINITY", opset.Min: "INFINITY"}
+			fmt.Fprintf(&b, "    float acc%d = %s;\n", k, init[opset.ReduceOp(p.Instrs[k].Op)])
+		}
+		b.WriteString("    for (long j = lid; j < len; j += tpg) {\n")
+		for i, dt := range p.InDTypes {
+			if need[i] && !perRowIn(i) {
+				fmt.Fprintf(&b, "      %s r%d = elem_read(in%d + (p[%s + 1] ? row%d + j : in_offset(p, %s, first + j)));\n",
+					mslTypes[dt], i, i, inBase(i), i, inBase(i))
+			}
+		}
+		for k := range p.Instrs {
+			if r := nIn + k; need[r] && !p.RowLevel(r) {
+				instr("      ", k)
+				if stage[r] == s {
+					for _, o := range outsOf[r] {
+						fmt.Fprintf(&b, "      elem_write(out%d + p[%s] + first + j, r%d);\n", o, outBase(o), r)
+					}
+				}
+			}
+		}
+		for _, k := range folds {
+			in := p.Instrs[k]
+			a := fmt.Sprintf("float(Elem<%s>::load(r%d))", mslTypes[regs[in.Args[0]]], in.Args[0])
+			switch opset.ReduceOp(in.Op) {
+			case opset.Sum:
+				fmt.Fprintf(&b, "      acc%d += %s;\n", k, a)
+			case opset.Prod:
+				fmt.Fprintf(&b, "      acc%d *= %s;\n", k, a)
+			case opset.Max:
+				fmt.Fprintf(&b, "      acc%d = fold_max(acc%d, %s);\n", k, k, a)
+			case opset.Min:
+				fmt.Fprintf(&b, "      acc%d = fold_min(acc%d, %s);\n", k, k, a)
+			}
+		}
+		b.WriteString("    }\n")
+		for _, k := range folds {
+			in := p.Instrs[k]
+			simd, ident := "simd_sum", "0.0f"
+			switch opset.ReduceOp(in.Op) {
+			case opset.Prod:
+				simd, ident = "simd_product", "1.0f"
+			case opset.Max:
+				simd, ident = "simd_fold_max", "-INFINITY"
+			case opset.Min:
+				simd, ident = "simd_fold_min", "INFINITY"
+			}
+			fmt.Fprintf(&b, "    acc%d = %s(acc%d);\n", k, simd, k)
+			fmt.Fprintf(&b, "    if (lane == 0) part[sg] = acc%d;\n", k)
+			b.WriteString("    threadgroup_barrier(mem_flags::mem_threadgroup);\n")
+			fmt.Fprintf(&b, "    acc%d = %s(lane < nsg ? part[lane] : %s);\n", k, simd, ident)
+			b.WriteString("    threadgroup_barrier(mem_flags::mem_threadgroup);\n")
+			t := mslTypes[in.DType]
+			fmt.Fprintf(&b, "    %s r%d = to_store<%s>(acc%d);\n", t, nIn+k, t, k)
+			writeRow("    ", nIn+k)
+		}
+		rowInstrs(s + 1)
+	}
+	b.WriteString("  }\n}\nregister_kernel(fused_rows)\n")
+	return b.String()
 }

@@ -168,6 +168,7 @@ func minus(a, b []string) []string {
 // declare nothing (Metal's limit is then the pipeline's, at most 1024).
 func TestKernelsDeclareTheirLargestThreadgroup(t *testing.T) {
 	want := map[string]int{
+		"norm_rows":      1024, // normPlan in norm.go: 256, or 1024 above 8192 elements
 		"gemm":           256,  // 16x16, the layout of its tiles
 		"reduce_cols":    256,  // 32x8, the layout of its accumulators
 		"sort_block":     512,  // sortThreads in sort.go

@@ -161,3 +161,14 @@ func shimArchiveSave(archive unsafe.Pointer, path string) error {
 	}
 	return nil
 }
+
+// shimCommandBufferTimes returns a completed command buffer's run on the
+// GPU and the host clock now, in nanoseconds of one clock; ok is false
+// where the system reports no GPU times.
+func shimCommandBufferTimes(cb cmdBuf) (start, end, now int64, ok bool) {
+	var s, e, n C.int64_t
+	if C.fm_command_buffer_times(cb.cb, &s, &e, &n) == 0 {
+		return 0, 0, 0, false
+	}
+	return int64(s), int64(e), int64(n), true
+}

@@ -85,4 +85,11 @@ void *fm_pipeline_new(void *device, void *library, const char *name, void *archi
 // with err filled.
 int32_t fm_archive_save(void *archive, const char *path, fm_error *err);
 
+// fm_command_buffer_times reads a completed command buffer's GPUStartTime
+// and GPUEndTime, and the host clock they are measured on (the one of
+// mach_absolute_time) at the time of the call, all in nanoseconds. It
+// returns 1, or 0 if the buffer has no GPU times (the system does not
+// report them, or the buffer never ran).
+int32_t fm_command_buffer_times(void *command_buffer, int64_t *gpu_start, int64_t *gpu_end, int64_t *host_now);
+
 #endif

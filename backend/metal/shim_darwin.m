@@ -4,6 +4,7 @@
 #import <Foundation/Foundation.h>
 #import <Metal/Metal.h>
 #import <objc/message.h>
+#include <mach/mach_time.h>
 #include <stdlib.h>
 #include <string.h>
 #include "shim_darwin.h"
@@ -250,5 +251,27 @@ int32_t fm_archive_save(void *archive, const char *path, fm_error *err) {
 			return -1;
 		}
 		return 0;
+	}
+}
+
+int32_t fm_command_buffer_times(void *command_buffer, int64_t *gpu_start, int64_t *gpu_end, int64_t *host_now) {
+	@autoreleasepool {
+		id<MTLCommandBuffer> cb = (__bridge id<MTLCommandBuffer>)command_buffer;
+		if (![cb respondsToSelector:@selector(GPUStartTime)]) {
+			return 0;
+		}
+		// GPUStartTime and GPUEndTime are seconds of the host's
+		// mach_absolute_time clock; zero means the buffer did not run.
+		CFTimeInterval start = [cb GPUStartTime], end = [cb GPUEndTime];
+		if (start <= 0 || end < start) {
+			return 0;
+		}
+		mach_timebase_info_data_t base;
+		mach_timebase_info(&base);
+		uint64_t now = mach_absolute_time();
+		*gpu_start = (int64_t)(start * 1e9);
+		*gpu_end = (int64_t)(end * 1e9);
+		*host_now = (int64_t)((double)now * base.numer / base.denom);
+		return 1;
 	}
 }

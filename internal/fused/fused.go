@@ -1,8 +1,11 @@
-// Package fused is the intermediate form of a fused elementwise program:
-// what package compile builds from a trace, backend/cpu interprets in
-// tiles and backend/metal turns into one MSL kernel. A program has one
-// text form, which names it in messages and keys caches, and one hash of
-// that text.
+// Package fused is the intermediate form of a fused program: what
+// package compile builds from a trace, backend/cpu interprets in tiles
+// and backend/metal turns into one MSL kernel. A program is elementwise
+// (one pass over its outputs) or row-wise (see NewRows): reductions over
+// the trailing axes with the elementwise work before and after them,
+// run row by row while each row is in cache. A program has one text
+// form, which names it in messages and keys caches, and one hash of that
+// text.
 package fused
 
 import (
@@ -27,6 +30,15 @@ const (
 	Where
 	// AsType converts Args[0] to DType.
 	AsType
+	// Reduce folds Args[0], a register with a value per element, over
+	// each row with opset.ReduceOp(Op), giving one value per row. Only
+	// in row-wise programs; float dtypes, the result of Args[0]'s.
+	Reduce
+	// Count is the number of elements of a row less N (the degrees of
+	// freedom of a variance), at least 0, in DType: Mean's and Var's
+	// divisor, worked out from the row length of each run so that a
+	// shapeless trace divides by the right count. It has no Args.
+	Count
 )
 
 // Instr is one instruction of a Program. Registers below the program's
@@ -34,9 +46,10 @@ const (
 // instruction i, rounded to DType.
 type Instr struct {
 	Kind  Kind
-	Op    uint8 // an opset.UnaryOp or opset.BinaryOp, by Kind
+	Op    uint8 // an opset.UnaryOp, opset.BinaryOp or opset.ReduceOp, by Kind
 	Args  []int
 	DType array.DType
+	N     int // Count's degrees of freedom
 }
 
 // Name returns the instruction's operation as the text form spells it:
@@ -49,17 +62,31 @@ func (in Instr) Name() string {
 		return opset.BinaryOp(in.Op).String()
 	case Where:
 		return "Where"
+	case Reduce:
+		return opset.ReduceOp(in.Op).String()
+	case Count:
+		return "Count"
 	}
 	return "AsType"
 }
 
-// Program is a fused elementwise program: it runs in one pass over its
-// outputs, which all have the shape its inputs broadcast to. Build it
-// with New; its fields are not changed afterwards.
+// Program is a fused program. An elementwise one (Rows 0) runs in one
+// pass over its outputs, which all have the shape its inputs broadcast
+// to. A row-wise one (see NewRows) views that shape as rows of its last
+// Rows axes. Build it with New or NewRows; its fields are not changed
+// afterwards.
 type Program struct {
 	InDTypes []array.DType
 	Instrs   []Instr
 	Outputs  []int // registers
+
+	// Rows is the number of trailing axes that make a row, 0 for an
+	// elementwise program.
+	Rows int
+	// InRow reports, for a row-wise program, the inputs that have one
+	// value per row (size 1 along every row axis).
+	InRow []bool
+	row   []bool // per register: one value per row
 
 	text  string
 	hash  uint64
@@ -69,23 +96,63 @@ type Program struct {
 // New returns the program of instrs over inputs of dtypes inDTypes,
 // whose results are the registers outputs.
 func New(inDTypes []array.DType, instrs []Instr, outputs []int) *Program {
-	p := &Program{InDTypes: inDTypes, Instrs: instrs, Outputs: outputs}
-	var b strings.Builder
-	for i, dt := range inDTypes {
-		fmt.Fprintf(&b, "r%d = in%d %v\n", i, i, dt)
+	return build(&Program{InDTypes: inDTypes, Instrs: instrs, Outputs: outputs})
+}
+
+// NewRows returns a row-wise program: its elementwise shape is viewed as
+// rows of the last rows axes (rows >= 1), and its Reduce instructions
+// fold each row. A register has one value per row when it is an input
+// with inRow set, a Reduce or Count, or an instruction whose arguments
+// all have one; the others have a value per element, and may read
+// per-row registers, which broadcast along their row. Outputs of
+// per-row registers have one value per row.
+func NewRows(inDTypes []array.DType, inRow []bool, rows int, instrs []Instr, outputs []int) *Program {
+	p := &Program{InDTypes: inDTypes, Instrs: instrs, Outputs: outputs, Rows: rows, InRow: inRow}
+	p.row = append([]bool(nil), inRow...)
+	for _, in := range instrs {
+		r := true
+		switch in.Kind {
+		case Reduce, Count:
+		default:
+			for _, a := range in.Args {
+				r = r && a >= 0 && a < len(p.row) && p.row[a]
+			}
+		}
+		p.row = append(p.row, r)
 	}
-	for i, in := range instrs {
-		fmt.Fprintf(&b, "r%d = %s(", len(inDTypes)+i, in.Name())
+	return build(p)
+}
+
+func build(p *Program) *Program {
+	var b strings.Builder
+	if p.Rows > 0 {
+		fmt.Fprintf(&b, "rows %d\n", p.Rows)
+	}
+	level := func(r int) string {
+		if p.Rows > 0 && p.row[r] {
+			return " row"
+		}
+		return ""
+	}
+	for i, dt := range p.InDTypes {
+		fmt.Fprintf(&b, "r%d = in%d %v%s\n", i, i, dt, level(i))
+	}
+	nIn := len(p.InDTypes)
+	for i, in := range p.Instrs {
+		fmt.Fprintf(&b, "r%d = %s(", nIn+i, in.Name())
+		if in.Kind == Count {
+			fmt.Fprintf(&b, "ddof %d", in.N)
+		}
 		for j, a := range in.Args {
 			if j > 0 {
 				b.WriteString(", ")
 			}
 			fmt.Fprintf(&b, "r%d", a)
 		}
-		fmt.Fprintf(&b, ") %v\n", in.DType)
+		fmt.Fprintf(&b, ") %v%s\n", in.DType, level(nIn+i))
 	}
 	b.WriteString("out")
-	for _, o := range outputs {
+	for _, o := range p.Outputs {
 		fmt.Fprintf(&b, " r%d", o)
 	}
 	p.text = b.String()
@@ -121,3 +188,7 @@ func (p *Program) DType(r int) array.DType {
 	}
 	return p.Instrs[r-len(p.InDTypes)].DType
 }
+
+// RowLevel reports whether register r of a row-wise program has one
+// value per row; false for every register of an elementwise program.
+func (p *Program) RowLevel(r int) bool { return p.Rows > 0 && p.row[r] }

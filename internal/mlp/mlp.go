@@ -43,6 +43,21 @@ func Step(in ...*array.Array) []*array.Array {
 	return append(grads, loss)
 }
 
+// LearningRate is TrainStep's step size.
+const LearningRate = 0.01
+
+// TrainStep is one step of plain gradient descent, for compile.Compile to
+// trace: Loss's arguments in, the four updated parameters and the loss
+// out. A training loop feeds the parameters back as the next step's
+// arguments, so each step's parameters die as the next are made.
+func TrainStep(in ...*array.Array) []*array.Array {
+	out := Step(in...)
+	for i := range 4 {
+		out[i] = ops.Sub(in[i], ops.MulScalar(out[i], LearningRate))
+	}
+	return out
+}
+
 // Args returns float32 parameters, scaled so that the activations stay of
 // order 1, and a batch with one-hot labels: Loss's arguments.
 func Args() []*array.Array {

@@ -103,9 +103,13 @@ typedef NS_OPTIONS(NSUInteger, MTLPipelineOption) {
 - (void)memoryBarrierWithScope:(MTLBarrierScope)scope;
 @end
 
+typedef double CFTimeInterval;
+
 @protocol MTLCommandBuffer <NSObject>
 @property (readonly) MTLCommandBufferStatus status;
 @property (readonly) NSError *error;
+@property (readonly) CFTimeInterval GPUStartTime;
+@property (readonly) CFTimeInterval GPUEndTime;
 - (id<MTLComputeCommandEncoder>)computeCommandEncoderWithDispatchType:(MTLDispatchType)dispatchType;
 - (void)commit;
 - (void)waitUntilCompleted;

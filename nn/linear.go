@@ -1,0 +1,73 @@
+package nn
+
+import (
+	"math"
+
+	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/ops"
+	"github.com/fathom-go/fathom/random"
+)
+
+// keys splits key into n keys (a nil key draws from the random package's
+// global key).
+func keys(key *array.Array, n int) []*array.Array {
+	ks := random.Split(key, n)
+	out := make([]*array.Array, n)
+	for i := range out {
+		out[i] = ops.Reshape(ops.SliceAxis(ks, 0, ops.R(i, i+1)), 2)
+	}
+	return out
+}
+
+func checkDims(op string, dims ...int) {
+	for _, d := range dims {
+		if d <= 0 {
+			array.Panicf(op, "sizes %v: every size must be positive", dims)
+		}
+	}
+}
+
+// Linear is y = x·Wᵀ + b over the last axis of x (PyTorch's and MLX's
+// Linear): Weight is [out, in], Bias [out] or nil.
+type Linear struct {
+	Weight *array.Array
+	Bias   *array.Array `nn:",optional"`
+}
+
+// NewLinear returns a float32 Linear from in to out features, its weight
+// and bias drawn from key uniformly in ±1/sqrt(in), as PyTorch and MLX
+// initialise it; bias false leaves Bias nil. A nil key draws from the
+// random package's global key.
+func NewLinear(key *array.Array, in, out int, bias bool) *Linear {
+	checkDims("nn.NewLinear", in, out)
+	ks := keys(key, 2)
+	b := 1 / math.Sqrt(float64(in))
+	l := &Linear{Weight: random.Uniform(ks[0], -b, b, []int{out, in}, array.Float32)}
+	if bias {
+		l.Bias = random.Uniform(ks[1], -b, b, []int{out}, array.Float32)
+	}
+	return l
+}
+
+// Forward applies the layer to x [..., in], giving [..., out].
+func (l *Linear) Forward(x *array.Array) *array.Array {
+	const op = "nn.Linear"
+	checkSelf(op, l == nil)
+	checkIn(op, x)
+	if x.Ndim() == 0 || l.Weight == nil || l.Weight.Ndim() != 2 || x.Shape()[x.Ndim()-1] != l.Weight.Shape()[1] {
+		array.Panicf(op, "input shape %v does not fit weight shape %v", x.Shape(), shapeOf(l.Weight))
+	}
+	y := ops.MatMul(x, ops.Transpose(l.Weight))
+	if l.Bias != nil {
+		y = ops.Add(y, l.Bias)
+	}
+	return y
+}
+
+// shapeOf is a's shape, or nil for a nil array, for error messages.
+func shapeOf(a *array.Array) []int {
+	if a == nil {
+		return nil
+	}
+	return a.Shape()
+}
