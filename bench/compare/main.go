@@ -123,6 +123,9 @@ func workloads() []task {
 	ws = append(ws, convTasks()...)
 	ws = append(ws, linalgTasks()...)
 	ws = append(ws, fftTasks()...)
+	ws = append(ws, optimTasks()...)
+	ws = append(ws, smallTasks()...)
+	ws = append(ws, fastTasks()...)
 	ws = append(ws, task{name: "mlp-step/256", flops: mlp.StepFlops, setup: func() func() {
 		step := compile.Compile(mlp.Step)
 		args := mlp.Args()

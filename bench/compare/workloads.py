@@ -111,6 +111,12 @@ def build(engine, workload):
         return build_linalg(engine, kind, int(size))
     if kind in FFT_KINDS:
         return build_fft(engine, kind)
+    if kind in OPTIM_KINDS:
+        return build_optim(engine, kind)
+    if kind in SMALL_KINDS:
+        return build_small(engine, kind)
+    if kind in FAST_KINDS:
+        return build_fast(engine, kind)
     r, c = SIZES[size]
     if kind in ("uniform", "normal"):  # 16M float32 random numbers
         n = r * c
@@ -308,6 +314,140 @@ def build_fft(engine, kind):
         return {"fft": lambda: np.fft.fft(x), "rfft": lambda: np.fft.rfft(x), "fft2": lambda: np.fft.fft2(x)}[kind]
     t = torch.from_numpy(x)
     return {"fft": lambda: torch.fft.fft(t), "rfft": lambda: torch.fft.rfft(t), "fft2": lambda: torch.fft.fft2(t)}[kind]
+
+
+OPTIM_KINDS = ("adam-update",)
+
+
+def build_optim(engine, kind):
+    # optim.go's optimTasks: one Adam update (bias correction included)
+    # of the MNIST MLP's 669,706 float32 parameters; numpy's with
+    # in-place operations, PyTorch's torch.optim.Adam.step.
+    shapes = [(512, 784), (512,), (512, 512), (512,), (10, 512), (10,)]
+    rng = np.random.default_rng(0)
+    ps = [rng.uniform(-1, 1, s).astype(np.float32) for s in shapes]
+    gs = [rng.uniform(-1, 1, s).astype(np.float32) for s in shapes]
+    lr, b1, b2, eps = 1e-3, 0.9, 0.999, 1e-8
+    if engine == "numpy":
+        ms, vs, ds = [np.zeros_like(p) for p in ps], [np.zeros_like(p) for p in ps], [np.empty_like(p) for p in ps]
+        t = [0]
+
+        def step():
+            t[0] += 1
+            c1, c2 = lr / (1 - b1 ** t[0]), math.sqrt(1 - b2 ** t[0])
+            for p, g, m, v, d in zip(ps, gs, ms, vs, ds):
+                np.multiply(g, 1 - b1, out=d)
+                m *= b1
+                m += d
+                np.multiply(g, g, out=d)
+                d *= 1 - b2
+                v *= b2
+                v += d
+                np.sqrt(v, out=d)
+                d /= c2
+                d += eps
+                np.divide(m, d, out=d)
+                d *= c1
+                p -= d
+
+        return step
+    params = [torch.from_numpy(p).requires_grad_() for p in ps]
+    for p, g in zip(params, gs):
+        p.grad = torch.from_numpy(g)
+    return torch.optim.Adam(params, lr=lr, betas=(b1, b2), eps=eps).step
+
+
+SMALL_KINDS = ("small-ops", "compiled-small")
+
+
+def build_small(engine, kind):
+    # smallop.go's smallTasks: what an engine adds around each op. A
+    # chain of 100 y = y + 1 on 16 float32, each op a new array as in
+    # fathom; and five tanh(y * w) on 16 elements, which fathom runs as
+    # one compiled call and numpy and PyTorch op by op.
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-1, 1, 16).astype(np.float32)
+    w = rng.uniform(-1, 1, 16).astype(np.float32)
+    tanh = np.tanh
+    if engine == "torch":
+        x, w, tanh = torch.from_numpy(x), torch.from_numpy(w), torch.tanh
+    if kind == "small-ops":
+        def chain():
+            y = x
+            for _ in range(100):
+                y = y + 1
+            return y
+        return chain
+
+    def compiled():
+        y = x
+        for _ in range(5):
+            y = tanh(y * w)
+        return y
+    return compiled
+
+
+FAST_KINDS = ("sdpa-fwd", "sdpa-fwd-bwd", "layernorm")
+
+
+def build_fast(engine, kind):
+    # main.go's fastTasks: attention at batch 8, 8 heads, sequence 512,
+    # head 64 (float32), forward and forward with backward, and LayerNorm
+    # over 4096 rows of 4096 with a weight and a bias. PyTorch 1.13 has no
+    # F.scaled_dot_product_attention: its attention is the composition
+    # softmax(q @ k^T * scale) @ v, which is what that function's math
+    # backend computes; numpy's backward is written out.
+    rng = np.random.default_rng(0)
+    if kind == "layernorm":
+        x = rng.uniform(-1, 1, (4096, 4096)).astype(np.float32)
+        w = rng.uniform(-1, 1, 4096).astype(np.float32)
+        b = rng.uniform(-1, 1, 4096).astype(np.float32)
+        if engine == "numpy":
+            def ln():
+                mu = x.mean(-1, keepdims=True)
+                xc = x - mu
+                return xc / np.sqrt((xc * xc).mean(-1, keepdims=True) + 1e-5) * w + b
+            return ln
+        tx, tw, tb = torch.from_numpy(x), torch.from_numpy(w), torch.from_numpy(b)
+
+        def tln():
+            with torch.no_grad():
+                return torch.nn.functional.layer_norm(tx, (4096,), tw, tb, 1e-5)
+        return tln
+    shape = (8, 8, 512, 64)
+    q, k, v, g = (rng.uniform(-1, 1, shape).astype(np.float32) for _ in range(4))
+    scale = np.float32(1 / np.sqrt(64))
+    if engine == "numpy":
+        def probs():
+            s = (q @ k.swapaxes(-1, -2)) * scale
+            e = np.exp(s - s.max(-1, keepdims=True))
+            return e / e.sum(-1, keepdims=True)
+        if kind == "sdpa-fwd":
+            return lambda: probs() @ v
+
+        def fwd_bwd():
+            p = probs()
+            o = p @ v
+            dv = p.swapaxes(-1, -2) @ g
+            dp = g @ v.swapaxes(-1, -2)
+            ds = p * (dp - (g * o).sum(-1, keepdims=True))
+            return o, (ds @ k) * scale, (ds.swapaxes(-1, -2) @ q) * scale, dv
+        return fwd_bwd
+    tq, tk, tv, tg = (torch.from_numpy(a) for a in (q, k, v, g))
+
+    def attn(q, k, v):
+        return torch.softmax((q @ k.transpose(-1, -2)) * float(scale), -1) @ v
+    if kind == "sdpa-fwd":
+        def fwd():
+            with torch.no_grad():
+                return attn(tq, tk, tv)
+        return fwd
+    rq, rk, rv = (t.clone().requires_grad_() for t in (tq, tk, tv))
+
+    def fwd_bwd():
+        rq.grad = rk.grad = rv.grad = None
+        attn(rq, rk, rv).backward(tg)
+    return fwd_bwd
 
 
 def timed(f, min_ms):
