@@ -304,6 +304,15 @@ func floatKernel[T ewFloat](op opset.UnaryOp) func(d, s []T) {
 				d[i] = 1 / v
 			}
 		}
+	case opset.Sqrt:
+		// a direct loop: the compiler makes float32 sqrt one SQRTSS,
+		// where the call through mathFuncs costs more than the sqrt
+		return func(d, s []T) {
+			s = s[:len(d)]
+			for i, v := range s {
+				d[i] = T(math.Sqrt(float64(v)))
+			}
+		}
 	case opset.Rsqrt:
 		return func(d, s []T) {
 			s = s[:len(d)]
