@@ -41,8 +41,6 @@ func NewAdam(lr float64) *Adam {
 
 func (o *Adam) slots() []string { return []string{"m", "v"} }
 
-func (o *Adam) initial(_ string, p *array.Array) *array.Array { return ops.ZerosLike(p) }
-
 func (o *Adam) update(c *stepCtx, p, g *array.Array, s []*array.Array) (*array.Array, []*array.Array) {
 	g = weightDecay(g, p, o.WeightDecay)
 	return adamStep(c, p, g, s, o.Beta1, o.Beta2, o.Eps, !o.NoBiasCorrection)
@@ -55,10 +53,11 @@ func adamStep(c *stepCtx, p, g *array.Array, s []*array.Array, b1, b2, eps float
 	v := ops.Add(ops.MulScalar(s[1], b2), ops.MulScalar(ops.Square(g), 1-b2))
 	var step *array.Array
 	if correct {
-		stepSize := ops.AsType(ops.Div(c.lr, oneMinus(c.pow(b1))), dt)
-		c2 := ops.AsType(ops.Sqrt(oneMinus(c.pow(b2))), dt)
+		c2 := c.scalar("sqrt(1-beta**t)", b2, dt, func() *array.Array {
+			return ops.AsType(ops.Sqrt(oneMinus(c.pow(b2))), dt)
+		})
 		denom := ops.AddScalar(ops.Div(ops.Sqrt(v), c2), eps)
-		step = ops.Mul(ops.Div(m, denom), stepSize)
+		step = ops.Mul(ops.Div(m, denom), c.biasCorrectedLR(b1, dt))
 	} else {
 		step = ops.Mul(ops.Div(m, ops.AddScalar(ops.Sqrt(v), eps)), c.lrAs(dt))
 	}
@@ -92,12 +91,9 @@ func NewAdamW(lr float64) *AdamW {
 
 func (o *AdamW) slots() []string { return []string{"m", "v"} }
 
-func (o *AdamW) initial(_ string, p *array.Array) *array.Array { return ops.ZerosLike(p) }
-
 func (o *AdamW) update(c *stepCtx, p, g *array.Array, s []*array.Array) (*array.Array, []*array.Array) {
 	if o.WeightDecay != 0 {
-		decay := oneMinus(ops.MulScalar(c.lr, o.WeightDecay))
-		p = ops.Mul(p, ops.AsType(decay, p.DType()))
+		p = ops.Mul(p, c.decayFactor(o.WeightDecay, p.DType()))
 	}
 	return adamStep(c, p, g, s, o.Beta1, o.Beta2, o.Eps, !o.NoBiasCorrection)
 }
@@ -132,13 +128,10 @@ func NewAdamax(lr float64) *Adamax {
 
 func (o *Adamax) slots() []string { return []string{"m", "v"} }
 
-func (o *Adamax) initial(_ string, p *array.Array) *array.Array { return ops.ZerosLike(p) }
-
 func (o *Adamax) update(c *stepCtx, p, g *array.Array, s []*array.Array) (*array.Array, []*array.Array) {
 	dt := p.DType()
 	g = weightDecay(g, p, o.WeightDecay)
 	m := ops.Add(ops.MulScalar(s[0], o.Beta1), ops.MulScalar(g, 1-o.Beta1))
 	u := ops.Maximum(ops.MulScalar(s[1], o.Beta2), ops.AddScalar(ops.Abs(g), o.Eps))
-	clr := ops.AsType(ops.Div(c.lr, oneMinus(c.pow(o.Beta1))), dt)
-	return ops.Sub(p, ops.Mul(ops.Div(m, u), clr)), []*array.Array{m, u}
+	return ops.Sub(p, ops.Mul(ops.Div(m, u), c.biasCorrectedLR(o.Beta1, dt))), []*array.Array{m, u}
 }

@@ -51,8 +51,6 @@ func (o *RMSProp) slots() []string {
 	return s
 }
 
-func (o *RMSProp) initial(_ string, p *array.Array) *array.Array { return ops.ZerosLike(p) }
-
 func (o *RMSProp) update(c *stepCtx, p, g *array.Array, s []*array.Array) (*array.Array, []*array.Array) {
 	g = weightDecay(g, p, o.WeightDecay)
 	a := o.Alpha
@@ -112,11 +110,13 @@ func (o *Adagrad) initial(_ string, p *array.Array) *array.Array {
 func (o *Adagrad) update(c *stepCtx, p, g *array.Array, s []*array.Array) (*array.Array, []*array.Array) {
 	g = weightDecay(g, p, o.WeightDecay)
 	v := ops.Add(s[0], ops.Square(g))
-	lr := c.lr
+	lr := c.lrAs(p.DType())
 	if o.LRDecay != 0 {
-		lr = ops.Div(lr, ops.AddScalar(ops.MulScalar(ops.SubScalar(c.t, 1), o.LRDecay), 1))
+		lr = c.scalar("lr/(1+(t-1)*decay)", o.LRDecay, p.DType(), func() *array.Array {
+			return ops.AsType(ops.Div(c.lr, ops.AddScalar(ops.MulScalar(ops.SubScalar(c.t, 1), o.LRDecay), 1)), p.DType())
+		})
 	}
-	step := ops.Mul(ops.Div(g, ops.AddScalar(ops.Sqrt(v), o.Eps)), ops.AsType(lr, p.DType()))
+	step := ops.Mul(ops.Div(g, ops.AddScalar(ops.Sqrt(v), o.Eps)), lr)
 	return ops.Sub(p, step), []*array.Array{v}
 }
 
@@ -148,8 +148,6 @@ func NewAdaDelta(lr float64) *AdaDelta {
 }
 
 func (o *AdaDelta) slots() []string { return []string{"v", "u"} }
-
-func (o *AdaDelta) initial(_ string, p *array.Array) *array.Array { return ops.ZerosLike(p) }
 
 func (o *AdaDelta) update(c *stepCtx, p, g *array.Array, s []*array.Array) (*array.Array, []*array.Array) {
 	g = weightDecay(g, p, o.WeightDecay)
@@ -188,14 +186,11 @@ func NewLion(lr float64) *Lion {
 
 func (o *Lion) slots() []string { return []string{"m"} }
 
-func (o *Lion) initial(_ string, p *array.Array) *array.Array { return ops.ZerosLike(p) }
-
 func (o *Lion) update(c *stepCtx, p, g *array.Array, s []*array.Array) (*array.Array, []*array.Array) {
 	dir := ops.Add(ops.MulScalar(s[0], o.Beta1), ops.MulScalar(g, 1-o.Beta1))
 	m := ops.Add(ops.MulScalar(s[0], o.Beta2), ops.MulScalar(g, 1-o.Beta2))
-	lr := c.lrAs(p.DType())
 	if o.WeightDecay != 0 {
-		p = ops.Mul(p, ops.AsType(oneMinus(ops.MulScalar(c.lr, o.WeightDecay)), p.DType()))
+		p = ops.Mul(p, c.decayFactor(o.WeightDecay, p.DType()))
 	}
-	return ops.Sub(p, ops.Mul(ops.Sign(dir), lr)), []*array.Array{m}
+	return ops.Sub(p, ops.Mul(ops.Sign(dir), c.lrAs(p.DType()))), []*array.Array{m}
 }

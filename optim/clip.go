@@ -26,7 +26,7 @@ func ClipGradNorm(grads map[string]*array.Array, maxNorm float64) (map[string]*a
 		if g == nil {
 			array.Panicf(op, "gradient %q is nil", name)
 		}
-		if !isFloat(g.DType()) {
+		if !g.DType().IsFloat() {
 			array.Panicf(op, "gradient %q is %s, want a float dtype", name, g.DType())
 		}
 		if g.DType() == array.Float64 {

@@ -40,11 +40,12 @@ func closedLR(c *refCase, k int) float64 {
 	panic("closedLR: " + s.Kind)
 }
 
-// closedForm returns a case's parameters after each of n updates.
-func closedForm(c *refCase, params, grads []map[string][]float64, n int) []map[string][]float64 {
+// closedForm returns a case's parameters after each of its first n
+// updates.
+func closedForm(c *refCase, n int) []map[string][]float64 {
 	p := map[string][]float64{}
-	for k, v := range params[0] {
-		p[k] = append([]float64(nil), v...)
+	for k, v := range c.Params {
+		p[k] = append([]float64(nil), v.Data...)
 	}
 	st := map[string][]float64{} // slot + "." + name
 	slot := func(s, name string, init float64) []float64 {
@@ -62,8 +63,8 @@ func closedForm(c *refCase, params, grads []map[string][]float64, n int) []map[s
 	for k := 0; k < n; k++ {
 		lr := closedLR(c, k)
 		t := float64(k + 1)
-		for name, gs := range grads[k] {
-			w := p[name]
+		for name, gr := range c.Grads[k] {
+			gs, w := gr.Data, p[name]
 			switch c.Optimizer {
 			case "SGD":
 				mom, damp, wd := cfg(c, "Momentum", 0), cfg(c, "Dampening", 0), cfg(c, "WeightDecay", 0)
@@ -200,19 +201,7 @@ func TestFirstStepsMatchTheClosedForm(t *testing.T) {
 		}
 		t.Run(c.Name, func(t *testing.T) {
 			const n = 3
-			start := map[string][]float64{}
-			for k, v := range c.Params {
-				start[k] = v.Data
-			}
-			var gs []map[string][]float64
-			for _, step := range c.Grads[:n] {
-				g := map[string][]float64{}
-				for k, v := range step {
-					g[k] = v.Data
-				}
-				gs = append(gs, g)
-			}
-			want := closedForm(c, []map[string][]float64{start}, gs, n)
+			want := closedForm(c, n)
 			opt := c.optimizer(t)
 			params := c.Params.arrays(t)
 			for k := 0; k < n; k++ {

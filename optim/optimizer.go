@@ -60,15 +60,19 @@ type Optimizer interface {
 type Schedule func(step *array.Array) *array.Array
 
 // rule is what distinguishes one optimiser from another: the state slots
-// it keeps per parameter and the update of one parameter.
+// it keeps per parameter and the update of one parameter. Slots start at
+// zero unless the rule is a slotStarter too.
 type rule interface {
 	// slots names the per-parameter state, in the order update takes it.
 	slots() []string
-	// initial returns the value a slot starts from.
-	initial(slot string, p *array.Array) *array.Array
 	// update returns the new parameter and slots. g is already checked
 	// against p; s holds the slots in the order of slots().
 	update(c *stepCtx, p, g *array.Array, s []*array.Array) (*array.Array, []*array.Array)
+}
+
+// slotStarter is a rule whose slots start from other values than zero.
+type slotStarter interface {
+	initial(slot string, p *array.Array) *array.Array
 }
 
 // Base holds what every optimiser of the package shares: the state, the
@@ -95,6 +99,14 @@ const (
 	stepKey = "step"
 	lrKey   = "learning_rate"
 )
+
+// startSlot returns the value a slot of parameter p starts from.
+func (b *Base) startSlot(slot string, p *array.Array) *array.Array {
+	if s, ok := b.rule.(slotStarter); ok {
+		return s.initial(slot, p)
+	}
+	return ops.ZerosLike(p)
+}
 
 func (b *Base) checkMade(op string) {
 	if b == nil || b.rule == nil {
@@ -128,12 +140,8 @@ func (b *Base) fresh(dt array.DType) map[string]*array.Array {
 // scheduled returns the schedule's rate for step (int32) in dtype dt.
 func (b *Base) scheduled(step *array.Array, dt array.DType) *array.Array {
 	lr := b.Schedule(ops.AsType(step, dt))
-	if lr == nil || lr.Ndim() != 0 || !isFloat(lr.DType()) {
-		desc := "nil"
-		if lr != nil {
-			desc = lr.DType().String() + " " + shapeString(lr.Shape())
-		}
-		array.Panicf(b.op, "the Schedule returned %s, want a 0-d float array", desc)
+	if lr == nil || lr.Ndim() != 0 || !lr.DType().IsFloat() {
+		array.Panicf(b.op, "the Schedule returned %s, want a 0-d float array", describe(lr))
 	}
 	return ops.AsType(lr, dt)
 }
@@ -146,7 +154,7 @@ func (b *Base) Init(params map[string]*array.Array) {
 		if p == nil {
 			array.Panicf(b.op+".Init", "parameter %q is nil", name)
 		}
-		if !isFloat(p.DType()) {
+		if !p.DType().IsFloat() {
 			array.Panicf(b.op+".Init", "parameter %q is %s, want a float dtype", name, p.DType())
 		}
 	}
@@ -157,7 +165,7 @@ func (b *Base) Init(params map[string]*array.Array) {
 		for _, slot := range b.rule.slots() {
 			key := slot + "." + name
 			if _, ok := b.state[key]; !ok {
-				b.state[key] = b.rule.initial(slot, params[name])
+				b.state[key] = b.startSlot(slot, params[name])
 			}
 		}
 	}
@@ -190,7 +198,7 @@ func (b *Base) Apply(params, grads, state map[string]*array.Array) (map[string]*
 	}
 	next := ops.AddScalar(step, 1)
 	newState[stepKey] = next
-	c := &stepCtx{lr: lr, t: ops.AsType(next, lr.DType()), lrs: map[array.DType]*array.Array{}}
+	c := &stepCtx{lr: lr, t: ops.AsType(next, lr.DType()), scalars: map[scalarKey]*array.Array{}}
 
 	newParams := maps.Clone(params)
 	slots := b.rule.slots()
@@ -203,12 +211,11 @@ func (b *Base) Apply(params, grads, state map[string]*array.Array) (map[string]*
 		if g == nil || p == nil {
 			array.Panicf(op, "%q: nil parameter or gradient", name)
 		}
-		if !isFloat(p.DType()) {
+		if !p.DType().IsFloat() {
 			array.Panicf(op, "parameter %q is %s, want a float dtype", name, p.DType())
 		}
 		if g.DType() != p.DType() || !slices.Equal(g.Shape(), p.Shape()) {
-			array.Panicf(op, "gradient %q is %s %s, its parameter %s %s", name,
-				g.DType(), shapeString(g.Shape()), p.DType(), shapeString(p.Shape()))
+			array.Panicf(op, "gradient %q is %s, its parameter %s", name, describe(g), describe(p))
 		}
 		s := make([]*array.Array, len(slots))
 		c.fresh = false
@@ -216,14 +223,10 @@ func (b *Base) Apply(params, grads, state map[string]*array.Array) (map[string]*
 			key := slot + "." + name
 			v, ok := state[key]
 			if !ok {
-				v = b.rule.initial(slot, p)
+				v = b.startSlot(slot, p)
 				c.fresh = true
 			} else if v == nil || v.DType() != p.DType() || !slices.Equal(v.Shape(), p.Shape()) {
-				desc := "nil"
-				if v != nil {
-					desc = v.DType().String() + " " + shapeString(v.Shape())
-				}
-				array.Panicf(op, "state %q is %s, its parameter %s %s", key, desc, p.DType(), shapeString(p.Shape()))
+				array.Panicf(op, "state %q is %s, its parameter %s", key, describe(v), describe(p))
 			}
 			s[i] = v
 		}
@@ -267,7 +270,7 @@ func (b *Base) SetState(state map[string]*array.Array) error {
 		if !ok || param == "" || !slices.Contains(slots, slot) {
 			return array.Errorf(op, "%q is not a state entry of %s (its slots: %s)", name, b.op, strings.Join(slots, ", "))
 		}
-		if v := state[name]; v == nil || !isFloat(v.DType()) {
+		if v := state[name]; v == nil || !v.DType().IsFloat() {
 			return array.Errorf(op, "%q is nil or not a float array", name)
 		}
 	}
@@ -281,10 +284,7 @@ func (b *Base) SetState(state map[string]*array.Array) error {
 // LearningRate returns the current learning rate.
 func (b *Base) LearningRate() float64 {
 	b.checkMade(b.op + ".LearningRate")
-	if b.state == nil {
-		return b.State()[lrKey].Item()
-	}
-	return b.state[lrKey].Item()
+	return b.State()[lrKey].Item()
 }
 
 // SetLearningRate sets the learning rate of the updates to come.
@@ -297,34 +297,49 @@ func (b *Base) SetLearningRate(lr float64) {
 }
 
 func checkScalars(op string, step, lr *array.Array) {
-	if step.Ndim() != 0 || !isInt(step.DType()) {
-		array.Panicf(op, "%q is %s %s, want a 0-d integer array", stepKey, step.DType(), shapeString(step.Shape()))
+	if step.Ndim() != 0 || !step.DType().IsInteger() {
+		array.Panicf(op, "%q is %s, want a 0-d integer array", stepKey, describe(step))
 	}
-	if lr.Ndim() != 0 || !isFloat(lr.DType()) {
-		array.Panicf(op, "%q is %s %s, want a 0-d float array", lrKey, lr.DType(), shapeString(lr.Shape()))
+	if lr.Ndim() != 0 || !lr.DType().IsFloat() {
+		array.Panicf(op, "%q is %s, want a 0-d float array", lrKey, describe(lr))
 	}
 }
 
 // stepCtx carries what one update shares across parameters: the learning
 // rate and the step count (1 on the first update) in the scalar dtype,
-// and the rate cast to each parameter dtype, made once per dtype.
+// and the scalars made from them, each made once per update.
 type stepCtx struct {
-	lr, t *array.Array
-	lrs   map[array.DType]*array.Array
-	first *array.Array
+	lr, t   *array.Array
+	scalars map[scalarKey]*array.Array
 	// fresh is set while a parameter whose slots were just created is
 	// updated: its first update, whatever the step count.
 	fresh bool
 }
 
+// scalarKey names a scalar of an update: the formula, its
+// hyperparameter and its dtype.
+type scalarKey struct {
+	formula string
+	x       float64
+	dt      array.DType
+}
+
+// scalar returns the scalar that f makes for formula of x in dtype dt,
+// made on its first use in an update and shared by every parameter after
+// it, so that an uncompiled update does not compute it per parameter.
+func (c *stepCtx) scalar(formula string, x float64, dt array.DType, f func() *array.Array) *array.Array {
+	k := scalarKey{formula, x, dt}
+	s, ok := c.scalars[k]
+	if !ok {
+		s = f()
+		c.scalars[k] = s
+	}
+	return s
+}
+
 // lrAs returns the learning rate in dtype dt.
 func (c *stepCtx) lrAs(dt array.DType) *array.Array {
-	lr, ok := c.lrs[dt]
-	if !ok {
-		lr = ops.AsType(c.lr, dt)
-		c.lrs[dt] = lr
-	}
-	return lr
+	return c.scalar("lr", 0, dt, func() *array.Array { return ops.AsType(c.lr, dt) })
 }
 
 // pow returns base**t in the scalar dtype: the bias corrections are
@@ -333,20 +348,29 @@ func (c *stepCtx) pow(base float64) *array.Array {
 	return ops.Pow(ops.Full(nil, base, c.t.DType()), c.t)
 }
 
+// biasCorrectedLR returns lr/(1-beta**t) in dtype dt: Adam's and
+// Adamax's step size.
+func (c *stepCtx) biasCorrectedLR(beta float64, dt array.DType) *array.Array {
+	return c.scalar("lr/(1-beta**t)", beta, dt, func() *array.Array {
+		return ops.AsType(ops.Div(c.lr, oneMinus(c.pow(beta))), dt)
+	})
+}
+
+// decayFactor returns 1 - lr*wd in dtype dt: the factor of decoupled
+// weight decay (AdamW, Lion).
+func (c *stepCtx) decayFactor(wd float64, dt array.DType) *array.Array {
+	return c.scalar("1-lr*wd", wd, dt, func() *array.Array {
+		return ops.AsType(oneMinus(ops.MulScalar(c.lr, wd)), dt)
+	})
+}
+
 // firstStep returns a 0-d bool array that is true on the first update.
 func (c *stepCtx) firstStep() *array.Array {
-	if c.first == nil {
-		c.first = ops.EqualScalar(c.t, 1)
-	}
-	return c.first
+	return c.scalar("t==1", 0, array.Bool, func() *array.Array { return ops.EqualScalar(c.t, 1) })
 }
 
 // oneMinus returns 1 - x.
 func oneMinus(x *array.Array) *array.Array { return ops.AddScalar(ops.Neg(x), 1) }
-
-func isFloat(dt array.DType) bool { return dt.IsFloat() }
-
-func isInt(dt array.DType) bool { return dt.IsInteger() }
 
 func sortedKeys(m map[string]*array.Array) []string {
 	return slices.Sorted(maps.Keys(m))
@@ -369,4 +393,11 @@ func nameList(m map[string]*array.Array) string {
 	return s
 }
 
-func shapeString(s []int) string { return fmt.Sprint(s) }
+// describe gives a's dtype and shape for a message ("float32 [2 3]"), or
+// "nil".
+func describe(a *array.Array) string {
+	if a == nil {
+		return "nil"
+	}
+	return fmt.Sprintf("%s %v", a.DType(), a.Shape())
+}

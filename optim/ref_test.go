@@ -84,30 +84,26 @@ type refCase struct {
 	Expected  []refMap       `json:"expected"`
 }
 
+// refOptimizers makes each optimiser of optim.json by its name there.
+var refOptimizers = map[string]func(lr float64) Optimizer{
+	"SGD":      func(lr float64) Optimizer { return NewSGD(lr) },
+	"Adam":     func(lr float64) Optimizer { return NewAdam(lr) },
+	"AdamW":    func(lr float64) Optimizer { return NewAdamW(lr) },
+	"Adamax":   func(lr float64) Optimizer { return NewAdamax(lr) },
+	"RMSProp":  func(lr float64) Optimizer { return NewRMSProp(lr) },
+	"Adagrad":  func(lr float64) Optimizer { return NewAdagrad(lr) },
+	"AdaDelta": func(lr float64) Optimizer { return NewAdaDelta(lr) },
+	"Lion":     func(lr float64) Optimizer { return NewLion(lr) },
+}
+
 // optimizer returns the case's optimiser, its fields set by name.
 func (c *refCase) optimizer(t testing.TB) Optimizer {
 	t.Helper()
-	var o Optimizer
-	switch c.Optimizer {
-	case "SGD":
-		o = NewSGD(c.LR)
-	case "Adam":
-		o = NewAdam(c.LR)
-	case "AdamW":
-		o = NewAdamW(c.LR)
-	case "Adamax":
-		o = NewAdamax(c.LR)
-	case "RMSProp":
-		o = NewRMSProp(c.LR)
-	case "Adagrad":
-		o = NewAdagrad(c.LR)
-	case "AdaDelta":
-		o = NewAdaDelta(c.LR)
-	case "Lion":
-		o = NewLion(c.LR)
-	default:
+	mk, ok := refOptimizers[c.Optimizer]
+	if !ok {
 		t.Fatalf("optim.json: optimizer %q", c.Optimizer)
 	}
+	o := mk(c.LR)
 	v := reflect.ValueOf(o).Elem()
 	for name, val := range c.Fields {
 		f := v.FieldByName(name)
@@ -117,7 +113,7 @@ func (c *refCase) optimizer(t testing.TB) Optimizer {
 		f.Set(reflect.ValueOf(val).Convert(f.Type()))
 	}
 	if c.Schedule != nil {
-		reflect.ValueOf(o).Elem().FieldByName("Schedule").Set(reflect.ValueOf(c.Schedule.schedule(t)))
+		v.FieldByName("Schedule").Set(reflect.ValueOf(c.Schedule.schedule(t)))
 	}
 	return o
 }

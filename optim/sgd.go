@@ -46,8 +46,6 @@ func (o *SGD) slots() []string {
 	return []string{"v"}
 }
 
-func (o *SGD) initial(_ string, p *array.Array) *array.Array { return ops.ZerosLike(p) }
-
 func (o *SGD) update(c *stepCtx, p, g *array.Array, s []*array.Array) (*array.Array, []*array.Array) {
 	if o.Nesterov && (o.Momentum <= 0 || o.Dampening != 0) {
 		array.Panicf(o.op, "Nesterov momentum needs a Momentum > 0 and a Dampening of 0 (have %v and %v)", o.Momentum, o.Dampening)

@@ -33,7 +33,7 @@ func Step[M any](model M, opt Optimizer, loss LossFunc[M], in ...*array.Array) (
 	for name, p := range params {
 		all[name] = p
 	}
-	if err := array.Eval(evalList(l, all, state)...); err != nil {
+	if err := array.Eval(append(evalList(all, state), l)...); err != nil {
 		return nil, err
 	}
 	if err := nn.Update(model, params); err != nil {
@@ -78,14 +78,33 @@ func checkStepArgs(op string, model any, opt Optimizer, loss any) {
 	}
 }
 
-func evalList(l *array.Array, maps ...map[string]*array.Array) []*array.Array {
-	out := []*array.Array{l}
+// evalList returns the arrays of maps, each map's in the order of its
+// names.
+func evalList(maps ...map[string]*array.Array) []*array.Array {
+	var out []*array.Array
 	for _, m := range maps {
-		for _, name := range sortedKeys(m) {
-			out = append(out, m[name])
-		}
+		out = appendNamed(out, m, sortedKeys(m))
 	}
 	return out
+}
+
+// appendNamed appends m's arrays to dst in the order of names: a compiled
+// function's inputs or outputs.
+func appendNamed(dst []*array.Array, m map[string]*array.Array, names []string) []*array.Array {
+	for _, name := range names {
+		dst = append(dst, m[name])
+	}
+	return dst
+}
+
+// named maps names[i] to xs[i]: a compiled function's inputs or outputs
+// back to their names.
+func named(names []string, xs []*array.Array) map[string]*array.Array {
+	m := make(map[string]*array.Array, len(names))
+	for i, name := range names {
+		m[name] = xs[i]
+	}
+	return m
 }
 
 // CompiledStep is a whole training step compiled into one function: the
@@ -117,7 +136,8 @@ type CompiledStep[M any] struct {
 // model's parameters by name, which of them are trained, and the state's
 // names. A model or state whose names change (a parameter frozen, a
 // state loaded with other entries) needs another trace, made by a new
-// compiled function.
+// compiled function. A compiled update's layout has the names of the
+// parameters it updates and no trainable flags.
 type layout struct {
 	params    []string
 	trainable []bool
@@ -177,12 +197,8 @@ func (s *CompiledStep[M]) CallOn(w *compile.Worker, in ...*array.Array) (*array.
 		s.f, s.lay = compile.Compile(s.traced(lay)), lay
 	}
 	args := make([]*array.Array, 0, len(lay.params)+len(lay.state)+len(in))
-	for _, name := range lay.params {
-		args = append(args, params[name])
-	}
-	for _, name := range lay.state {
-		args = append(args, state[name])
-	}
+	args = appendNamed(args, params, lay.params)
+	args = appendNamed(args, state, lay.state)
 	args = append(args, in...)
 
 	outs := func() []*array.Array {
@@ -199,18 +215,10 @@ func (s *CompiledStep[M]) CallOn(w *compile.Worker, in ...*array.Array) (*array.
 		return nil, err
 	}
 	np := len(lay.params)
-	newParams := make(map[string]*array.Array, np)
-	for i, name := range lay.params {
-		newParams[name] = outs[1+i]
-	}
-	newState := make(map[string]*array.Array, len(lay.state))
-	for i, name := range lay.state {
-		newState[name] = outs[1+np+i]
-	}
-	if err := nn.Update(s.model, newParams); err != nil {
+	if err := nn.Update(s.model, named(lay.params, outs[1:1+np])); err != nil {
 		return nil, err
 	}
-	if err := s.opt.SetState(newState); err != nil {
+	if err := s.opt.SetState(named(lay.state, outs[1+np:])); err != nil {
 		return nil, err
 	}
 	return outs[0], nil
@@ -221,18 +229,14 @@ func (s *CompiledStep[M]) traced(lay *layout) func(in ...*array.Array) []*array.
 	const op = "optim.CompiledStep"
 	return func(in ...*array.Array) []*array.Array {
 		np, ns := len(lay.params), len(lay.state)
-		params := make(map[string]*array.Array, np)
+		params := named(lay.params, in[:np])
 		trainable := map[string]*array.Array{}
 		for i, name := range lay.params {
-			params[name] = in[i]
 			if lay.trainable[i] {
 				trainable[name] = in[i]
 			}
 		}
-		state := make(map[string]*array.Array, ns)
-		for i, name := range lay.state {
-			state[name] = in[np+i]
-		}
+		state := named(lay.state, in[np:np+ns])
 		if err := nn.Update(s.model, params); err != nil {
 			panic(err)
 		}
@@ -249,10 +253,7 @@ func (s *CompiledStep[M]) traced(lay *layout) func(in ...*array.Array) []*array.
 			}
 		}
 		checkNoNewState(op, lay.state, newState)
-		for _, name := range lay.state {
-			outs = append(outs, newState[name])
-		}
-		return outs
+		return appendNamed(outs, newState, lay.state)
 	}
 }
 

@@ -1,7 +1,7 @@
 package optim
 
 import (
-	"slices"
+	"maps"
 	"sync"
 
 	"github.com/fathom-go/fathom/array"
@@ -16,13 +16,7 @@ type CompiledUpdate struct {
 	mu  sync.Mutex
 	opt Optimizer
 	f   *compile.Func
-	lay *updateLayout
-}
-
-// updateLayout is the order of a compiled update's inputs: the names of
-// the parameters updated (those with a gradient) and of the state.
-type updateLayout struct {
-	names, state []string
+	lay *layout // params: the names of the parameters with a gradient
 }
 
 // CompileUpdate returns opt's update compiled: Call(params, grads) is
@@ -65,63 +59,34 @@ func (u *CompiledUpdate) CallOn(w *compile.Worker, params, grads map[string]*arr
 	}
 	u.opt.Init(trained)
 	state := u.opt.State()
-	lay := &updateLayout{names: names, state: sortedKeys(state)}
-	if u.f == nil || !slices.Equal(u.lay.names, lay.names) || !slices.Equal(u.lay.state, lay.state) {
+	lay := &layout{params: names, state: sortedKeys(state)}
+	if u.f == nil || !u.lay.equal(lay) {
 		u.f.Release()
 		u.f, u.lay = compile.Compile(u.traced(lay)), lay
 	}
 	args := make([]*array.Array, 0, 2*len(names)+len(lay.state))
-	for _, name := range names {
-		args = append(args, trained[name])
-	}
-	for _, name := range names {
-		args = append(args, grads[name])
-	}
-	for _, name := range lay.state {
-		args = append(args, state[name])
-	}
+	args = appendNamed(args, trained, names)
+	args = appendNamed(args, grads, names)
+	args = appendNamed(args, state, lay.state)
 	outs := w.Call(u.f, args...)
 	if err := array.Eval(outs...); err != nil {
 		return nil, err
 	}
-	newParams := make(map[string]*array.Array, len(params))
-	for name, p := range params {
-		newParams[name] = p
-	}
-	for i, name := range names {
-		newParams[name] = outs[i]
-	}
-	newState := make(map[string]*array.Array, len(lay.state))
-	for i, name := range lay.state {
-		newState[name] = outs[len(names)+i]
-	}
-	if err := u.opt.SetState(newState); err != nil {
+	if err := u.opt.SetState(named(lay.state, outs[len(names):])); err != nil {
 		return nil, err
 	}
+	newParams := maps.Clone(params)
+	maps.Copy(newParams, named(names, outs[:len(names)]))
 	return newParams, nil
 }
 
-func (u *CompiledUpdate) traced(lay *updateLayout) func(in ...*array.Array) []*array.Array {
+func (u *CompiledUpdate) traced(lay *layout) func(in ...*array.Array) []*array.Array {
 	return func(in ...*array.Array) []*array.Array {
-		n := len(lay.names)
-		p, g := make(map[string]*array.Array, n), make(map[string]*array.Array, n)
-		for i, name := range lay.names {
-			p[name], g[name] = in[i], in[n+i]
-		}
-		s := make(map[string]*array.Array, len(lay.state))
-		for i, name := range lay.state {
-			s[name] = in[2*n+i]
-		}
-		newP, newS := u.opt.Apply(p, g, s)
+		n := len(lay.params)
+		newP, newS := u.opt.Apply(named(lay.params, in[:n]), named(lay.params, in[n:2*n]), named(lay.state, in[2*n:]))
 		checkNoNewState("optim.CompiledUpdate", lay.state, newS)
-		outs := make([]*array.Array, 0, n+len(lay.state))
-		for _, name := range lay.names {
-			outs = append(outs, newP[name])
-		}
-		for _, name := range lay.state {
-			outs = append(outs, newS[name])
-		}
-		return outs
+		outs := appendNamed(make([]*array.Array, 0, n+len(lay.state)), newP, lay.params)
+		return appendNamed(outs, newS, lay.state)
 	}
 }
 

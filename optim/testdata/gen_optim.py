@@ -6,7 +6,7 @@ Run with Debian's Python, which has torch 1.13 and numpy 1.24:
 
 It writes optim/testdata/optim.json, which is committed so tests need no
 Python. An array is {"dtype", "shape", "data"}, data flattened row-major,
-as ops/testdata/refgen.py writes them. Running the unchanged script
+written by ops/testdata/refgen.py's enc. Running the unchanged script
 reproduces the file byte for byte.
 
 - "cases": optimiser trajectories. Each case starts from "params", feeds
@@ -19,28 +19,22 @@ reproduces the file byte for byte.
 - "clip": torch.nn.utils.clip_grad_norm_.
 """
 import json
-import math
 import os
+import sys
 
 import numpy as np
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "ops", "testdata"))
+import refgen  # noqa: E402
+
 STEPS = 4
-
-
-def num(v):
-    v = float(v)
-    if math.isnan(v):
-        return "nan"
-    if math.isinf(v):
-        return "inf" if v > 0 else "-inf"
-    return v
+num = refgen._num
 
 
 def enc(t):
-    a = t.detach().cpu().numpy() if isinstance(t, torch.Tensor) else np.asarray(t)
-    return {"dtype": str(a.dtype), "shape": list(a.shape), "data": [num(v) for v in a.reshape(-1)]}
+    return refgen.enc(t.detach().cpu().numpy() if isinstance(t, torch.Tensor) else t)
 
 
 SHAPES = {"layers.0.weight": (3, 4), "layers.0.bias": (4,), "frozen": (2,)}
@@ -60,50 +54,45 @@ def start(rng):
     return params, grads
 
 
-class Lion(torch.optim.Optimizer):
+class WrittenOut(torch.optim.Optimizer):
+    """An optimiser torch 1.13 lacks, written out from its published rule:
+    update(p, g, state, group) for every parameter with a gradient."""
+
+    @torch.no_grad()
+    def step(self):
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is not None:
+                    self.update(p, p.grad, self.state[p], group)
+
+
+class Lion(WrittenOut):
     """Lion as MLX's optimizers.Lion and the paper's Algorithm 1."""
 
     def __init__(self, params, lr, betas=(0.9, 0.99), weight_decay=0.0):
         super().__init__(params, dict(lr=lr, betas=betas, weight_decay=weight_decay))
 
-    @torch.no_grad()
-    def step(self):
-        for group in self.param_groups:
-            b1, b2 = group["betas"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                st = self.state[p]
-                if "m" not in st:
-                    st["m"] = torch.zeros_like(p)
-                m = st["m"]
-                c = m * b1 + p.grad * (1 - b1)
-                st["m"] = m * b2 + p.grad * (1 - b2)
-                if group["weight_decay"] != 0:
-                    p.mul_(1 - group["lr"] * group["weight_decay"])
-                p.sub_(torch.sign(c) * group["lr"])
+    def update(self, p, g, st, group):
+        b1, b2 = group["betas"]
+        m = st.get("m", torch.zeros_like(p))
+        c = m * b1 + g * (1 - b1)
+        st["m"] = m * b2 + g * (1 - b2)
+        if group["weight_decay"] != 0:
+            p.mul_(1 - group["lr"] * group["weight_decay"])
+        p.sub_(torch.sign(c) * group["lr"])
 
 
-class AdamNoBias(torch.optim.Optimizer):
+class AdamNoBias(WrittenOut):
     """MLX's Adam with bias_correction=False: p - lr*m/(sqrt(v)+eps)."""
 
     def __init__(self, params, lr, betas=(0.9, 0.999), eps=1e-8):
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps))
 
-    @torch.no_grad()
-    def step(self):
-        for group in self.param_groups:
-            b1, b2 = group["betas"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                st = self.state[p]
-                if "m" not in st:
-                    st["m"] = torch.zeros_like(p)
-                    st["v"] = torch.zeros_like(p)
-                st["m"] = st["m"] * b1 + p.grad * (1 - b1)
-                st["v"] = st["v"] * b2 + p.grad.square() * (1 - b2)
-                p.sub_(st["m"] / (st["v"].sqrt() + group["eps"]) * group["lr"])
+    def update(self, p, g, st, group):
+        b1, b2 = group["betas"]
+        st["m"] = st.get("m", torch.zeros_like(p)) * b1 + g * (1 - b1)
+        st["v"] = st.get("v", torch.zeros_like(p)) * b2 + g.square() * (1 - b2)
+        p.sub_(st["m"] / (st["v"].sqrt() + group["eps"]) * group["lr"])
 
 
 # name, fathom optimiser, torch constructor, fathom fields, torch kwargs,
