@@ -1,10 +1,8 @@
 package array_test
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,54 +12,9 @@ import (
 	"github.com/fathom-go/fathom/array"
 )
 
-// The primitives of these tests work on 0-d float32 arrays and count
-// their runs, so a test can tell that a kernel ran exactly once whoever
-// ran it.
-
-func readF32(a *array.Array) float32 {
-	return math.Float32frombits(binary.NativeEndian.Uint32(a.Storage().Bytes()[4*a.Offset():]))
-}
-
-func writeF32(a *array.Array, v float32) {
-	st := array.AllocCPU(4)
-	binary.NativeEndian.PutUint32(st.Bytes(), math.Float32bits(v))
-	a.SetData(st, nil, 0)
-}
-
-func scalar1() *array.Array { return array.Scalar(float32(1)) }
-
-// errPrim returns err, or panics with panics if it is set.
-type errPrim struct {
-	err    error
-	panics any
-	runs   atomic.Int64
-}
-
-func (p *errPrim) Name() string { return "asyncFail" }
-func (p *errPrim) Eval(array.Stream, []*array.Array, []*array.Array) error {
-	p.runs.Add(1)
-	if p.panics != nil {
-		panic(p.panics)
-	}
-	return p.err
-}
-
-// addPrim writes the sum of its inputs plus add.
-type addPrim struct {
-	add  float32
-	runs atomic.Int64
-}
-
-func (p *addPrim) Name() string { return "asyncAdd" }
-func (p *addPrim) Eval(_ array.Stream, in, out []*array.Array) error {
-	p.runs.Add(1)
-	s := p.add
-	for _, x := range in {
-		s += readF32(x)
-	}
-	writeF32(out[0], s)
-	return nil
-}
+// The primitives of these tests, and eval_test.go's that they share, work
+// on 0-d float32 arrays and count their runs, so a test can tell that a
+// kernel ran exactly once whoever ran it.
 
 // gatePrim copies its input once open is closed, after closing entered
 // (once), so a test can hold an evaluation inside a kernel.
@@ -80,7 +33,7 @@ func (p *gatePrim) Eval(_ array.Stream, in, out []*array.Array) error {
 	p.runs.Add(1)
 	p.once.Do(func() { close(p.entered) })
 	<-p.open
-	writeF32(out[0], readF32(in[0]))
+	setF32(out[0], f32Of(in[0]))
 	return nil
 }
 
@@ -92,23 +45,23 @@ func apply(p array.Primitive, in ...*array.Array) *array.Array {
 // chain behind a gate, and outputs that each add a different prefix of
 // the chain to the gate's value. It returns the gate, the outputs, the
 // values they must have, and the primitives of every node.
-func diamondGraph(x *array.Array, n int) (*gatePrim, []*array.Array, []float32, []*addPrim) {
+func diamondGraph(x *array.Array, n int) (*gatePrim, []*array.Array, []float32, []*sumPrim) {
 	g := newGate()
 	top := apply(g, x)
-	var prims []*addPrim
+	var prims []*sumPrim
 	chain := top
-	v := readF32(x)
+	v := f32Of(x)
 	var outs []*array.Array
 	var want []float32
 	for i := range n {
-		p := &addPrim{add: float32(i + 1)}
+		p := &sumPrim{add: float32(i + 1)}
 		prims = append(prims, p)
 		chain = apply(p, chain)
 		v += float32(i + 1)
-		q := &addPrim{}
+		q := &sumPrim{}
 		prims = append(prims, q)
 		outs = append(outs, apply(q, chain, top))
-		want = append(want, v+readF32(x))
+		want = append(want, v+f32Of(x))
 	}
 	return g, outs, want, prims
 }
@@ -143,7 +96,7 @@ func TestAsyncEvalReadersWaitAndNothingRunsTwice(t *testing.T) {
 						errs <- err
 						return
 					}
-					got = readF32(outs[i])
+					got = f32Of(outs[i])
 				case 1:
 					s, err := array.ToSlice[float32](outs[i])
 					if err != nil {
@@ -177,7 +130,7 @@ func TestAsyncEvalReadersWaitAndNothingRunsTwice(t *testing.T) {
 		t.Errorf("the gate ran %d times, want 1", n)
 	}
 	for i, p := range prims {
-		if n := p.runs.Load(); n != 1 {
+		if n := p.evals.Load(); n != 1 {
 			t.Errorf("node %d ran %d times, want 1", i, n)
 		}
 	}
@@ -222,12 +175,12 @@ func TestAsyncEvalOverlappingCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, o := range outs {
-		if got := readF32(o); got != want[i] {
+		if got := f32Of(o); got != want[i] {
 			t.Errorf("output %d = %v, want %v", i, got, want[i])
 		}
 	}
 	for i, p := range prims {
-		if n := p.runs.Load(); n != 1 {
+		if n := p.evals.Load(); n != 1 {
 			t.Errorf("node %d ran %d times, want 1", i, n)
 		}
 	}
@@ -238,9 +191,9 @@ func TestAsyncEvalOverlappingCalls(t *testing.T) {
 // later one, through each way of reading, and is not run again.
 func TestAsyncEvalErrorSurfacesOnEveryRead(t *testing.T) {
 	boom := errors.New("boom")
-	f := &errPrim{err: boom}
-	bad := apply(f, scalar1())
-	after := apply(&addPrim{add: 1}, bad)
+	f := &failPrim{err: boom}
+	bad := apply(f, one())
+	after := apply(&sumPrim{add: 1}, bad)
 	array.AsyncEval(after)
 	for i := range 3 {
 		if err := after.Eval(); !errors.Is(err, boom) {
@@ -257,7 +210,7 @@ func TestAsyncEvalErrorSurfacesOnEveryRead(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "boom") {
 		t.Errorf("Item panicked with %v, want an *Error about boom", err)
 	}
-	if n := f.runs.Load(); n != 1 {
+	if n := f.evals.Load(); n != 1 {
 		t.Errorf("the failing kernel ran %d times, want 1", n)
 	}
 }
@@ -265,18 +218,18 @@ func TestAsyncEvalErrorSurfacesOnEveryRead(t *testing.T) {
 // TestAsyncEvalPanicDoesNotEndTheProcess: a kernel that panics on the
 // background goroutine becomes an error for the reader.
 func TestAsyncEvalPanicDoesNotEndTheProcess(t *testing.T) {
-	f := &errPrim{panics: "index out of range [7] with length 3"}
-	y := apply(f, scalar1())
+	f := &failPrim{panics: "index out of range [7] with length 3"}
+	y := apply(f, one())
 	array.AsyncEval(y)
 	for range 2 {
 		err := y.Eval()
 		var e *array.Error
-		if !errors.As(err, &e) || e.Op != "asyncFail" || !strings.Contains(e.Msg, "kernel panicked") {
-			t.Fatalf("Eval returned %v, want a *Error from asyncFail saying the kernel panicked", err)
+		if !errors.As(err, &e) || e.Op != "fail" || !strings.Contains(e.Msg, "kernel panicked") {
+			t.Fatalf("Eval returned %v, want a *Error from fail saying the kernel panicked", err)
 		}
 	}
 	// The process goes on: an unrelated evaluation works.
-	z := apply(&addPrim{add: 2}, scalar1())
+	z := apply(&sumPrim{add: 2}, one())
 	array.AsyncEval(z)
 	if got := z.Item(); got != 3 {
 		t.Errorf("after the panic, 1+2 evaluated to %v", got)
@@ -289,7 +242,7 @@ func TestAsyncEvalRunsCallsInOrder(t *testing.T) {
 	var mu sync.Mutex
 	var order []int
 	g := newGate()
-	first := apply(g, scalar1())
+	first := apply(g, one())
 	var outs []*array.Array
 	for i := range 5 {
 		p := &logPrim{i: i, mu: &mu, log: &order}
@@ -320,7 +273,7 @@ func (p *logPrim) Eval(_ array.Stream, in, out []*array.Array) error {
 	p.mu.Lock()
 	*p.log = append(*p.log, p.i)
 	p.mu.Unlock()
-	writeF32(out[0], readF32(in[0]))
+	setF32(out[0], f32Of(in[0]))
 	return nil
 }
 
@@ -329,16 +282,16 @@ func (p *logPrim) Eval(_ array.Stream, in, out []*array.Array) error {
 // until the queue drains.
 func TestAsyncEvalBoundsPendingCalls(t *testing.T) {
 	g := newGate()
-	top := apply(g, scalar1())
+	top := apply(g, one())
 	var outs []*array.Array
 	for i := range 8 {
-		outs = append(outs, apply(&addPrim{add: float32(i)}, top))
+		outs = append(outs, apply(&sumPrim{add: float32(i)}, top))
 	}
 	for _, o := range outs {
 		array.AsyncEval(o)
 	}
 	<-g.entered
-	last := apply(&addPrim{add: 100}, top)
+	last := apply(&sumPrim{add: 100}, top)
 	returned := make(chan struct{})
 	go func() {
 		array.AsyncEval(last)
@@ -362,7 +315,7 @@ func TestAsyncEvalBoundsPendingCalls(t *testing.T) {
 }
 
 func TestAsyncEvalNilArrayPanics(t *testing.T) {
-	err := array.Try(func() { array.AsyncEval(scalar1(), nil) })
+	err := array.Try(func() { array.AsyncEval(one(), nil) })
 	var e *array.Error
 	if !errors.As(err, &e) || e.Op != "array.AsyncEval" || !strings.Contains(e.Msg, "position 1") {
 		t.Fatalf("AsyncEval(x, nil) gave %v, want a *Error from array.AsyncEval naming position 1", err)

@@ -151,7 +151,8 @@ var evalEpoch atomic.Uint64
 // growing it afresh was most of an Eval's allocations on a short chain.
 type walkScratch struct {
 	order []*node
-	stack []walkFrame
+	stack []walkFrame // empty, and zero past its length, between walks
+	dirty int         // most entries of order the walks since release wrote
 }
 
 type walkFrame struct {
@@ -166,14 +167,15 @@ var walkPool = sync.Pool{New: func() any { return new(walkScratch) }}
 const maxPooledWalk = 1 << 16
 
 // release drops the scratch's references to nodes, so that it keeps no
-// graph alive, and returns it to the pool.
+// graph alive, and returns it to the pool. It clears only what the walks
+// wrote: a scratch that once held a large graph costs a small Eval
+// nothing more.
 func (sc *walkScratch) release() {
 	if cap(sc.order) > maxPooledWalk || cap(sc.stack) > maxPooledWalk {
 		return
 	}
-	clear(sc.order[:cap(sc.order)])
-	clear(sc.stack[:cap(sc.stack)])
-	sc.order, sc.stack = sc.order[:0], sc.stack[:0]
+	clear(sc.order[:sc.dirty])
+	sc.order, sc.dirty = sc.order[:0], 0
 	walkPool.Put(sc)
 }
 
@@ -183,7 +185,11 @@ func (sc *walkScratch) release() {
 func (sc *walkScratch) walk(xs []*Array, visit func(*node) (fresh, ok bool)) ([]*node, bool, error) {
 	order, stack := sc.order[:0], sc.stack[:0]
 	// keep what the walk grew, for the pool
-	defer func() { sc.order, sc.stack = order, stack }()
+	defer func() {
+		clear(stack) // frames left by an early return
+		sc.order, sc.stack = order, stack[:0]
+		sc.dirty = max(sc.dirty, len(order))
+	}()
 	for _, x := range xs {
 		if x == nil {
 			return nil, true, Errorf("array.Eval", "nil array")
@@ -193,7 +199,7 @@ func (sc *walkScratch) walk(xs []*Array, visit func(*node) (fresh, ok bool)) ([]
 			return nil, true, err
 		}
 		if n == nil {
-			if err := donatedError(x); err != nil {
+			if err := donatedError(x, storageOf(x)); err != nil {
 				return nil, true, err
 			}
 			continue
@@ -210,6 +216,7 @@ func (sc *walkScratch) walk(xs []*Array, visit func(*node) (fresh, ok bool)) ([]
 			top := &stack[len(stack)-1]
 			if top.next == len(top.n.inputs) {
 				order = append(order, top.n)
+				*top = walkFrame{}
 				stack = stack[:len(stack)-1]
 				continue
 			}
@@ -261,11 +268,12 @@ func (n *node) eval() error {
 	}
 	n.ran = true
 	for _, in := range n.inputs {
-		if in.data.Load() == nil {
+		d := in.data.Load()
+		if d == nil {
 			n.err = Errorf("array.Eval", "%s: input of shape %v has no value", n.prim.Name(), in.shape)
 			return n.err
 		}
-		if err := donatedError(in); err != nil {
+		if err := donatedError(in, d.storage); err != nil {
 			n.err = err
 			return err
 		}

@@ -92,23 +92,16 @@ func traceKernel(t *ktrace.Session, n *node, s Stream) (err error) {
 	// last consumer has run, even on another goroutine.
 	ins := make([]traceInput, len(n.inputs))
 	for i, a := range n.inputs {
-		ins[i] = traceInput{storage: storageOfArray(a), bytes: readBytes(a)}
+		ins[i] = traceInput{storage: storageOf(a), bytes: readBytes(a)}
 	}
 	start := t.Now()
-	done := false
-	defer func() {
-		end := t.Now()
-		switch {
-		case !done:
-			recordKernel(t, n, s, ins, start, end, "the kernel panicked")
-		case err != nil:
-			recordKernel(t, n, s, ins, start, end, err.Error())
-		default:
-			recordKernel(t, n, s, ins, start, end, "")
-		}
-	}()
+	failure := "the kernel panicked" // unless Eval returns
+	defer func() { recordKernel(t, n, s, ins, start, t.Now(), failure) }()
 	err = n.prim.Eval(s, n.inputs, n.outputs)
-	done = true
+	failure = ""
+	if err != nil {
+		failure = err.Error()
+	}
 	return err
 }
 
@@ -122,7 +115,7 @@ type traceInput struct {
 func recordKernel(t *ktrace.Session, n *node, s Stream, ins []traceInput, start, end int64, failure string) {
 	outs := make([]*Storage, len(n.outputs))
 	for i, o := range n.outputs {
-		outs[i] = storageOfArray(o)
+		outs[i] = storageOf(o)
 	}
 	var bytes int64
 	var in, out strings.Builder
@@ -177,13 +170,6 @@ func sharesStorage(st *Storage, outs []*Storage) bool {
 	return false
 }
 
-func storageOfArray(a *Array) *Storage {
-	if d := a.data.Load(); d != nil {
-		return d.storage
-	}
-	return nil
-}
-
 // writeShape writes "[2 3] float32".
 func writeShape(b *strings.Builder, a *Array) {
 	b.WriteByte('[')
@@ -202,8 +188,8 @@ func writeShape(b *strings.Builder, a *Array) {
 // many times).
 func readBytes(a *Array) int64 {
 	n := int64(a.size * a.dtype.Size())
-	if d := a.data.Load(); d != nil && d.storage != nil && len(d.storage.bytes) > 0 {
-		n = min(n, int64(len(d.storage.bytes)))
+	if st := storageOf(a); st != nil && len(st.bytes) > 0 {
+		n = min(n, int64(len(st.bytes)))
 	}
 	return n
 }

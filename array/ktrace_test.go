@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/internal/strided"
 )
 
 // traceEvent is the part of a Chrome trace event the tests read.
@@ -73,20 +74,9 @@ type shapePrim struct{ name string }
 func (p shapePrim) Name() string { return p.name }
 func (p shapePrim) Eval(_ array.Stream, in, out []*array.Array) error {
 	for _, o := range out {
-		st := array.AllocCPU(o.NBytes())
-		o.SetData(st, rowMajor(o.Shape()), 0)
+		o.SetRowMajorData(array.AllocCPU(o.NBytes()))
 	}
 	return nil
-}
-
-func rowMajor(shape []int) []int {
-	st := make([]int, len(shape))
-	s := 1
-	for i := len(shape) - 1; i >= 0; i-- {
-		st[i] = s
-		s *= shape[i]
-	}
-	return st
 }
 
 // threeKernels builds a chain of three kernels of known shapes and
@@ -164,15 +154,15 @@ func TestTraceRecordsFailedKernels(t *testing.T) {
 	if err := array.StartTrace(&buf); err != nil {
 		t.Fatal(err)
 	}
-	bad := array.New(array.CurrentStream(), nil, array.Float32, &errPrim{err: errors.New("no luck")}, scalar1())
-	panicky := array.New(array.CurrentStream(), nil, array.Float32, &errPrim{panics: "oops"}, scalar1())
+	bad := array.New(array.CurrentStream(), nil, array.Float32, &failPrim{err: errors.New("no luck")}, one())
+	panicky := array.New(array.CurrentStream(), nil, array.Float32, &failPrim{panics: "oops"}, one())
 	if bad.Eval() == nil || panicky.Eval() == nil {
 		t.Fatal("the failing kernels did not fail")
 	}
 	if err := array.StopTrace(); err != nil {
 		t.Fatal(err)
 	}
-	ks := kernels(parseTrace(t, buf.Bytes()), "asyncFail")
+	ks := kernels(parseTrace(t, buf.Bytes()), "fail")
 	if len(ks) != 2 {
 		t.Fatalf("%d events of the failing kernels, want 2", len(ks))
 	}
@@ -186,7 +176,7 @@ type reshapePrim struct{}
 
 func (reshapePrim) Name() string { return "traceView" }
 func (reshapePrim) Eval(_ array.Stream, in, out []*array.Array) error {
-	out[0].SetData(in[0].Storage(), rowMajor(out[0].Shape()), in[0].Offset())
+	out[0].SetData(in[0].Storage(), strided.RowMajor(out[0].Shape()), in[0].Offset())
 	return nil
 }
 

@@ -2,7 +2,6 @@ package array
 
 import (
 	"fmt"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -218,16 +217,7 @@ func unreserve(d Device, n int64) {
 // then fit. Cleanups run on another goroutine after the collection, so it
 // waits while they are still bringing memory back.
 func collectFor(n int64) bool {
-	done := make(chan struct{})
-	// big enough to stay out of the tiny allocator, whose blocks free late
-	sentinel := new([32]byte)
-	runtime.AddCleanup(sentinel, func(c chan struct{}) { close(c) }, done)
-	sentinel = nil
-	runtime.GC()
-	select {
-	case <-done:
-	case <-time.After(limitWait):
-	}
+	collectAndWait(limitWait)
 	deadline := time.Now().Add(limitWait)
 	last, since := memTotal.active.Load(), time.Now()
 	for time.Now().Before(deadline) && time.Since(since) < limitIdle {
@@ -348,24 +338,21 @@ func DropTransient(a *Array) {
 	}
 }
 
-// donatedError returns the error of reading a, an evaluated array, if
-// its buffer went back to the pool: a caller gave it to CallDonating and
-// used it again. (An intermediate's buffer goes back only when nothing
-// can read it.)
-func donatedError(a *Array) error {
-	if st := storageOf(a); st != nil && st.pooled != nil && st.pooled.holders.Load() == recycled {
+// donatedError returns the error of reading a, an evaluated array whose
+// storage is st, if its buffer went back to the pool: a caller gave it to
+// CallDonating and used it again. (An intermediate's buffer goes back
+// only when nothing can read it.)
+func donatedError(a *Array, st *Storage) error {
+	if st != nil && st.pooled != nil && st.pooled.holders.Load() == recycled {
 		return Errorf("array.Eval", "array of shape %v and dtype %v was donated (compile's CallDonating) and has no value any more", a.shape, a.dtype)
 	}
 	return nil
 }
 
-// storageOf returns a's storage, nil for a nil or pending array.
+// storageOf is a.Storage(), nil for a nil array too.
 func storageOf(a *Array) *Storage {
 	if a == nil {
 		return nil
 	}
-	if d := a.data.Load(); d != nil {
-		return d.storage
-	}
-	return nil
+	return a.Storage()
 }

@@ -284,16 +284,7 @@ func (p *cpuPool) reclaim(class int) []uint64 {
 	defer p.reclaiming.Store(false)
 	p.missBytes.Store(0)
 	p.back.Store(0)
-	done := make(chan struct{})
-	// big enough to stay out of the tiny allocator, whose blocks free late
-	sentinel := new([32]byte)
-	runtime.AddCleanup(sentinel, func(c chan struct{}) { close(c) }, done)
-	sentinel = nil
-	runtime.GC()
-	select {
-	case <-done:
-	case <-time.After(2 * time.Millisecond):
-	}
+	collectAndWait(2 * time.Millisecond)
 	// Cleanups run in no set order: the sentinel's may come before the
 	// buffers'. Wait while they are still putting buffers back.
 	last, since := int64(-1), time.Now()
@@ -307,6 +298,22 @@ func (p *cpuPool) reclaim(class int) []uint64 {
 		runtime.Gosched()
 	}
 	return nil
+}
+
+// collectAndWait runs a collection and waits, at most wait, for the
+// cleanups it queued to start: a sentinel's cleanup, queued with them,
+// says when.
+func collectAndWait(wait time.Duration) {
+	done := make(chan struct{})
+	// big enough to stay out of the tiny allocator, whose blocks free late
+	sentinel := new([32]byte)
+	runtime.AddCleanup(sentinel, func(c chan struct{}) { close(c) }, done)
+	sentinel = nil
+	runtime.GC()
+	select {
+	case <-done:
+	case <-time.After(wait):
+	}
 }
 
 // cleanupIdle is how long reclaim waits for the next buffer to come back

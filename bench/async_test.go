@@ -7,15 +7,15 @@ import (
 
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/compile"
-	"github.com/fathom-go/fathom/graph"
+	"github.com/fathom-go/fathom/internal/mlp"
 	"github.com/fathom-go/fathom/internal/workload"
 	"github.com/fathom-go/fathom/ops"
 )
 
-// BenchmarkAsyncTrainingLoop is a training loop of a compiled SGD step on
-// a two-layer MLP whose batches are decoded on the host (8-bit images
-// gathered in shuffled order, scaled to float32, labels one-hot encoded),
-// as a data loader does. "eval" evaluates each step before preparing the
+// BenchmarkAsyncTrainingLoop is a training loop of a compiled SGD step
+// (mlp.TrainStep) on a two-layer MLP whose batches are decoded on the
+// host (8-bit images gathered in shuffled order, scaled to float32,
+// labels one-hot encoded), as a data loader does. "eval" evaluates each step before preparing the
 // next; "async" starts each step with AsyncEval, then prepares and builds
 // the next step while it runs, and waits only for the previous step's
 // loss. It reports steps per second; the gain is the host's work that
@@ -38,7 +38,7 @@ func BenchmarkAsyncTrainingLoop(b *testing.B) {
 	}
 }
 
-const classes = 10
+const classes = mlp.Out
 
 // trainLoop is the state of BenchmarkAsyncTrainingLoop's loop.
 type trainLoop struct {
@@ -77,20 +77,7 @@ func newLoop(batch, in, hidden int) *trainLoop {
 		array.FromSlice(scaled(hidden*classes, 2, 0.05), hidden, classes),
 		array.FromSlice(make([]float32, classes), classes),
 	}
-	loss := func(in ...*array.Array) *array.Array {
-		w1, b1, w2, b2, x, y := in[0], in[1], in[2], in[3], in[4], in[5]
-		h := ops.MaximumScalar(ops.Add(ops.MatMul(x, w1), b1), 0)
-		logits := ops.Add(ops.MatMul(h, w2), b2)
-		return ops.Neg(ops.Mean(ops.Sum(ops.Mul(y, ops.LogSoftmax(logits, -1)), -1)))
-	}
-	l.step = compile.Compile(func(in ...*array.Array) []*array.Array {
-		loss, grads := graph.ValueAndGrad(loss, 0, 1, 2, 3)(in...)
-		out := make([]*array.Array, 0, 5)
-		for i, g := range grads {
-			out = append(out, ops.Sub(in[i], ops.MulScalar(g, 0.05)))
-		}
-		return append(out, loss)
-	})
+	l.step = compile.Compile(mlp.TrainStep)
 	return l
 }
 

@@ -21,13 +21,8 @@ func TestCallDonatingFreesTheInputs(t *testing.T) {
 	f := func(in ...*array.Array) []*array.Array {
 		return []*array.Array{ops.MatMul(ops.MatMul(in[0], in[1]), in[1])}
 	}
-	c := compile.Compile(f)
-	defer c.Release()
-	in := matrices(9, 10)
-	want := f(in...)[0]
-	if err := want.Eval(); err != nil {
-		t.Fatal(err)
-	}
+	c, in, wants := compileOn(t, f, 9, 10)
+	want := wants[0]
 	c.Call(in...)
 	base := noCollections(t)
 	x := matrices(9)[0]

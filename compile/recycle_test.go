@@ -12,6 +12,7 @@ import (
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/arraytest"
 	"github.com/fathom-go/fathom/compile"
+	"github.com/fathom-go/fathom/graph"
 	"github.com/fathom-go/fathom/internal/workload"
 	"github.com/fathom-go/fathom/ops"
 )
@@ -47,6 +48,21 @@ func matrices(seeds ...uint64) []*array.Array {
 	return out
 }
 
+// compileOn compiles f, released when the test ends, and returns it with
+// inputs made by matrices(seeds...) and f's own results on them,
+// evaluated: what a test compares the compiled results with.
+func compileOn(t *testing.T, f graph.Fn, seeds ...uint64) (c *compile.Func, in, want []*array.Array) {
+	t.Helper()
+	c = compile.Compile(f)
+	t.Cleanup(c.Release)
+	in = matrices(seeds...)
+	want = f(in...)
+	if err := array.Eval(want...); err != nil {
+		t.Fatal(err)
+	}
+	return c, in, want
+}
+
 // TestReplayFreesIntermediatesOnEval: x·w·w has one intermediate, x·w,
 // which the replay frees as soon as the second product has run, without
 // a collection; only the output stays.
@@ -54,13 +70,8 @@ func TestReplayFreesIntermediatesOnEval(t *testing.T) {
 	f := func(in ...*array.Array) []*array.Array {
 		return []*array.Array{ops.MatMul(ops.MatMul(in[0], in[1]), in[1])}
 	}
-	c := compile.Compile(f)
-	defer c.Release()
-	in := matrices(1, 2)
-	want := f(in...)[0]
-	if err := want.Eval(); err != nil {
-		t.Fatal(err)
-	}
+	c, in, wants := compileOn(t, f, 1, 2)
+	want := wants[0]
 	c.Call(in...) // traces
 	base := noCollections(t)
 	out := c.Call(in...)[0]
@@ -101,13 +112,7 @@ func TestReplayKeepsWhatOutputsShare(t *testing.T) {
 			ops.MatMul(q, in[1]),
 		}
 	}
-	c := compile.Compile(f)
-	defer c.Release()
-	in := matrices(3, 4)
-	want := f(in...)
-	if err := array.Eval(want...); err != nil {
-		t.Fatal(err)
-	}
+	c, in, want := compileOn(t, f, 3, 4)
 	c.Call(in...)
 	base := noCollections(t)
 	out := c.Call(in...)
@@ -170,13 +175,7 @@ func TestRecyclingUnderConcurrentCalls(t *testing.T) {
 		h := ops.MaximumScalar(ops.MatMul(in[0], in[1]), 0)
 		return []*array.Array{ops.MatMul(h, in[1]), ops.Sum(h, 0)}
 	}
-	c := compile.Compile(f)
-	defer c.Release()
-	in := matrices(7, 8)
-	want := f(in...)
-	if err := array.Eval(want...); err != nil {
-		t.Fatal(err)
-	}
+	c, in, want := compileOn(t, f, 7, 8)
 	var wg sync.WaitGroup
 	for g := range 4 {
 		wg.Add(1)

@@ -140,17 +140,13 @@ func (t *trace) countUses() {
 		n += len(st.shapes)
 	}
 	t.uses = make([]int32, n)
-	for _, st := range t.steps {
-		for _, r := range st.ins {
-			if r.kind == fromStep {
-				t.uses[t.slots[r.idx]+r.out]++
-			}
-		}
-	}
 	t.inUses = make([]int32, len(t.inShapes))
 	for _, st := range t.steps {
 		for _, r := range st.ins {
-			if r.kind == fromInput {
+			switch r.kind {
+			case fromStep:
+				t.uses[t.slots[r.idx]+r.out]++
+			case fromInput:
 				t.inUses[r.idx]++
 			}
 		}
@@ -196,8 +192,9 @@ func (t *trace) replayDonating(in []*array.Array, s array.Stream, donated []bool
 		}
 		return vals[r.idx][r.out]
 	}
+	cpu := s.Device.Type == array.DeviceCPU
 	var rc *recycler
-	if s.Device.Type == array.DeviceCPU && donated != nil {
+	if cpu && donated != nil {
 		rc = t.donate(in, donated)
 	}
 	for i, st := range t.steps {
@@ -210,11 +207,10 @@ func (t *trace) replayDonating(in []*array.Array, s array.Stream, donated []bool
 			shapes = replayShapes(st, ins)
 		}
 		prim := st.prim
-		if s.Device.Type == array.DeviceCPU && t.recycles(i, shapes, rc) {
+		if cpu && t.recycles(i, shapes, rc) {
 			if rc == nil {
 				rc = t.newRecycler(len(in))
 			}
-			rc.wrapped[i] = true
 			w := &rc.wraps[i]
 			w.prim, w.rc, w.step = st.prim, rc, i
 			prim = w
@@ -254,7 +250,7 @@ func (t *trace) recycles(i int, shapes [][]int, rc *recycler) bool {
 		return false
 	}
 	for _, r := range st.ins {
-		if r.kind == fromStep && rc.wrapped[r.idx] && t.uses[t.slots[r.idx]+r.out] > 0 ||
+		if r.kind == fromStep && rc.wrapped(r.idx) && t.uses[t.slots[r.idx]+r.out] > 0 ||
 			r.kind == fromInput && rc.donated[r.idx] {
 			return true
 		}
@@ -269,10 +265,10 @@ func (t *trace) recycles(i int, shapes [][]int, rc *recycler) bool {
 func (t *trace) donate(in []*array.Array, donated []bool) *recycler {
 	var rc *recycler
 	for i, x := range in {
-		if !donated[i] || t.inUses[i] <= 0 || x.Storage() == nil {
+		st := x.Storage()
+		if !donated[i] || t.inUses[i] <= 0 || st == nil {
 			continue
 		}
-		st := x.Storage()
 		shared := false
 		for j, y := range in {
 			shared = shared || j != i && y.Storage() == st
@@ -299,16 +295,15 @@ func (t *trace) donate(in []*array.Array, donated []bool) *recycler {
 // which array.HoldTransient and array.EscapeTransient track.
 type recycler struct {
 	t       *trace
-	wrapped []bool
-	donated []bool // by input
-	wraps   []recycling
+	donated []bool      // by input
+	wraps   []recycling // by step: a zero one for a step that does not recycle
 	// left counts the reads still to run of each step output's slot,
 	// then of each input (slot len(t.uses)+i)
 	left []atomic.Int32
 }
 
 func (t *trace) newRecycler(inputs int) *recycler {
-	rc := &recycler{t: t, wrapped: make([]bool, len(t.steps)), donated: make([]bool, inputs),
+	rc := &recycler{t: t, donated: make([]bool, inputs),
 		wraps: make([]recycling, len(t.steps)), left: make([]atomic.Int32, len(t.uses)+inputs)}
 	for i, u := range t.uses {
 		rc.left[i].Store(u)
@@ -318,6 +313,9 @@ func (t *trace) newRecycler(inputs int) *recycler {
 	}
 	return rc
 }
+
+// wrapped reports whether step i runs through recycling.
+func (rc *recycler) wrapped(i int) bool { return rc.wraps[i].rc != nil }
 
 // recycling runs a step's primitive, then does its part of the
 // bookkeeping: its outputs become transient or escape, and the transient
@@ -358,7 +356,7 @@ func (p *recycling) Eval(s array.Stream, ins, outs []*array.Array) error {
 	}
 	for k, r := range t.steps[p.step].ins {
 		switch {
-		case r.kind == fromStep && t.uses[t.slots[r.idx]+r.out] > 0 && p.rc.wrapped[r.idx]:
+		case r.kind == fromStep && t.uses[t.slots[r.idx]+r.out] > 0 && p.rc.wrapped(r.idx):
 			if p.rc.left[t.slots[r.idx]+r.out].Add(-1) == 0 {
 				array.DropTransient(ins[k])
 			}

@@ -182,9 +182,7 @@ func (c *bufCache) put(b *devBuf) {
 		c.lru.prev = b
 		c.cached += int64(b.class)
 		c.ncache++
-		for c.cached > c.cacheLimit {
-			evicted = append(evicted, c.evictOldest())
-		}
+		evicted = c.trimLocked(evicted)
 	}
 	c.mu.Unlock()
 	c.release(evicted)
@@ -227,12 +225,18 @@ func (c *bufCache) release(bs []*devBuf) {
 func (c *bufCache) setCacheLimit(n int64) {
 	c.mu.Lock()
 	c.cacheLimit = n
-	var evicted []*devBuf
+	evicted := c.trimLocked(nil)
+	c.mu.Unlock()
+	c.release(evicted)
+}
+
+// trimLocked evicts the buffers freed longest ago until the cache keeps
+// no more than its limit, and appends them to evicted for release.
+func (c *bufCache) trimLocked(evicted []*devBuf) []*devBuf {
 	for c.cached > c.cacheLimit {
 		evicted = append(evicted, c.evictOldest())
 	}
-	c.mu.Unlock()
-	c.release(evicted)
+	return evicted
 }
 
 // clear releases every cached buffer.

@@ -161,23 +161,28 @@ func (s *Session) Record(e Event) {
 	b = append(b, `,"tid":`...)
 	b = strconv.AppendInt(b, int64(tid), 10)
 	if len(e.Args) > 0 {
-		b = append(b, `,"args":{`...)
-		for i, a := range e.Args {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendString(b, a.Key)
-			b = append(b, ':')
-			if a.IsInt {
-				b = strconv.AppendInt(b, a.Int, 10)
-			} else {
-				b = appendString(b, a.Str)
-			}
-		}
-		b = append(b, '}')
+		b = appendArgs(b, e.Args...)
 	}
 	s.buf = append(b, '}')
 	s.scheduleLocked()
+}
+
+// appendArgs writes `,"args":{...}`.
+func appendArgs(b []byte, args ...Arg) []byte {
+	b = append(b, `,"args":{`...)
+	for i, a := range args {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, a.Key)
+		b = append(b, ':')
+		if a.IsInt {
+			b = strconv.AppendInt(b, a.Int, 10)
+		} else {
+			b = appendString(b, a.Str)
+		}
+	}
+	return append(b, '}')
 }
 
 // laneLocked returns the pid and tid of the first lane of the track that
@@ -193,8 +198,8 @@ func (s *Session) laneLocked(process, thread string, start, end int64) (int, int
 		if !ok {
 			pid = len(s.pids) + 1
 			s.pids[process] = pid
-			s.metaLocked("process_name", pid, 0, process)
-			s.sortLocked("process_sort_index", pid, 0, pid)
+			s.metaLocked("process_name", pid, 0, String("name", process))
+			s.metaLocked("process_sort_index", pid, 0, Int("sort_index", int64(pid)))
 		}
 		t = &track{pid: pid}
 		s.tracks[k] = t
@@ -211,14 +216,16 @@ func (s *Session) laneLocked(process, thread string, start, end int64) (int, int
 	if len(t.lanes) > 0 {
 		name += " (" + strconv.Itoa(len(t.lanes)+1) + ")"
 	}
-	s.metaLocked("thread_name", t.pid, tid, name)
-	s.sortLocked("thread_sort_index", t.pid, tid, tid)
+	s.metaLocked("thread_name", t.pid, tid, String("name", name))
+	s.metaLocked("thread_sort_index", t.pid, tid, Int("sort_index", int64(tid)))
 	t.lanes = append(t.lanes, lane{tid: tid, end: end})
 	return t.pid, tid
 }
 
-// metaLocked writes a metadata event naming a process or thread.
-func (s *Session) metaLocked(kind string, pid, tid int, name string) {
+// metaLocked writes a metadata event of a process or thread: its name
+// ("process_name", "thread_name") or the order of the rows
+// ("process_sort_index", "thread_sort_index").
+func (s *Session) metaLocked(kind string, pid, tid int, arg Arg) {
 	b := s.sepLocked()
 	b = append(b, `{"name":"`...)
 	b = append(b, kind...)
@@ -226,23 +233,8 @@ func (s *Session) metaLocked(kind string, pid, tid int, name string) {
 	b = strconv.AppendInt(b, int64(pid), 10)
 	b = append(b, `,"tid":`...)
 	b = strconv.AppendInt(b, int64(tid), 10)
-	b = append(b, `,"args":{"name":`...)
-	b = appendString(b, name)
-	s.buf = append(b, "}}"...)
-}
-
-// sortLocked writes a metadata event that orders rows as they appeared.
-func (s *Session) sortLocked(kind string, pid, tid, index int) {
-	b := s.sepLocked()
-	b = append(b, `{"name":"`...)
-	b = append(b, kind...)
-	b = append(b, `","ph":"M","pid":`...)
-	b = strconv.AppendInt(b, int64(pid), 10)
-	b = append(b, `,"tid":`...)
-	b = strconv.AppendInt(b, int64(tid), 10)
-	b = append(b, `,"args":{"sort_index":`...)
-	b = strconv.AppendInt(b, int64(index), 10)
-	s.buf = append(b, "}}"...)
+	b = appendArgs(b, arg)
+	s.buf = append(b, '}')
 }
 
 // sepLocked returns the buffer with the separator before a new event.

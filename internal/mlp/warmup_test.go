@@ -13,6 +13,18 @@ import (
 	"github.com/fathom-go/fathom/compile"
 )
 
+// compiledStep turns the collector off for the test, empties the pools
+// and returns TrainStep compiled, released when the test ends.
+func compiledStep(t *testing.T) *compile.Func {
+	runtime.GC()
+	prev := debug.SetGCPercent(-1)
+	t.Cleanup(func() { debug.SetGCPercent(prev) })
+	array.ClearCache()
+	step := compile.Compile(TrainStep)
+	t.Cleanup(step.Release)
+	return step
+}
+
 // TestTrainingStepsReuseEveryIntermediate guards issue 22's warm-up
 // stall: a compiled training loop used to take fresh memory for every
 // intermediate of a step until a collection gave the last step's back.
@@ -22,12 +34,7 @@ import (
 // collector off. The results stay those of the uncompiled step.
 func TestTrainingStepsReuseEveryIntermediate(t *testing.T) {
 	const steps = 4
-	runtime.GC()
-	prev := debug.SetGCPercent(-1)
-	t.Cleanup(func() { debug.SetGCPercent(prev) })
-	array.ClearCache()
-	step := compile.Compile(TrainStep)
-	defer step.Release()
+	step := compiledStep(t)
 	args := Args()
 	var perStep int64
 	var got [][]*array.Array
@@ -71,12 +78,7 @@ func TestTrainingStepsReuseEveryIntermediate(t *testing.T) {
 // second step on, exactly, with the collector off.
 func TestDonatingTrainingStepsTakeNoFreshMemory(t *testing.T) {
 	const steps = 6
-	runtime.GC()
-	prev := debug.SetGCPercent(-1)
-	t.Cleanup(func() { debug.SetGCPercent(prev) })
-	array.ClearCache()
-	step := compile.Compile(TrainStep)
-	defer step.Release()
+	step := compiledStep(t)
 	args := Args()
 	base := array.ActiveMemory()
 	params := []int{0, 1, 2, 3}
