@@ -89,5 +89,6 @@ func JVP(f Fn, primals, tangents []*array.Array) (outs, jvps []*array.Array) {
 			jvps[i] = ops.ZerosLike(o)
 		}
 	}
+	untrace(primals, tr, outs, jvps)
 	return outs, jvps
 }

@@ -85,7 +85,27 @@ func VJP(f Fn, primals, cotangents []*array.Array) (outs, vjps []*array.Array) {
 			array.Panicf("graph.VJP", "cotangent %d has shape %v, output has shape %v", i, c.Shape(), outs[i].Shape())
 		}
 	}
-	return outs, backward(tr, primals, outs, cotangents)
+	vjps = backward(tr, primals, outs, cotangents)
+	untrace(primals, tr, outs, vjps)
+	return outs, vjps
+}
+
+// untrace ends the marking of a transform's tracers tr on its results
+// when none of primals was a tracer: called at top level, a transform
+// must not leave tracers behind, or a compiled function given its
+// results would run uncompiled. Nested in another transform or a trace,
+// the results stay marked, as that one still walks them.
+func untrace(primals, tr []*array.Array, results ...[]*array.Array) {
+	for _, p := range primals {
+		if p.Tracer() {
+			return
+		}
+	}
+	var all []*array.Array
+	for _, r := range results {
+		all = append(all, r...)
+	}
+	array.Untrace(tr, all...)
 }
 
 // backward pushes cotangents from outs back to the tracers tr.
@@ -247,6 +267,8 @@ func valueAndGrad(f func(in ...*array.Array) (*array.Array, []*array.Array), arg
 		defer tracing.End()
 		tr := tracers(primals)
 		outs := callFn("graph.Grad", wrt, tr)
-		return value, aux, backward(tr, primals, outs, []*array.Array{ops.OnesLike(outs[0])})
+		grads := backward(tr, primals, outs, []*array.Array{ops.OnesLike(outs[0])})
+		untrace(primals, tr, outs, aux, grads)
+		return value, aux, grads
 	}
 }

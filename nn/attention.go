@@ -112,12 +112,22 @@ func NewTransformerEncoderLayer(key *array.Array, dims, heads, hidden int, p flo
 	}
 }
 
-func (t *TransformerEncoderLayer) ff(x *array.Array) *array.Array {
-	act := t.Activation
+// residual adds block f to x with LayerNorm ln: x + f(ln(x)) pre-norm,
+// ln(x + f(x)) post-norm.
+func residual(normFirst bool, ln *LayerNorm, x *array.Array, f func(*array.Array) *array.Array) *array.Array {
+	if normFirst {
+		return ops.Add(x, f(ln.Forward(x)))
+	}
+	return ln.Forward(ops.Add(x, f(x)))
+}
+
+// feedForward is a transformer layer's feed-forward block before its
+// residual dropout: l2(drop(act(l1(x)))), a nil act meaning ReLU.
+func feedForward(l1, l2 *Linear, drop *Dropout, act Fn, x *array.Array) *array.Array {
 	if act == nil {
 		act = ReLU
 	}
-	return t.Dropout2.Forward(t.Linear2.Forward(t.Dropout.Forward(act(t.Linear1.Forward(x)))))
+	return l2.Forward(drop.Forward(act(l1.Forward(x))))
 }
 
 // Forward applies the layer to x [B, L, dims]; mask and causal are the
@@ -126,15 +136,12 @@ func (t *TransformerEncoderLayer) Forward(x, mask *array.Array, causal bool) *ar
 	const op = "nn.TransformerEncoderLayer"
 	checkSelf(op, t == nil)
 	checkIn(op, x)
-	sa := func(y *array.Array) *array.Array {
+	x = residual(t.NormFirst, t.LN1, x, func(y *array.Array) *array.Array {
 		return t.Dropout1.Forward(t.Attention.Forward(y, y, y, mask, causal))
-	}
-	if t.NormFirst {
-		x = ops.Add(x, sa(t.LN1.Forward(x)))
-		return ops.Add(x, t.ff(t.LN2.Forward(x)))
-	}
-	x = t.LN1.Forward(ops.Add(x, sa(x)))
-	return t.LN2.Forward(ops.Add(x, t.ff(x)))
+	})
+	return residual(t.NormFirst, t.LN2, x, func(y *array.Array) *array.Array {
+		return t.Dropout2.Forward(feedForward(t.Linear1, t.Linear2, t.Dropout, t.Activation, y))
+	})
 }
 
 // TransformerDecoderLayer is PyTorch's TransformerDecoderLayer with
@@ -182,25 +189,13 @@ func (t *TransformerDecoderLayer) Forward(x, memory, xMask, memoryMask *array.Ar
 	checkSelf(op, t == nil)
 	checkIn(op, x)
 	checkIn(op, memory)
-	act := t.Activation
-	if act == nil {
-		act = ReLU
-	}
-	sa := func(y *array.Array) *array.Array {
+	x = residual(t.NormFirst, t.LN1, x, func(y *array.Array) *array.Array {
 		return t.Dropout1.Forward(t.SelfAttention.Forward(y, y, y, xMask, causal))
-	}
-	ca := func(y *array.Array) *array.Array {
+	})
+	x = residual(t.NormFirst, t.LN2, x, func(y *array.Array) *array.Array {
 		return t.Dropout2.Forward(t.CrossAttention.Forward(y, memory, memory, memoryMask, false))
-	}
-	ff := func(y *array.Array) *array.Array {
-		return t.Dropout3.Forward(t.Linear2.Forward(t.Dropout.Forward(act(t.Linear1.Forward(y)))))
-	}
-	if t.NormFirst {
-		x = ops.Add(x, sa(t.LN1.Forward(x)))
-		x = ops.Add(x, ca(t.LN2.Forward(x)))
-		return ops.Add(x, ff(t.LN3.Forward(x)))
-	}
-	x = t.LN1.Forward(ops.Add(x, sa(x)))
-	x = t.LN2.Forward(ops.Add(x, ca(x)))
-	return t.LN3.Forward(ops.Add(x, ff(x)))
+	})
+	return residual(t.NormFirst, t.LN3, x, func(y *array.Array) *array.Array {
+		return t.Dropout3.Forward(feedForward(t.Linear1, t.Linear2, t.Dropout, t.Activation, y))
+	})
 }

@@ -1,6 +1,7 @@
 package nn_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/fathom-go/fathom/array"
@@ -29,33 +30,26 @@ func BenchmarkMLPStep(b *testing.B) {
 	vg := nn.ValueAndGrad(m, loss)
 	names := sortedKeys(nn.TrainableParameters(m))
 	step := compile.Compile(func(in ...*array.Array) []*array.Array {
-		ps := map[string]*array.Array{}
-		for i, n := range names {
-			ps[n] = in[i]
-		}
-		if err := nn.Update(m, ps); err != nil {
+		if err := setParams(m, names, in); err != nil {
 			panic(err)
 		}
 		l, g := vg(in[len(names):]...)
 		out := []*array.Array{l}
-		for _, n := range names {
-			out = append(out, ops.Sub(ps[n], ops.MulScalar(g[n], 0.01)))
+		for i, n := range names {
+			out = append(out, ops.Sub(in[i], ops.MulScalar(g[n], 0.01)))
 		}
 		return out
 	})
 	defer step.Release()
 	x := random.Normal(random.Key(9), []int{batch, 784}, array.Float32, 0, 1)
 	y := random.RandInt(random.Key(10), 0, 10, []int{batch}, array.Int32)
-	params := make([]*array.Array, len(names))
-	for i, n := range names {
-		params[i] = nn.Parameters(m)[n]
-	}
+	ps := params(m, names)
 	run := func() {
-		out := step.Call(append(append([]*array.Array{}, params...), x, y)...)
+		out := step.Call(append(slices.Clip(ps), x, y)...)
 		if err := array.Eval(out...); err != nil {
 			b.Fatal(err)
 		}
-		params = out[1:]
+		ps = out[1:]
 	}
 	run()
 	b.ResetTimer()

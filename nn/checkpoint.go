@@ -2,6 +2,7 @@ package nn
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -66,6 +67,7 @@ func Load(path string, m any) error {
 	return rename(Update(m, got), op)
 }
 
+// rename gives an *array.Error from a lower layer the name of op.
 func rename(err error, op string) error {
 	if e, ok := err.(*array.Error); ok {
 		e.Op = op
@@ -73,14 +75,7 @@ func rename(err error, op string) error {
 	return err
 }
 
-func sortedNames(m map[string]*array.Array) []string {
-	out := make([]string, 0, len(m))
-	for n := range m {
-		out = append(out, n)
-	}
-	slices.Sort(out)
-	return out
-}
+func sortedNames(m map[string]*array.Array) []string { return slices.Sorted(maps.Keys(m)) }
 
 func quote(names []string) []string {
 	out := make([]string, len(names))

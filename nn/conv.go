@@ -5,7 +5,6 @@ import (
 
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/ops"
-	"github.com/fathom-go/fathom/random"
 )
 
 // Convolution layers hold a weight [out, k..., in/groups] and a bias
@@ -21,7 +20,6 @@ func convInit(op string, key *array.Array, in, out, groups int, kernel []int, tr
 	if in%groups != 0 || out%groups != 0 {
 		array.Panicf(op, "%d input and %d output channels do not split into %d groups", in, out, groups)
 	}
-	ks := keys(key, 2)
 	shape := append(append([]int{out}, kernel...), in/groups)
 	fan := in / groups
 	if transpose {
@@ -32,12 +30,7 @@ func convInit(op string, key *array.Array, in, out, groups int, kernel []int, tr
 	for _, k := range kernel {
 		fan *= k
 	}
-	bound := 1 / math.Sqrt(float64(fan))
-	w = random.Uniform(ks[0], -bound, bound, shape, array.Float32)
-	if bias {
-		b = random.Uniform(ks[1], -bound, bound, []int{out}, array.Float32)
-	}
-	return w, b
+	return uniformInit(key, 1/math.Sqrt(float64(fan)), shape, bias)
 }
 
 func one(v int) int { return max(v, 1) }

@@ -3,7 +3,6 @@ package nn_test
 import (
 	"math"
 	"slices"
-	"sort"
 	"testing"
 
 	"github.com/fathom-go/fathom/array"
@@ -73,11 +72,7 @@ func checkModelGrads[M any](t *testing.T, what string, m M, loss func(m M, in ..
 	if err := nn.Update(m, params); err != nil {
 		t.Fatal(err)
 	}
-	names := make([]string, 0, len(grads))
-	for n := range grads {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := sortedKeys(grads)
 	if want := nn.TrainableParameters(m); len(want) != len(grads) {
 		t.Fatalf("%s: %d gradients for %d trainable parameters", what, len(grads), len(want))
 	}
@@ -87,11 +82,7 @@ func checkModelGrads[M any](t *testing.T, what string, m M, loss func(m M, in ..
 		xs[i], gs[i] = params[n], grads[n]
 	}
 	f := func(ps []*array.Array) *array.Array {
-		set := map[string]*array.Array{}
-		for i, n := range names {
-			set[n] = ps[i]
-		}
-		if err := nn.Update(m, set); err != nil {
+		if err := setParams(m, names, ps); err != nil {
 			t.Fatal(err)
 		}
 		defer func() {

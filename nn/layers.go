@@ -117,13 +117,8 @@ type Bilinear struct {
 // uniformly in ±1/sqrt(in1) as PyTorch's.
 func NewBilinear(key *array.Array, in1, in2, out int, bias bool) *Bilinear {
 	checkDims("nn.NewBilinear", in1, in2, out)
-	ks := keys(key, 2)
-	b := 1 / math.Sqrt(float64(in1))
-	l := &Bilinear{Weight: random.Uniform(ks[0], -b, b, []int{out, in1, in2}, array.Float32)}
-	if bias {
-		l.Bias = random.Uniform(ks[1], -b, b, []int{out}, array.Float32)
-	}
-	return l
+	w, b := uniformInit(key, 1/math.Sqrt(float64(in1)), []int{out, in1, in2}, bias)
+	return &Bilinear{Weight: w, Bias: b}
 }
 
 // Forward returns the layer of x1 [..., in1] and x2 [..., in2] (the same

@@ -40,13 +40,20 @@ type Linear struct {
 // random package's global key.
 func NewLinear(key *array.Array, in, out int, bias bool) *Linear {
 	checkDims("nn.NewLinear", in, out)
+	w, b := uniformInit(key, 1/math.Sqrt(float64(in)), []int{out, in}, bias)
+	return &Linear{Weight: w, Bias: b}
+}
+
+// uniformInit draws a float32 weight of shape and, when bias is true, a
+// bias [shape[0]] from key uniformly in ±bound: PyTorch's default for
+// its linear, bilinear and convolution layers.
+func uniformInit(key *array.Array, bound float64, shape []int, bias bool) (w, b *array.Array) {
 	ks := keys(key, 2)
-	b := 1 / math.Sqrt(float64(in))
-	l := &Linear{Weight: random.Uniform(ks[0], -b, b, []int{out, in}, array.Float32)}
+	w = random.Uniform(ks[0], -bound, bound, shape, array.Float32)
 	if bias {
-		l.Bias = random.Uniform(ks[1], -b, b, []int{out}, array.Float32)
+		b = random.Uniform(ks[1], -bound, bound, shape[:1], array.Float32)
 	}
-	return l
+	return w, b
 }
 
 // Forward applies the layer to x [..., in], giving [..., out].
@@ -57,11 +64,7 @@ func (l *Linear) Forward(x *array.Array) *array.Array {
 	if x.Ndim() == 0 || l.Weight == nil || l.Weight.Ndim() != 2 || x.Shape()[x.Ndim()-1] != l.Weight.Shape()[1] {
 		array.Panicf(op, "input shape %v does not fit weight shape %v", x.Shape(), shapeOf(l.Weight))
 	}
-	y := ops.MatMul(x, ops.Transpose(l.Weight))
-	if l.Bias != nil {
-		y = ops.Add(y, l.Bias)
-	}
-	return y
+	return addBias(ops.MatMul(x, ops.Transpose(l.Weight)), l.Bias)
 }
 
 // shapeOf is a's shape, or nil for a nil array, for error messages.

@@ -138,11 +138,7 @@ func TestValueAndGradKeepsState(t *testing.T) {
 	}
 	names := sortedKeys(nn.Parameters(n))
 	step := compile.Compile(func(in ...*array.Array) []*array.Array {
-		set := map[string]*array.Array{}
-		for i, name := range names {
-			set[name] = in[i]
-		}
-		if err := nn.Update(n, set); err != nil {
+		if err := setParams(n, names, in); err != nil {
 			panic(err)
 		}
 		l, _ := vg(in[len(names):]...)
@@ -158,17 +154,8 @@ func TestValueAndGradKeepsState(t *testing.T) {
 	defer w.Close()
 	var losses []float64
 	for range 3 {
-		ps := nn.Parameters(n)
-		in := []*array.Array{}
-		for _, name := range names {
-			in = append(in, ps[name])
-		}
-		out := w.Call(step, append(in, x)...)
-		upd := map[string]*array.Array{}
-		for i, name := range names {
-			upd[name] = out[1+i]
-		}
-		if err := nn.Update(n, upd); err != nil {
+		out := w.Call(step, append(params(n, names), x)...)
+		if err := setParams(n, names, out[1:]); err != nil {
 			t.Fatal(err)
 		}
 		losses = append(losses, out[0].Item())

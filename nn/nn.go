@@ -30,19 +30,17 @@ type Moder interface {
 // MLX's Module.parameters and PyTorch's state_dict. It is what Save
 // writes and Update accepts. A bad tree panics with *array.Error.
 func Parameters(m any) map[string]*array.Array {
-	ls := leaves("nn.Parameters", m)
-	out := make(map[string]*array.Array, len(ls))
-	for _, l := range ls {
-		out[l.Path] = l.Array
-	}
-	return out
+	return byName(leaves("nn.Parameters", m))
 }
 
 // TrainableParameters returns the arrays of m that ValueAndGrad
 // differentiates: Parameters without the frozen ones and the state
 // (MLX's trainable_parameters). Only floating-point arrays are trainable.
 func TrainableParameters(m any) map[string]*array.Array {
-	ls := trainable("nn.TrainableParameters", m)
+	return byName(trainable("nn.TrainableParameters", m))
+}
+
+func byName(ls []tree.Leaf) map[string]*array.Array {
 	out := make(map[string]*array.Array, len(ls))
 	for _, l := range ls {
 		out[l.Path] = l.Array
@@ -79,11 +77,7 @@ func trainable(op string, m any) []tree.Leaf {
 // a nil array, an array whose shape or dtype differs from the one it
 // replaces, and a bad tree are errors, and then m is unchanged.
 func Update(m any, params map[string]*array.Array) error {
-	err := tree.UpdateChecked(m, params, sameKind)
-	if e, ok := err.(*array.Error); ok {
-		e.Op = "nn.Update"
-	}
-	return err
+	return rename(tree.UpdateChecked(m, params, sameKind), "nn.Update")
 }
 
 // sameKind refuses an array whose shape or dtype differs from the leaf's.
@@ -110,11 +104,9 @@ func sameKind(l tree.Leaf, n *array.Array) error {
 // be used by two calls at once. A model passed by value (a struct, not a
 // pointer) is copied for each call and nothing written to it survives.
 //
-// Called outside any transform or compiled function, the returned
-// function evaluates the loss, the gradients and the moved state before
-// it returns, so that they are not marked as tracers (a compiled
-// function given a tracer runs uncompiled); inside one (a compiled
-// training step) it stays lazy.
+// Like graph's transforms, called outside any transform or compiled
+// function it leaves none of its results (nor the moved state) marked as
+// tracers, so a compiled step given them replays its trace.
 func ValueAndGrad[M any](m M, loss func(m M, in ...*array.Array) *array.Array) func(in ...*array.Array) (*array.Array, map[string]*array.Array) {
 	const op = "nn.ValueAndGrad"
 	if loss == nil {
@@ -140,16 +132,6 @@ func ValueAndGrad[M any](m M, loss func(m M, in ...*array.Array) *array.Array) f
 		for i := range argnums {
 			argnums[i] = i
 		}
-		f := func(xs ...*array.Array) *array.Array {
-			set := make(map[string]*array.Array, len(names))
-			for i, n := range names {
-				set[n] = xs[i]
-			}
-			if err := tree.Update(target, set); err != nil {
-				panic(err)
-			}
-			return loss(mm, xs[len(names):]...)
-		}
 		defer func() {
 			// the loss may have replaced a trainable leaf too: put back
 			// only what is still a name of the tree
@@ -164,76 +146,31 @@ func ValueAndGrad[M any](m M, loss func(m M, in ...*array.Array) *array.Array) f
 			}
 			return v, map[string]*array.Array{}
 		}
-		top := !anyTracer(prims)
-		var before map[string]*array.Array
-		if top {
-			before = Parameters(target)
-		}
-		v, gs := graph.ValueAndGrad(f, argnums...)(prims...)
+		// the state leaves the loss replaced are returned as auxiliary
+		// outputs, so that a top-level call leaves none of them a tracer
+		v, _, gs := graph.ValueAndGradAux(func(xs ...*array.Array) (*array.Array, []*array.Array) {
+			set := make(map[string]*array.Array, len(names))
+			for i, n := range names {
+				set[n] = xs[i]
+			}
+			if err := tree.Update(target, set); err != nil {
+				panic(err)
+			}
+			v := loss(mm, xs[len(names):]...)
+			var state []*array.Array
+			for _, l := range leaves(op, target) {
+				if l.Array.Tracer() {
+					state = append(state, l.Array)
+				}
+			}
+			return v, state
+		}, argnums...)(prims...)
 		grads := make(map[string]*array.Array, len(names))
 		for i, n := range names {
 			grads[n] = gs[i]
 		}
-		if top {
-			v = untrace(target, before, v, grads)
-		}
 		return v, grads
 	}
-}
-
-func anyTracer(xs []*array.Array) bool {
-	for _, x := range xs {
-		if x != nil && x.Tracer() {
-			return true
-		}
-	}
-	return false
-}
-
-// untrace evaluates the results of a top-level ValueAndGrad (no input
-// was a tracer): the value, the gradients and the state leaves the loss
-// replaced, and swaps each for an array over the same storage that is
-// not marked as a tracer. graph marks everything computed from its
-// tracers as a tracer, and compile runs a function called with a tracer
-// uncompiled (as inside a transform): without this, parameters updated
-// from these gradients would silently stop every compiled step that
-// takes them from replaying its trace. If evaluation fails the results
-// are returned as they are, and reading them reports the error.
-func untrace(m any, before map[string]*array.Array, v *array.Array, grads map[string]*array.Array) *array.Array {
-	state := map[string]*array.Array{}
-	for n, a := range Parameters(m) {
-		if a != before[n] && a.Tracer() {
-			state[n] = a
-		}
-	}
-	all := []*array.Array{v}
-	for _, g := range grads {
-		all = append(all, g)
-	}
-	for _, a := range state {
-		all = append(all, a)
-	}
-	if array.Eval(all...) != nil {
-		return v
-	}
-	for n, g := range grads {
-		grads[n] = plain(g)
-	}
-	for n, a := range state {
-		state[n] = plain(a)
-	}
-	if err := tree.Update(m, state); err != nil {
-		panic(err)
-	}
-	return plain(v)
-}
-
-// plain is an evaluated array again, not marked as a tracer.
-func plain(a *array.Array) *array.Array {
-	if !a.Tracer() {
-		return a
-	}
-	return array.FromStorage(a.Stream(), a.Shape(), a.DType(), a.Storage(), a.Strides(), a.Offset())
 }
 
 // frozen holds the slots of frozen parameters. A slot's weak pointer
@@ -327,10 +264,7 @@ func Train(m any, on bool) error {
 			t.SetTraining(on)
 		}
 	})
-	if e, ok := err.(*array.Error); ok {
-		e.Op = "nn.Train"
-	}
-	return err
+	return rename(err, "nn.Train")
 }
 
 // checkIn panics with *array.Error when x is nil.
@@ -361,8 +295,5 @@ func AsType(m any, dt array.DType) error {
 		}
 		return ops.AsType(a, dt)
 	})
-	if e, ok := err.(*array.Error); ok {
-		e.Op = op
-	}
-	return err
+	return rename(err, op)
 }

@@ -2,8 +2,8 @@ package nn_test
 
 import (
 	"errors"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 
@@ -29,6 +29,26 @@ func (m *mlp) Forward(x *array.Array) *array.Array {
 	return ops.Mul(x, m.Scale)
 }
 
+// setParams stores xs in m under names, in order: a compiled training
+// step takes the parameters in as its inputs.
+func setParams(m any, names []string, xs []*array.Array) error {
+	set := make(map[string]*array.Array, len(names))
+	for i, n := range names {
+		set[n] = xs[i]
+	}
+	return nn.Update(m, set)
+}
+
+// params returns the parameters of m named names, in order.
+func params(m any, names []string) []*array.Array {
+	ps := nn.Parameters(m)
+	out := make([]*array.Array, len(names))
+	for i, n := range names {
+		out[i] = ps[n]
+	}
+	return out
+}
+
 func newMLP(t *testing.T, sizes ...int) *mlp {
 	m := &mlp{Scale: array.Scalar(0.5)}
 	for i := range len(sizes) - 1 {
@@ -42,14 +62,7 @@ func mseLoss(m *mlp, in ...*array.Array) *array.Array {
 	return nn.MSELoss(m.Forward(in[0]), in[1], nn.Mean)
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 
 func TestParametersNames(t *testing.T) {
 	m := newMLP(t, 3, 4, 2)
@@ -197,11 +210,7 @@ func TestCompiledTrainingStepIsOneTrace(t *testing.T) {
 	const lr = 0.1
 	vg := nn.ValueAndGrad(m, mseLoss)
 	step := func(in ...*array.Array) []*array.Array {
-		set := map[string]*array.Array{}
-		for i, n := range names {
-			set[n] = in[i]
-		}
-		if err := nn.Update(m, set); err != nil {
+		if err := setParams(m, names, in); err != nil {
 			panic(err)
 		}
 		loss, g := vg(in[len(names):]...)
@@ -223,17 +232,8 @@ func TestCompiledTrainingStepIsOneTrace(t *testing.T) {
 	refVG := nn.ValueAndGrad(ref, mseLoss)
 	for i := range 4 {
 		x, y := randn(uint64(10+i), 5, 3), randn(uint64(20+i), 5, 2)
-		params := nn.Parameters(m)
-		in := make([]*array.Array, 0, len(names)+2)
-		for _, n := range names {
-			in = append(in, params[n])
-		}
-		out := w.Call(f, append(in, x, y)...)
-		upd := map[string]*array.Array{}
-		for j, n := range names {
-			upd[n] = out[1+j]
-		}
-		if err := nn.Update(m, upd); err != nil {
+		out := w.Call(f, append(params(m, names), x, y)...)
+		if err := setParams(m, names, out[1:]); err != nil {
 			t.Fatal(err)
 		}
 		refLoss, g := refVG(x, y)

@@ -108,12 +108,17 @@ func (g *GroupNorm) Forward(x *array.Array) *array.Array {
 	mean := ops.KeepDims(ops.Mean, xs, 1, 3)
 	c := ops.Sub(xs, mean)
 	v := ops.KeepDims(ops.Mean, ops.Square(c), 1, 3)
-	y := ops.Reshape(ops.Mul(c, ops.Rsqrt(ops.AddScalar(v, g.Eps))), sh...)
-	if g.Weight != nil {
-		y = ops.Mul(y, ops.AsType(g.Weight, y.DType()))
+	return affine(ops.Reshape(ops.Mul(c, ops.Rsqrt(ops.AddScalar(v, g.Eps))), sh...), g.Weight, g.Bias)
+}
+
+// affine scales y by weight and adds bias (either nil for none), both
+// converted to y's dtype.
+func affine(y, weight, bias *array.Array) *array.Array {
+	if weight != nil {
+		y = ops.Mul(y, ops.AsType(weight, y.DType()))
 	}
-	if g.Bias != nil {
-		y = ops.Add(y, ops.AsType(g.Bias, y.DType()))
+	if bias != nil {
+		y = ops.Add(y, ops.AsType(bias, y.DType()))
 	}
 	return y
 }
@@ -189,12 +194,5 @@ func (b *BatchNorm) Forward(x *array.Array) *array.Array {
 	} else {
 		mean, v = ops.AsType(b.RunningMean, x.DType()), ops.AsType(b.RunningVar, x.DType())
 	}
-	y := ops.Mul(ops.Sub(x, mean), ops.Rsqrt(ops.AddScalar(v, b.Eps)))
-	if b.Weight != nil {
-		y = ops.Mul(y, ops.AsType(b.Weight, y.DType()))
-	}
-	if b.Bias != nil {
-		y = ops.Add(y, ops.AsType(b.Bias, y.DType()))
-	}
-	return y
+	return affine(ops.Mul(ops.Sub(x, mean), ops.Rsqrt(ops.AddScalar(v, b.Eps))), b.Weight, b.Bias)
 }

@@ -29,6 +29,7 @@
 package tree
 
 import (
+	"cmp"
 	"fmt"
 	"reflect"
 	"slices"
@@ -319,20 +320,10 @@ func compareKeys(a, b reflect.Value) int {
 	case a.Kind() == reflect.String:
 		return strings.Compare(a.String(), b.String())
 	case a.CanInt():
-		return cmpOrdered(a.Int(), b.Int())
+		return cmp.Compare(a.Int(), b.Int())
 	default:
-		return cmpOrdered(a.Uint(), b.Uint())
+		return cmp.Compare(a.Uint(), b.Uint())
 	}
-}
-
-func cmpOrdered[T int64 | uint64](a, b T) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // mayHold reports whether a value of type t can hold an array: types made
