@@ -6,7 +6,6 @@ import (
 
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/graph"
-	"github.com/fathom-go/fathom/internal/workload"
 	"github.com/fathom-go/fathom/ops"
 )
 
@@ -17,16 +16,9 @@ import (
 // count 7·2·L·S·D a head (FlashAttention's accounting).
 func BenchmarkScaledDotProductAttention(b *testing.B) {
 	const bs, h, l, d = 8, 8, 512, 64
-	n := bs * h * l * d
-	q := array.FromSlice(workload.RandF32(n, 1), bs, h, l, d)
-	k := array.FromSlice(workload.RandF32(n, 2), bs, h, l, d)
-	v := array.FromSlice(workload.RandF32(n, 3), bs, h, l, d)
-	g := array.FromSlice(workload.RandF32(n, 4), bs, h, l, d)
+	q, k, v, g := randF32(1, bs, h, l, d), randF32(2, bs, h, l, d), randF32(3, bs, h, l, d), randF32(4, bs, h, l, d)
 	scale := 1 / math.Sqrt(d)
 	head := 2 * float64(l) * float64(l) * float64(d) * bs * h
-	report := func(b *testing.B, products float64) {
-		b.ReportMetric(products*head*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-	}
 	for _, causal := range []bool{false, true} {
 		name := "full"
 		if causal {
@@ -39,7 +31,7 @@ func BenchmarkScaledDotProductAttention(b *testing.B) {
 			for b.Loop() {
 				mustEval(b, attn(q, k, v)[0])
 			}
-			report(b, 2)
+			reportFLOPs(b, 2*head)
 		})
 		b.Run(name+"/forward+backward", func(b *testing.B) {
 			for b.Loop() {
@@ -48,7 +40,7 @@ func BenchmarkScaledDotProductAttention(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			report(b, 7)
+			reportFLOPs(b, 7*head)
 		})
 	}
 }
@@ -58,9 +50,7 @@ func BenchmarkScaledDotProductAttention(b *testing.B) {
 // written.
 func BenchmarkLayerNorm(b *testing.B) {
 	const rows, n = 4096, 4096
-	x := array.FromSlice(workload.RandF32(rows*n, 1), rows, n)
-	w := array.FromSlice(workload.RandF32(n, 2), n)
-	bias := array.FromSlice(workload.RandF32(n, 3), n)
+	x, w, bias := randF32(1, rows, n), randF32(2, n), randF32(3, n)
 	b.SetBytes(2 * 4 * rows * n)
 	for b.Loop() {
 		mustEval(b, ops.LayerNorm(x, w, bias, 1e-5))
@@ -70,8 +60,7 @@ func BenchmarkLayerNorm(b *testing.B) {
 // BenchmarkRMSNorm is BenchmarkLayerNorm's workload for RMSNorm.
 func BenchmarkRMSNorm(b *testing.B) {
 	const rows, n = 4096, 4096
-	x := array.FromSlice(workload.RandF32(rows*n, 1), rows, n)
-	w := array.FromSlice(workload.RandF32(n, 2), n)
+	x, w := randF32(1, rows, n), randF32(2, n)
 	b.SetBytes(2 * 4 * rows * n)
 	for b.Loop() {
 		mustEval(b, ops.RMSNorm(x, w, 1e-5))
@@ -81,10 +70,8 @@ func BenchmarkRMSNorm(b *testing.B) {
 // BenchmarkRoPE rotates all 128 features of a [8, 32, 512, 128] float32
 // array (batch, heads, positions, features).
 func BenchmarkRoPE(b *testing.B) {
-	shape := []int{8, 32, 512, 128}
-	n := 8 * 32 * 512 * 128
-	x := array.FromSlice(workload.RandF32(n, 1), shape...)
-	b.SetBytes(int64(2 * 4 * n))
+	x := randF32(1, 8, 32, 512, 128)
+	b.SetBytes(int64(2 * 4 * x.Size()))
 	for b.Loop() {
 		mustEval(b, ops.RoPE(x, 128, false, 10000, 1, 0))
 	}

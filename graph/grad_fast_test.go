@@ -26,6 +26,8 @@ var _ = register(
 		f: func(x ...*array.Array) *array.Array { return ops.LayerNorm(x[0], nil, nil, 0.1) }},
 	gradCase{op: "LayerNorm", name: "bias only", args: []arg{fastArg(2, 6), fastArg(6)},
 		f: func(x ...*array.Array) *array.Array { return ops.LayerNorm(x[0], nil, x[1], 1e-5) }},
+	gradCase{op: "LayerNorm", name: "one array as weight and bias", args: []arg{fastArg(3, 5), fastArg(5)},
+		f: func(x ...*array.Array) *array.Array { return ops.LayerNorm(x[0], x[1], x[1], 1e-5) }},
 	gradCase{op: "RMSNorm", name: "weight", args: []arg{fastArg(3, 2, 7), fastArg(7)},
 		f: func(x ...*array.Array) *array.Array { return ops.RMSNorm(x[0], x[1], 1e-5) }},
 	gradCase{op: "RMSNorm", name: "plain", args: []arg{fastArg(4, 5)},

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"math"
+	"slices"
 
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/backend/cpu"
@@ -43,15 +44,6 @@ func normCheck(op string, x *array.Array, eps float64) {
 	if !(eps >= 0) || math.IsInf(eps, 1) {
 		array.Panicf(op, "x shape %v: eps %v is not a finite non-negative number", x.Shape(), eps)
 	}
-}
-
-// computeDType is the dtype the fast family computes a float dtype in:
-// float32 for the 16-bit floats.
-func computeDType(dt array.DType) array.DType {
-	if dt == array.Float16 || dt == array.BFloat16 {
-		return array.Float32
-	}
-	return dt
 }
 
 // LayerNorm normalises x over its last axis to zero mean and unit
@@ -139,15 +131,29 @@ func (p *normPrim) evalCPU(in, out []*array.Array) error {
 func (p *normPrim) Equivalent(o array.Primitive) bool               { return sameParams(p, o) }
 func (p *normPrim) OutputShapes(in []*array.Array) ([][]int, error) { return sameShape(in) }
 
-// affine returns the weight and bias inputs, nil where there are none.
-func (p *normPrim) affine(in []*array.Array) (w, b *array.Array) {
+// affineAt returns the input positions of the weight and the bias, -1
+// where there is none. The derivative rules go by position: the same
+// array may be passed as both.
+func (p *normPrim) affineAt() (wi, bi int) {
+	wi, bi = -1, -1
 	i := 1
 	if p.HasW {
-		w = in[i]
-		i++
+		wi, i = i, i+1
 	}
 	if p.HasB {
-		b = in[i]
+		bi = i
+	}
+	return wi, bi
+}
+
+// affine returns the weight and bias inputs, nil where there are none.
+func (p *normPrim) affine(in []*array.Array) (w, b *array.Array) {
+	wi, bi := p.affineAt()
+	if wi > 0 {
+		w = in[wi]
+	}
+	if bi > 0 {
+		b = in[bi]
 	}
 	return w, b
 }
@@ -156,7 +162,7 @@ func (p *normPrim) affine(in []*array.Array) (w, b *array.Array) {
 // reciprocal r of its root mean square or standard deviation, kept as
 // an axis of size 1.
 func (p *normPrim) normParts(x *array.Array) (xhat, r *array.Array) {
-	xf := AsType(x, computeDType(x.DType()))
+	xf := AsType(x, workDType(x.DType()))
 	if !p.RMS {
 		xf = Sub(xf, KeepDims(Mean, xf, -1))
 	}
@@ -179,8 +185,9 @@ func (p *normPrim) normalJac(xhat, r, v *array.Array) *array.Array {
 // sums over the rows of g·xhat and g for the weight and the bias.
 func (p *normPrim) VJP(in, _, cots []*array.Array, argnums []int) []*array.Array {
 	x := in[0]
-	w, b := p.affine(in)
-	cd := computeDType(x.DType())
+	w, _ := p.affine(in)
+	wi, bi := p.affineAt()
+	cd := workDType(x.DType())
 	g := AsType(cots[0], cd)
 	xhat, r := p.normParts(x)
 	n := x.Shape()[x.Ndim()-1]
@@ -193,10 +200,10 @@ func (p *normPrim) VJP(in, _, cots []*array.Array, argnums []int) []*array.Array
 				gw = Mul(g, AsType(w, cd))
 			}
 			res[i] = AsType(p.normalJac(xhat, r, gw), x.DType())
-		case in[a] == w:
-			res[i] = AsType(sumToShape(Mul(g, xhat), []int{n}), w.DType())
-		case in[a] == b:
-			res[i] = AsType(sumToShape(g, []int{n}), b.DType())
+		case a == wi:
+			res[i] = AsType(sumToShape(Mul(g, xhat), []int{n}), in[a].DType())
+		case a == bi:
+			res[i] = AsType(sumToShape(g, []int{n}), in[a].DType())
 		}
 	}
 	return res
@@ -205,17 +212,11 @@ func (p *normPrim) VJP(in, _, cots []*array.Array, argnums []int) []*array.Array
 // JVP is the Jacobian applied to tx, times w, plus xhat·tw and tb.
 func (p *normPrim) JVP(in, _, tans []*array.Array, argnums []int) []*array.Array {
 	x := in[0]
-	w, b := p.affine(in)
-	cd := computeDType(x.DType())
+	w, _ := p.affine(in)
+	wi, bi := p.affineAt()
+	cd := workDType(x.DType())
 	xhat, r := p.normParts(x)
 	var t *array.Array
-	add := func(v *array.Array) {
-		if t == nil {
-			t = v
-		} else {
-			t = Add(t, v)
-		}
-	}
 	for i, a := range argnums {
 		ti := AsType(tans[i], cd)
 		switch {
@@ -224,11 +225,11 @@ func (p *normPrim) JVP(in, _, tans []*array.Array, argnums []int) []*array.Array
 			if w != nil {
 				d = Mul(d, AsType(w, cd))
 			}
-			add(d)
-		case in[a] == w:
-			add(Mul(xhat, ti))
-		case in[a] == b:
-			add(BroadcastTo(ti, x.Shape()...))
+			t = addTangents(t, d)
+		case a == wi:
+			t = addTangents(t, Mul(xhat, ti))
+		case a == bi:
+			t = addTangents(t, BroadcastTo(ti, x.Shape()...))
 		}
 	}
 	return []*array.Array{AsType(t, x.DType())}
@@ -236,67 +237,46 @@ func (p *normPrim) JVP(in, _, tans []*array.Array, argnums []int) []*array.Array
 
 // Vmap normalises the batch, moved to axis 0 (x broadcast to it when
 // only the weight or bias is batched); a batched weight or bias is
-// applied after the normalisation, along the batch.
+// applied after the normalisation, along the batch, and so is the bias
+// when the weight is, since the weight scales before the bias adds.
 func (p *normPrim) Vmap(in []*array.Array, axes []int) ([]*array.Array, []int) {
-	w, b := p.affine(in)
 	x := batchFront(in[0], axes[0])
-	nb := -1
-	for i, a := range axes {
-		if a >= 0 {
-			nb = in[i].Shape()[a]
-		}
-	}
+	nb := indexBatchSize(in, axes)
 	if axes[0] < 0 {
 		x = BroadcastTo(ExpandDims(x, 0), append([]int{nb}, x.Shape()...)...)
 	}
+	wi, bi := p.affineAt()
+	wAfter := wi > 0 && axes[wi] >= 0
 	q := &normPrim{RMS: p.RMS, Eps: p.Eps}
-	var inner []*array.Array
-	var after []*array.Array
-	for i, a := range []*array.Array{w, b} {
-		if a == nil {
-			continue
-		}
-		ax := axes[slicesIndex(in, a)]
-		if ax < 0 {
-			inner = append(inner, a)
-			if i == 0 {
-				q.HasW = true
-			} else {
-				q.HasB = true
-			}
-			after = append(after, nil)
-			continue
-		}
-		// [nb, n] broadcast against x's [nb, ..., n]
-		v := batchFront(a, ax)
-		shape := make([]int, x.Ndim())
-		for j := range shape {
-			shape[j] = 1
-		}
-		shape[0], shape[len(shape)-1] = nb, v.Shape()[1]
-		after = append(after, Reshape(v, shape...))
-	}
-	y := node(x.Shape(), x.DType(), q, append([]*array.Array{x}, inner...)...)
-	for i, v := range after {
+	inner := []*array.Array{x}
+	var after [2]*array.Array // the weight and the bias applied after q
+	for i, at := range []int{wi, bi} {
 		switch {
-		case v == nil:
-		case i == 0 && w != nil:
-			y = Mul(y, v)
+		case at < 0:
+		case axes[at] < 0 && i == 1 && wAfter:
+			after[i] = in[at] // broadcasts along the last axis
+		case axes[at] < 0:
+			inner = append(inner, in[at])
+			q.HasW, q.HasB = q.HasW || i == 0, q.HasB || i == 1
 		default:
-			y = Add(y, v)
+			// [nb, n] broadcast against x's [nb, ..., n]
+			v := batchFront(in[at], axes[at])
+			shape := make([]int, x.Ndim())
+			for j := range shape {
+				shape[j] = 1
+			}
+			shape[0], shape[len(shape)-1] = nb, v.Shape()[1]
+			after[i] = Reshape(v, shape...)
 		}
+	}
+	y := node(x.Shape(), x.DType(), q, inner...)
+	if after[0] != nil {
+		y = Mul(y, after[0])
+	}
+	if after[1] != nil {
+		y = Add(y, after[1])
 	}
 	return []*array.Array{y}, []int{0}
-}
-
-// slicesIndex is the index of the first element of xs that is x.
-func slicesIndex(xs []*array.Array, x *array.Array) int {
-	for i, v := range xs {
-		if v == x {
-			return i
-		}
-	}
-	return -1
 }
 
 // RoPE applies rotary position embeddings to x, as MLX's mx.fast.rope:
@@ -397,7 +377,7 @@ func ScaledDotProductAttention(q, k, v *array.Array, scale float64, mask *array.
 	requireNonNil(op, q, k, v)
 	sdpaCheck(op, q, k, v, scale, mask)
 	dt := q.DType()
-	cd := computeDType(dt)
+	cd := workDType(dt)
 	qs, vs := q.Shape(), v.Shape()
 	shape := []int{qs[0], qs[1], qs[2], vs[3]}
 	if _, p := sizeProblem(shape, cd); p != "" {
@@ -511,43 +491,23 @@ func (p *sdpaPrim) VJP(in, out, cots []*array.Array, argnums []int) []*array.Arr
 	return res
 }
 
-// probs returns the softmax probabilities exp(scores - lse), whole
-// ([B, Hq, L, S]), and k and v with their heads repeated to q's.
-func (p *sdpaPrim) probs(in []*array.Array, lse *array.Array) (pr, kr, vr *array.Array) {
-	s, kr, vr := p.scores(in, nil, nil)
-	return Exp(Sub(s, ExpandDims(lse, -1))), kr, vr
-}
-
-// scores returns the masked, scaled scores ([B, Hq, L, S]) from q and k
-// (or the tangents tq and tk in their place where given, unmasked), and
-// k and v with their heads repeated to q's.
-func (p *sdpaPrim) scores(in []*array.Array, tq, tk *array.Array) (s, kr, vr *array.Array) {
-	q, k, v := in[0], in[1], in[2]
-	group := q.Shape()[1] / k.Shape()[1]
-	rep := func(x *array.Array) *array.Array {
-		if group == 1 || x == nil {
-			return x
-		}
+// sdpaHeads repeats the heads (axis 1) of a key-side x of attention's
+// inputs in to q's number.
+func sdpaHeads(in []*array.Array, x *array.Array) *array.Array {
+	if group := in[0].Shape()[1] / in[1].Shape()[1]; group > 1 {
 		return Repeat(x, group, 1)
 	}
-	kr, vr = rep(k), rep(v)
-	if tq != nil || tk != nil {
-		var t *array.Array
-		if tq != nil {
-			t = MatMul(tq, SwapAxes(kr, -1, -2))
-		}
-		if tk != nil {
-			u := MatMul(q, SwapAxes(rep(tk), -1, -2))
-			if t == nil {
-				t = u
-			} else {
-				t = Add(t, u)
-			}
-		}
-		return MulScalar(t, p.Scale), kr, vr
-	}
-	s = MulScalar(MatMul(q, SwapAxes(kr, -1, -2)), p.Scale)
-	l, sl := q.Shape()[2], k.Shape()[2]
+	return x
+}
+
+// probs returns the softmax probabilities exp(scores - lse) of the
+// masked, scaled scores, whole ([B, Hq, L, S]), and k and v with their
+// heads repeated to q's.
+func (p *sdpaPrim) probs(in []*array.Array, lse *array.Array) (pr, kr, vr *array.Array) {
+	q := in[0]
+	kr, vr = sdpaHeads(in, in[1]), sdpaHeads(in, in[2])
+	s := MulScalar(MatMul(q, SwapAxes(kr, -1, -2)), p.Scale)
+	l, sl := q.Shape()[2], in[1].Shape()[2]
 	neg := Full(nil, math.Inf(-1), s.DType())
 	if p.HasMask {
 		if m := in[3]; m.DType() == array.Bool {
@@ -559,7 +519,7 @@ func (p *sdpaPrim) scores(in []*array.Array, tq, tk *array.Array) (s, kr, vr *ar
 	if p.Causal {
 		s = Where(Tri(l, sl, sl-l, array.Bool), s, neg)
 	}
-	return s, kr, vr
+	return Exp(Sub(s, ExpandDims(lse, -1))), kr, vr
 }
 
 // JVP is formed from the probabilities P, whole: the scores' tangent dS
@@ -582,17 +542,20 @@ func (p *sdpaPrim) JVP(in, out, tans []*array.Array, argnums []int) []*array.Arr
 			}
 		}
 	}
-	pr, _, vr := p.probs(in, out[1])
+	pr, kr, vr := p.probs(in, out[1])
+	// the scores' tangent: scale·(tq·krᵀ + q·tkᵀ) plus the mask's
 	var ds *array.Array
-	if tq != nil || tk != nil {
-		ds, _, _ = p.scores(in, tq, tk)
+	if tq != nil {
+		ds = MatMul(tq, SwapAxes(kr, -1, -2))
+	}
+	if tk != nil {
+		ds = addTangents(ds, MatMul(in[0], SwapAxes(sdpaHeads(in, tk), -1, -2)))
+	}
+	if ds != nil {
+		ds = MulScalar(ds, p.Scale)
 	}
 	if tm != nil {
-		if ds == nil {
-			ds = BroadcastTo(tm, pr.Shape()...)
-		} else {
-			ds = Add(ds, tm)
-		}
+		ds = addTangents(ds, BroadcastTo(tm, pr.Shape()...))
 	}
 	var to, tl *array.Array
 	if ds != nil {
@@ -601,16 +564,7 @@ func (p *sdpaPrim) JVP(in, out, tans []*array.Array, argnums []int) []*array.Arr
 		to = MatMul(Sub(pds, Mul(pr, ExpandDims(tl, -1))), vr)
 	}
 	if tv != nil {
-		group := in[0].Shape()[1] / in[1].Shape()[1]
-		if group > 1 {
-			tv = Repeat(tv, group, 1)
-		}
-		u := MatMul(pr, tv)
-		if to == nil {
-			to = u
-		} else {
-			to = Add(to, u)
-		}
+		to = addTangents(to, MatMul(pr, sdpaHeads(in, tv)))
 	}
 	if to == nil {
 		to = ZerosLike(out[0])
@@ -643,16 +597,11 @@ func maskOf(in []*array.Array, has bool) *array.Array {
 // is one) is broadcast to the scores' shape first. It returns the inputs
 // and the batch size.
 func sdpaFold(in []*array.Array, axes []int, hasMask bool) ([]*array.Array, int) {
-	nb := -1
-	for i, a := range axes {
-		if a >= 0 {
-			nb = in[i].Shape()[a]
-		}
-	}
+	nb := indexBatchSize(in, axes)
 	unbatched := func(i int) []int {
 		sh := in[i].Shape()
 		if axes[i] >= 0 {
-			sh = slicesDelete(sh, axes[i])
+			sh = slices.Delete(slices.Clone(sh), axes[i], axes[i]+1)
 		}
 		return sh
 	}
@@ -684,10 +633,6 @@ func sdpaUnfold(outs []*array.Array, nb int) []*array.Array {
 		res[i] = Reshape(o, append([]int{nb, sh[0] / nb}, sh[1:]...)...)
 	}
 	return res
-}
-
-func slicesDelete(s []int, i int) []int {
-	return append(append([]int{}, s[:i]...), s[i+1:]...)
 }
 
 // sdpaVJPPrim is attention's backward pass: from q, k, v, the mask if

@@ -9,6 +9,7 @@ import (
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/arraytest"
 	"github.com/fathom-go/fathom/graph"
+	"github.com/fathom-go/fathom/internal/workload"
 	"github.com/fathom-go/fathom/ops"
 )
 
@@ -182,20 +183,14 @@ func sdpaUnfused(q, k, v *array.Array, scale float64, mask *array.Array, causal 
 	return ops.MatMul(ops.Softmax(s, -1), v)
 }
 
+// randF64 is an array of the given shape, uniform in [-1, 1), the same
+// for the same seed.
 func randF64(seed uint64, shape ...int) *array.Array {
 	n := 1
 	for _, d := range shape {
 		n *= d
 	}
-	v := make([]float64, n)
-	x := seed*2654435761 + 1
-	for i := range v {
-		x ^= x << 13
-		x ^= x >> 7
-		x ^= x << 17
-		v[i] = float64(x%20001)/10000 - 1
-	}
-	return array.FromSlice(v, shape...)
+	return array.FromSlice(workload.RandF64(n, seed), shape...)
 }
 
 // fastPair is a fused op and its unfused composition over the same
@@ -217,6 +212,9 @@ func fastPairs() []fastPair {
 			func(in ...*array.Array) *array.Array { return layerNormUnfused(in[0], in[1], in[2], 1e-5) }, []*array.Array{x, w, b}},
 		{"LayerNorm plain", func(in ...*array.Array) *array.Array { return ops.LayerNorm(in[0], nil, nil, 1e-3) },
 			func(in ...*array.Array) *array.Array { return layerNormUnfused(in[0], nil, nil, 1e-3) }, []*array.Array{x}},
+		// one array as both weight and bias: its derivatives are the sum of both roles
+		{"LayerNorm shared weight and bias", func(in ...*array.Array) *array.Array { return ops.LayerNorm(in[0], in[1], in[1], 1e-5) },
+			func(in ...*array.Array) *array.Array { return layerNormUnfused(in[0], in[1], in[1], 1e-5) }, []*array.Array{x, w}},
 		{"RMSNorm", func(in ...*array.Array) *array.Array { return ops.RMSNorm(in[0], in[1], 1e-5) },
 			func(in ...*array.Array) *array.Array { return rmsNormUnfused(in[0], in[1], 1e-5) }, []*array.Array{x, w}},
 		{"RoPE", func(in ...*array.Array) *array.Array { return ops.RoPE(in[0], 16, false, 10000, 1, 5) },
@@ -272,46 +270,55 @@ func TestFastMatchesUnfused(t *testing.T) {
 }
 
 // TestFastVmap checks each op under Vmap against a loop over the batch,
-// with the batch on axis 1 of every input.
+// with the batch on axis 1 of every batched input: all of them, only the
+// first, all but the first, and only the second (a norm's weight without
+// its bias).
 func TestFastVmap(t *testing.T) {
 	for _, p := range fastPairs() {
 		n := 3
 		batched := make([]*array.Array, len(p.in))
+		axes := make([]int, len(p.in))
 		for i, x := range p.in {
 			var xs []*array.Array
 			for j := range n {
 				xs = append(xs, ops.AddScalar(ops.MulScalar(x, 1+0.1*float64(j)), 0.05*float64(j)))
 			}
-			batched[i] = ops.Stack(xs, min(1, x.Ndim()))
-		}
-		axes := make([]int, len(p.in))
-		for i, x := range p.in {
 			axes[i] = min(1, x.Ndim())
+			batched[i] = ops.Stack(xs, axes[i])
 		}
-		got := graph.Vmap(func(in ...*array.Array) []*array.Array { return []*array.Array{p.fused(in...)} }, axes, nil)(batched...)[0]
-		var want []*array.Array
-		for j := range n {
-			in := make([]*array.Array, len(batched))
-			for i, x := range batched {
-				in[i] = ops.Squeeze(ops.SliceAxis(x, axes[i], ops.R(j, j+1)), axes[i])
+		variants := []struct {
+			name string
+			on   func(i int) bool
+		}{
+			{"", func(int) bool { return true }},
+			{" first batched", func(i int) bool { return i == 0 }},
+			{" rest batched", func(i int) bool { return i > 0 }},
+			{" second batched", func(i int) bool { return i == 1 }},
+		}
+		for _, v := range variants {
+			if v.name != "" && len(p.in) == 1 {
+				continue
 			}
-			want = append(want, p.unfused(in...))
-		}
-		arraytest.AssertClose(t, ops.Stack(want, 0), got, arraytest.Tol{Rtol: 1e-10, Atol: 1e-12}, p.name)
-		// and with only some inputs batched: the first
-		if len(p.in) > 1 {
-			in := append([]*array.Array{batched[0]}, p.in[1:]...)
-			ax := append([]int{axes[0]}, make([]int, len(p.in)-1)...)
-			for i := 1; i < len(ax); i++ {
-				ax[i] = graph.NoAxis
+			in, ax := make([]*array.Array, len(p.in)), make([]int, len(p.in))
+			for i := range p.in {
+				in[i], ax[i] = p.in[i], graph.NoAxis
+				if v.on(i) {
+					in[i], ax[i] = batched[i], axes[i]
+				}
 			}
 			got := graph.Vmap(func(in ...*array.Array) []*array.Array { return []*array.Array{p.fused(in...)} }, ax, nil)(in...)[0]
 			var want []*array.Array
 			for j := range n {
-				xs := append([]*array.Array{ops.Squeeze(ops.SliceAxis(batched[0], axes[0], ops.R(j, j+1)), axes[0])}, p.in[1:]...)
+				xs := make([]*array.Array, len(in))
+				for i, x := range in {
+					xs[i] = x
+					if ax[i] != graph.NoAxis {
+						xs[i] = ops.Squeeze(ops.SliceAxis(x, ax[i], ops.R(j, j+1)), ax[i])
+					}
+				}
 				want = append(want, p.unfused(xs...))
 			}
-			arraytest.AssertClose(t, ops.Stack(want, 0), got, arraytest.Tol{Rtol: 1e-10, Atol: 1e-12}, p.name+" first batched")
+			arraytest.AssertClose(t, ops.Stack(want, 0), got, arraytest.Tol{Rtol: 1e-10, Atol: 1e-12}, p.name+v.name)
 		}
 	}
 }

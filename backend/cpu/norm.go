@@ -13,52 +13,32 @@ import (
 // loops otherwise. A row is read once into the cache, worked on there, and
 // written once; rows are shared over the cores by ParallelFor.
 
-// fastOps are the row loops of the fast family for one compute type.
+// fastOps are the row loops of the fast family for one compute type: the
+// softmax family's (max, expScale, affine, add, mul) and two more.
 type fastOps[C smFloat] struct {
+	*smOps[C]
 	// sum is the pairwise sum of x.
 	sum func(x []C) float64
-	// affine sets o[i] = (x[i]-a)*c - b.
-	affine func(o, x []C, a, c, b C)
-	// mul and add set o = a op b.
-	mul, add func(o, a, b []C)
-	// mulAdd sets o = a*b + c, mulAddS o = a*s + c.
-	mulAdd  func(o, a, b, c []C)
-	mulAddS func(o, a []C, s C, c []C)
-	// max is the largest element (NaN if any, -Inf if x is empty);
-	// expScale sets o = exp(x-m)*c and returns the sum of the exp(x-m).
-	max      func(x []C) C
-	expScale func(o, x []C, m, c C) float64
+	// mulAdd sets o = a*b + c.
+	mulAdd func(o, a, b, c []C)
 }
 
 var (
 	fast32 = fastOps32(vecBest)
-	fast64 = &fastOps[float64]{
-		sum: func(x []float64) float64 { return pairwiseSum(x) }, affine: affineGo[float64],
-		mul: mulKernel[float64]().vv, add: addKernel[float64]().vv,
-		mulAdd: mulAdd[float64], mulAddS: mulAddScalar[float64],
-		max: smMax[float64], expScale: expScale64,
-	}
+	fast64 = &fastOps[float64]{smOps: smFloat64, sum: pairwiseSum[float64], mulAdd: mulAdd[float64]}
 )
 
 // fastOps32 returns the float32 loops with impl's kernels, or Go's
 // without (impl nil).
 func fastOps32(impl *vecImpl) *fastOps[float32] {
 	ops := &fastOps[float32]{
-		sum: func(x []float32) float64 { return float64(pairwiseSum(x)) }, affine: affineGo[float32],
-		mul: mulKernel[float32]().vv, add: addKernel[float32]().vv,
-		mulAdd: mulAdd[float32], mulAddS: mulAddScalar[float32],
-		max: smMax[float32], expScale: expScale32,
+		smOps: smOps32(impl), sum: func(x []float32) float64 { return float64(pairwiseSum(x)) }, mulAdd: mulAdd[float32],
 	}
-	if impl == nil {
-		return ops
+	if impl != nil {
+		sum := vecSumFunc(impl)
+		ops.sum = func(x []float32) float64 { return float64(sum(x)) }
+		ops.mulAdd, _ = tripleLoops(impl, opset.Add, false)
 	}
-	sm := smOps32(impl)
-	bin := vecArithLoops(impl, false)
-	sum := vecSumFunc(impl)
-	ops.sum = func(x []float32) float64 { return float64(sum(x)) }
-	ops.affine, ops.max, ops.expScale = sm.affine, sm.max, sm.expScale
-	ops.mul, ops.add = bin[opset.Mul].vv, bin[opset.Add].vv
-	ops.mulAdd, ops.mulAddS = tripleLoops(impl, opset.Add, false)
 	return ops
 }
 

@@ -74,7 +74,7 @@ func ropeRun[C smFloat](rp ropeParams, out, x Buf, io redIO[C]) {
 	ParallelFor(rows, max(1, grain/n), func(lo, hi int) {
 		xb, ob := make([]C, n), make([]C, n)
 		for r := lo; r < hi; r++ {
-			inOff, outOff := rowOffset(x, r), rowOffset(out, r)
+			inOff, outOff := flatOffset(x, r*n), flatOffset(out, r*n)
 			xr := io.read(inOff, n, sIn, xb)
 			o := io.target(outOff, n, sOut, ob)
 			p := r % l
@@ -109,15 +109,4 @@ func ropePairs[C smFloat](o, x, c, s []C) {
 		o[2*i] = C(x1*ci) - C(x2*s[i])
 		o[2*i+1] = C(x1*s[i]) + C(x2*ci)
 	}
-}
-
-// rowOffset is the element offset of row r of b, a row being one line
-// along the last axis and rows counted in row-major order.
-func rowOffset(b Buf, r int) int {
-	off := b.Offset
-	for d := len(b.Shape) - 2; d >= 0 && r > 0; d-- {
-		off += r % b.Shape[d] * b.Strides[d]
-		r /= b.Shape[d]
-	}
-	return off
 }

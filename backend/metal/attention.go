@@ -2,6 +2,7 @@ package metal
 
 import (
 	"math"
+	"slices"
 
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/backend/metal/internal/plan"
@@ -115,7 +116,7 @@ func (a AttentionViews) params(op string, outs, extra []View) (params, []bufArg,
 		want = [][]int{qs, ks, vs, want[0], want[1], want[0]}
 	}
 	for i, v := range append(outs, extra...) {
-		if !equalShape(v.Shape, want[i]) || (i < len(outs) && !rowMajor(v)) {
+		if !slices.Equal(v.Shape, want[i]) || (i < len(outs) && !rowMajor(v)) {
 			return nil, nil, array.Errorf(op, "operand %d of shape %v (strides %v): want shape %v, outputs row-major", i, v.Shape, v.Strides, want[i])
 		}
 	}
@@ -127,7 +128,7 @@ func (a AttentionViews) params(op string, outs, extra []View) (params, []bufArg,
 		} else if m.DType != array.Float32 {
 			return nil, nil, array.Errorf(op, "mask dtype %v: want bool or float32", m.DType)
 		}
-		if !equalShape(m.Shape, []int{qs[0], qs[1], qs[2], ks[2]}) {
+		if !slices.Equal(m.Shape, []int{qs[0], qs[1], qs[2], ks[2]}) {
 			return nil, nil, array.Errorf(op, "mask shape %v: want the scores' %v", m.Shape, []int{qs[0], qs[1], qs[2], ks[2]})
 		}
 	}

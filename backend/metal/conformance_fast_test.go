@@ -20,7 +20,19 @@ func init() { registerFamily("fast", fastCases) }
 func fastCases() []Case {
 	unit := func(r *rand.Rand, _ int) float64 { return 2*r.Float64() - 1 }
 	var cs []Case
-	// norms
+	// norms: a missing weight or bias is a View or Buf without memory
+	opt := func(in []metal.View, i int) metal.View {
+		if i < len(in) {
+			return in[i]
+		}
+		return metal.View{}
+	}
+	optCPU := func(in []cpu.Buf, i int) cpu.Buf {
+		if i < len(in) {
+			return in[i]
+		}
+		return cpu.Buf{}
+	}
 	shapes := []struct {
 		shape  []int
 		layout Layout
@@ -46,18 +58,6 @@ func fastCases() []Case {
 				}
 				if aff.b {
 					in = append(in, Op(dt, n).Values(unit))
-				}
-				opt := func(in []metal.View, i int) metal.View {
-					if i < len(in) {
-						return in[i]
-					}
-					return metal.View{}
-				}
-				optCPU := func(in []cpu.Buf, i int) cpu.Buf {
-					if i < len(in) {
-						return in[i]
-					}
-					return cpu.Buf{}
 				}
 				cs = append(cs, Case{
 					Name: fmt.Sprintf("LayerNorm/%v/%v/%v/%s", dt, s.shape, s.layout, aff.name),
@@ -207,29 +207,26 @@ func fastCases() []Case {
 			Tol: 8,
 		})
 	}
+	attn := func(out, in []metal.View) ([]metal.Launch, error) {
+		return metal.Attention(out[0], out[1], metal.AttentionViews{Q: in[0], K: in[1], V: in[2], Scale: 1})
+	}
 	cs = append(cs, Case{
-		Name: "Attention/refused/heads",
-		In:   []Operand{Op(array.Float32, 1, 3, 2, 4), Op(array.Float32, 1, 2, 2, 4), Op(array.Float32, 1, 2, 2, 4)},
-		Out:  []Operand{Op(array.Float32, 1, 3, 2, 4), Op(array.Float32, 1, 3, 2)},
-		GPU: func(out, in []metal.View) ([]metal.Launch, error) {
-			return metal.Attention(out[0], out[1], metal.AttentionViews{Q: in[0], K: in[1], V: in[2], Scale: 1})
-		},
+		Name:    "Attention/refused/heads",
+		In:      []Operand{Op(array.Float32, 1, 3, 2, 4), Op(array.Float32, 1, 2, 2, 4), Op(array.Float32, 1, 2, 2, 4)},
+		Out:     []Operand{Op(array.Float32, 1, 3, 2, 4), Op(array.Float32, 1, 3, 2)},
+		GPU:     attn,
 		WantErr: "do not fit",
 	}, Case{
-		Name: "Attention/refused/long head",
-		In:   []Operand{Op(array.Float32, 1, 1, 2, 300), Op(array.Float32, 1, 1, 2, 300), Op(array.Float32, 1, 1, 2, 4)},
-		Out:  []Operand{Op(array.Float32, 1, 1, 2, 4), Op(array.Float32, 1, 1, 2)},
-		GPU: func(out, in []metal.View) ([]metal.Launch, error) {
-			return metal.Attention(out[0], out[1], metal.AttentionViews{Q: in[0], K: in[1], V: in[2], Scale: 1})
-		},
+		Name:    "Attention/refused/long head",
+		In:      []Operand{Op(array.Float32, 1, 1, 2, 300), Op(array.Float32, 1, 1, 2, 300), Op(array.Float32, 1, 1, 2, 4)},
+		Out:     []Operand{Op(array.Float32, 1, 1, 2, 4), Op(array.Float32, 1, 1, 2)},
+		GPU:     attn,
 		WantErr: "longer than 256",
 	}, Case{
-		Name: "Attention/refused/float16",
-		In:   []Operand{Op(array.Float16, 1, 1, 2, 4), Op(array.Float16, 1, 1, 2, 4), Op(array.Float16, 1, 1, 2, 4)},
-		Out:  []Operand{Op(array.Float16, 1, 1, 2, 4), Op(array.Float16, 1, 1, 2)},
-		GPU: func(out, in []metal.View) ([]metal.Launch, error) {
-			return metal.Attention(out[0], out[1], metal.AttentionViews{Q: in[0], K: in[1], V: in[2], Scale: 1})
-		},
+		Name:    "Attention/refused/float16",
+		In:      []Operand{Op(array.Float16, 1, 1, 2, 4), Op(array.Float16, 1, 1, 2, 4), Op(array.Float16, 1, 1, 2, 4)},
+		Out:     []Operand{Op(array.Float16, 1, 1, 2, 4), Op(array.Float16, 1, 1, 2)},
+		GPU:     attn,
 		WantErr: "float32 only",
 	})
 	return cs

@@ -2,6 +2,7 @@ package metal
 
 import (
 	"math"
+	"slices"
 
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/backend/metal/internal/plan"
@@ -33,7 +34,7 @@ func normPlan(op, base string, out, x, w, b View, eps float64) ([]Launch, error)
 		return nil, array.Errorf(op, "dtype %v is not a float dtype", x.DType)
 	}
 	nd := len(x.Shape)
-	if nd == 0 || !equalShape(out.Shape, x.Shape) || out.DType != x.DType || !rowMajor(out) {
+	if nd == 0 || !slices.Equal(out.Shape, x.Shape) || out.DType != x.DType || !rowMajor(out) {
 		return nil, array.Errorf(op, "output %v %v (strides %v) for input %v %v: want the input's shape and dtype, row-major",
 			out.Shape, out.DType, out.Strides, x.Shape, x.DType)
 	}
@@ -52,19 +53,14 @@ func normPlan(op, base string, out, x, w, b View, eps float64) ([]Launch, error)
 	if x.Size() == 0 {
 		return nil, nil
 	}
-	var lead, xl []int
-	for i, d := range x.Shape[:nd-1] {
-		if d != 1 {
-			lead, xl = append(lead, d), append(xl, x.Strides[i])
-		}
+	l, err := newLines(op, x.Shape, nd-1, x)
+	if err != nil {
+		return nil, err
 	}
-	if len(lead) > maxDims {
-		return nil, array.Errorf(op, "input shape %v has more than %d axes of length > 1 before the last", x.Shape, maxDims)
-	}
-	rows := x.Size() / n
+	rows := l.outs
 	xArg, xOff := bindAt(x, false)
 	oArg, _ := bindAt(out, true)
-	p := params{}.add(n, rows, len(lead)).dims(lead).dims(xl).add(xOff, x.Strides[nd-1])
+	p := params{}.add(n, rows, len(l.shape)).dims(l.shape).dims(l.strides[0]).add(xOff, x.Strides[nd-1])
 	bufs := []bufArg{xArg}
 	for _, v := range []View{w, b} {
 		if v.Mem == nil {
@@ -84,17 +80,4 @@ func normPlan(op, base string, out, x, w, b View, eps float64) ([]Launch, error)
 	groups := cappedGroups(rows)
 	return []Launch{{Library: "norm.metal", Kernel: base + x.DType.String(), Buffers: append(bufs, oArg), Params: p.bytes(),
 		Grid: [3]int{groups * tg, 1, 1}, Group: [3]int{tg, 1, 1}, Fit: plan.FitGroups}}, nil
-}
-
-// equalShape reports whether a and b are the same shape.
-func equalShape(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -2,6 +2,7 @@ package metal
 
 import (
 	"math"
+	"slices"
 
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/backend/metal/internal/plan"
@@ -25,7 +26,7 @@ func RoPE(out, x View, dims int, traditional bool, base, scale float64, offset i
 		return nil, array.Errorf(op, "dtype %v is not a float dtype", x.DType)
 	}
 	nd := len(x.Shape)
-	if nd < 2 || !equalShape(out.Shape, x.Shape) || out.DType != x.DType || !rowMajor(out) {
+	if nd < 2 || !slices.Equal(out.Shape, x.Shape) || out.DType != x.DType || !rowMajor(out) {
 		return nil, array.Errorf(op, "output %v %v (strides %v) for input %v %v: want the input's shape and dtype, row-major, at least 2-D",
 			out.Shape, out.DType, out.Strides, x.Shape, x.DType)
 	}
@@ -36,16 +37,11 @@ func RoPE(out, x View, dims int, traditional bool, base, scale float64, offset i
 	if x.Size() == 0 {
 		return nil, nil
 	}
-	var lead, xl []int
-	for i, d := range x.Shape[:nd-1] {
-		if d != 1 {
-			lead, xl = append(lead, d), append(xl, x.Strides[i])
-		}
+	l, err := newLines(op, x.Shape, nd-1, x)
+	if err != nil {
+		return nil, err
 	}
-	if len(lead) > maxDims {
-		return nil, array.Errorf(op, "input shape %v has more than %d axes of length > 1 before the last", x.Shape, maxDims)
-	}
-	rows := x.Size() / n
+	rows := l.outs
 	if rows > int(maxGridDim.Load()) {
 		return nil, array.Errorf(op, "%d rows exceed the GPU's grid limit", rows)
 	}
@@ -56,7 +52,7 @@ func RoPE(out, x View, dims int, traditional bool, base, scale float64, offset i
 		trad = 1
 	}
 	f32 := func(v float64) int { return int(math.Float32bits(float32(v))) }
-	p := params{}.add(n, rows, len(lead)).dims(lead).dims(xl).
+	p := params{}.add(n, rows, len(l.shape)).dims(l.shape).dims(l.strides[0]).
 		add(xOff, x.Strides[nd-1], x.Shape[nd-2], dims, trad, f32(math.Log2(base)), f32(scale), offset)
 	gx := min(n, groupSize)
 	return []Launch{{Library: "rope.metal", Kernel: "rope_" + x.DType.String(), Buffers: []bufArg{xArg, oArg}, Params: p.bytes(),
