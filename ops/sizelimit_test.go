@@ -263,7 +263,7 @@ var atEval = []sizeCase{
 	// linear algebra: results, and float64 scratch for one huge matrix
 	// (a broadcast input is a huge matrix with no memory of its own)
 	{"LinalgInv", "LinalgInv", []string{shp(tera, 2, 2)}, func() *array.Array { return ops.LinalgInv(ops.BroadcastTo(array.Scalar(1.0), tera, 2, 2)) }},
-	{"LinalgSolve/scratch", "LinalgSolve", []string{shp(1<<20, 1)}, func() *array.Array {
+	{"LinalgSolve/scratch", "linalg.Solve", []string{shp(1<<20, 1<<20), "float64 copy of one matrix"}, func() *array.Array {
 		return ops.LinalgSolve(ops.BroadcastTo(array.Scalar(1.0), 1<<20, 1<<20), ops.Ones([]int{1 << 20}, array.Float64))
 	}},
 	{"LinalgSolveTriangular", "LinalgSolveTriangular", []string{shp(tera, 2, 1)}, func() *array.Array {
@@ -276,7 +276,7 @@ var atEval = []sizeCase{
 	{"LinalgCholesky", "LinalgCholesky", []string{shp(1<<38, 2, 2)}, func() *array.Array { return ops.LinalgCholesky(hugeF32(1<<38, 2, 2), false) }},
 	{"LinalgSVD", "LinalgSVD", []string{shp(1<<38, 2, 2)}, func() *array.Array { u, _, _ := ops.LinalgSVD(hugeF32(1<<38, 2, 2), true); return u }},
 	{"LinalgEig", "LinalgEig", []string{shp(1<<38, 2, 2), "complex64"}, func() *array.Array { w, _ := ops.LinalgEig(hugeF32(1<<38, 2, 2)); return w }},
-	{"LinalgEigvalsh/scratch", "linalg.Eigvalsh", []string{"float64 copy of one matrix"}, func() *array.Array { return ops.LinalgEigvalsh(hugeF32(1<<21, 1<<21), false) }},
+	{"LinalgEigvalsh/scratch", "linalg.Eigvalsh", []string{shp(1<<21, 1<<21), "float64 copy of one matrix"}, func() *array.Array { return ops.LinalgEigvalsh(hugeF32(1<<21, 1<<21), false) }},
 }
 
 // wantSizeError checks that err is an *array.Error of op whose message

@@ -20,7 +20,8 @@ func (p *Unary) Name() string { return p.Op.String() }
 func (p *Unary) Eval(s array.Stream, in, out []*array.Array) error { return dispatch(p, s, in, out) }
 
 func (p *Unary) evalCPU(in, out []*array.Array) error {
-	if x, ok := flatOf(in[0], out[0].Size()); ok && !x.Repeat {
+	// in[0] has out[0]'s size, so flatOf never gives it as Repeat.
+	if x, ok := flatOf(in[0], out[0].Size()); ok {
 		st := array.AllocCPU(out[0].NBytes())
 		out[0].SetRowMajorData(st)
 		return cpu.UnaryFlat(p.Op, in[0].DType(), out[0].Size(), st.Bytes(), x.Data)

@@ -153,32 +153,49 @@ func flatElems[T any](b []byte, n int) []T {
 	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), n)
 }
 
-// binKernels holds each dtype's kernel of each op, made on first use:
-// making one allocates closures, which cost more than a small array's
-// arithmetic. Float16 and BFloat16 have none (they widen in tiles of
-// their own), nor do ops a dtype does not define.
-var (
-	binKernelsOnce sync.Once
-	binKernels     [maxDTypes][opset.NumBinaryOps]binRunner
-)
+// binKernels holds each dtype's kernel of each binary op.
+var binKernels = kernelTable[opset.BinaryOp, binRunner]{n: opset.NumBinaryOps, build: makeBinKernel}
+
+func binKernelOf(op opset.BinaryOp, dt array.DType) binRunner { return binKernels.of(op, dt) }
+
+// kernelOp is the op of a kernelTable: opset.BinaryOp or opset.UnaryOp.
+type kernelOp interface {
+	~uint8
+	Result(array.DType) (array.DType, bool)
+}
+
+// kernelTable holds each dtype's kernel R of each of the n ops O, made
+// on first use: making one allocates closures, which cost more than a
+// small array's arithmetic. A dtype has none for the ops it does not
+// define, and build gives none for Float16 and BFloat16 (they widen in
+// tiles of their own).
+type kernelTable[O kernelOp, R any] struct {
+	once  sync.Once
+	n     O
+	build func(O, array.DType) R
+	k     [maxDTypes][]R
+}
 
 // maxDTypes bounds the dtypes' numbers, for tables indexed by dtype.
 const maxDTypes = 16
 
-func binKernelOf(op opset.BinaryOp, dt array.DType) binRunner {
-	binKernelsOnce.Do(func() {
+// of returns the kernel of op for dt, or R's zero value.
+func (t *kernelTable[O, R]) of(op O, dt array.DType) R {
+	t.once.Do(func() {
 		for dt := array.DType(0); dt.Valid(); dt++ {
-			for op := range opset.NumBinaryOps {
+			t.k[dt] = make([]R, t.n)
+			for op := range t.n {
 				if _, ok := op.Result(dt); ok {
-					binKernels[dt][op] = makeBinKernel(op, dt)
+					t.k[dt][op] = t.build(op, dt)
 				}
 			}
 		}
 	})
-	if op >= opset.NumBinaryOps || int(dt) >= maxDTypes {
-		return nil
+	if op >= t.n || int(dt) >= maxDTypes || t.k[dt] == nil {
+		var zero R
+		return zero
 	}
-	return binKernels[dt][op]
+	return t.k[dt][op]
 }
 
 func makeBinKernel(op opset.BinaryOp, dt array.DType) binRunner {

@@ -425,6 +425,17 @@ func blockedSyrk[T float32 | float64](ul blas.Uplo, tA blas.Transpose, n, k int,
 	scratch := pool.get(min(n, syrkStrip) * n)
 	defer pool.put(scratch)
 	t := *scratch
+	syrkStrips(ul, n, alpha, beta, c, ldc, t, func(i0, i1, j0, w int) {
+		gemm(i1-i0, w, k, av.sub(i0, 0), bv.sub(0, j0), t, w, true)
+	})
+}
+
+// syrkStrips updates the triangle ul of the n×n C a strip of syrkStrip
+// rows at a time: strip fills t (i1-i0 rows of w = j1-j0 columns, from
+// column j0) with rows i0..i1 of the product over the columns the
+// triangle reaches in them, whose part in the triangle is merged into C
+// as alpha·t + beta·C.
+func syrkStrips[T float32 | float64](ul blas.Uplo, n int, alpha, beta T, c []T, ldc int, t []T, strip func(i0, i1, j0, w int)) {
 	for i0 := 0; i0 < n; i0 += syrkStrip {
 		i1 := min(n, i0+syrkStrip)
 		j0, j1 := 0, i1
@@ -432,14 +443,13 @@ func blockedSyrk[T float32 | float64](ul blas.Uplo, tA blas.Transpose, n, k int,
 			j0, j1 = i0, n
 		}
 		w := j1 - j0
-		gemm(i1-i0, w, k, av.sub(i0, 0), bv.sub(0, j0), t, w, true)
+		strip(i0, i1, j0, w)
 		for i := i0; i < i1; i++ {
 			lo, hi := j0, i+1
 			if ul == blas.Upper {
 				lo, hi = i, j1
 			}
-			row := t[(i-i0)*w+lo-j0 : (i-i0)*w+hi-j0]
-			merge(c[i*ldc+lo:i*ldc+hi], row, alpha, beta)
+			merge(c[i*ldc+lo:i*ldc+hi], t[(i-i0)*w+lo-j0:(i-i0)*w+hi-j0], alpha, beta)
 		}
 	}
 }
@@ -641,27 +651,13 @@ func (impl BLAS) Dsyr2k(ul blas.Uplo, tA blas.Transpose, n, k int, alpha float64
 	defer pool.put(s1)
 	defer pool.put(s2)
 	t1, t2 := *s1, *s2
-	for i0 := 0; i0 < n; i0 += syrkStrip {
-		i1 := min(n, i0+syrkStrip)
-		j0, j1 := 0, i1
-		if ul == blas.Upper {
-			j0, j1 = i0, n
-		}
-		w := j1 - j0
+	syrkStrips(ul, n, alpha, beta, c, ldc, t1, func(i0, i1, j0, w int) {
 		gemm(i1-i0, w, k, at.sub(i0, 0), btT.sub(0, j0), t1, w, true)
 		gemm(i1-i0, w, k, bt.sub(i0, 0), atT.sub(0, j0), t2, w, true)
-		for i := i0; i < i1; i++ {
-			lo, hi := j0, i+1
-			if ul == blas.Upper {
-				lo, hi = i, j1
-			}
-			row, row2 := t1[(i-i0)*w+lo-j0:(i-i0)*w+hi-j0], t2[(i-i0)*w+lo-j0:(i-i0)*w+hi-j0]
-			for x, v := range row2 {
-				row[x] += v
-			}
-			merge(c[i*ldc+lo:i*ldc+hi], row, alpha, beta)
+		for x, v := range t2[:(i1-i0)*w] {
+			t1[x] += v
 		}
-	}
+	})
 }
 
 // gemvMin is the matrix size (m·n) from which Dgemv splits over cores.

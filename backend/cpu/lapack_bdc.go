@@ -309,25 +309,8 @@ func (w *bdcWork) merge(d []float64, lo, mid, hi, sqre int, alpha, beta float64)
 			ov[r*ns+kk+x] = vb[at(r, col[p])]
 		}
 	}
-	order := make([]int, ns)
-	for j := range order {
-		order[j] = j
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(sig[b], sig[a]) })
-	for c, j := range order {
-		d[lo+c] = sig[j]
-	}
-	for r := range ns {
-		row, src := ub[r*n:r*n+ns], ou[r*ns:(r+1)*ns]
-		for c, j := range order {
-			row[c] = src[j]
-		}
-	}
-	for r := range ms {
-		row, src := vb[r*n:r*n+ns], ov[r*ns:(r+1)*ns]
-		for c, j := range order {
-			row[c] = src[j]
-		}
-	}
+	order := dcSort(d[lo:], sig, true)
+	dcGather(ub, n, ou, ns, order)
+	dcGather(vb, n, ov, ms, order)
 	return true
 }

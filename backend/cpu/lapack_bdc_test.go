@@ -16,41 +16,25 @@ import (
 	"github.com/fathom-go/fathom/array"
 )
 
-// bdcCase is an upper bidiagonal matrix: diagonal d, superdiagonal e.
-type bdcCase struct {
-	name string
-	d, e []float64
-}
-
-func bdcCases() []bdcCase {
+func bdcCases() []dcCase {
 	r := rand.New(rand.NewPCG(11, 12))
-	var cs []bdcCase
-	fill := func(n int, fd, fe func(i int) float64) ([]float64, []float64) {
-		d, e := make([]float64, n), make([]float64, max(n-1, 0))
-		for i := range d {
-			d[i] = fd(i)
-		}
-		for i := range e {
-			e[i] = fe(i)
-		}
-		return d, e
-	}
+	var cs []dcCase
 	for _, n := range []int{1, 2, 33, 34, 65, 100, 257} {
-		d, e := fill(n, func(int) float64 { return r.NormFloat64() }, func(int) float64 { return r.NormFloat64() })
-		cs = append(cs, bdcCase{"random", d, e})
+		d, e := dcFill(n, func(int) float64 { return r.NormFloat64() }, func(int) float64 { return r.NormFloat64() })
+		cs = append(cs, dcCase{"random", d, e})
 	}
 	// graded: entries from 1 down to 1e-12 along the diagonal
-	d, e := fill(150, func(i int) float64 { return math.Pow(10, -12*float64(i)/149) * (1 + r.Float64()) },
+	d, e := dcFill(150, func(i int) float64 { return math.Pow(10, -12*float64(i)/149) * (1 + r.Float64()) },
 		func(i int) float64 { return math.Pow(10, -12*float64(i)/149) * r.Float64() })
-	cs = append(cs, bdcCase{"graded", d, e})
+	cs = append(cs, dcCase{"graded", d, e})
 	// clustered: singular values within 1e-10 of 1 and of 2
-	d, e = fill(120, func(i int) float64 { return float64(1+i%2) + 1e-10*r.Float64() }, func(int) float64 { return 1e-11 * r.NormFloat64() })
-	cs = append(cs, bdcCase{"clustered", d, e})
+	d, e = dcFill(120, func(i int) float64 { return float64(1+i%2) + 1e-10*r.Float64() }, func(int) float64 { return 1e-11 * r.NormFloat64() })
+	cs = append(cs, dcCase{"clustered", d, e})
 	// repeated: the identity, and ones broken into blocks by zero and
 	// tiny couplings (glued)
-	d, e = fill(100, func(int) float64 { return 1 }, func(int) float64 { return 0 })
-	cs = append(cs, bdcCase{"identity", d, e})
-	d, e = fill(130, func(int) float64 { return 1 }, func(i int) float64 {
+	d, e = dcFill(100, func(int) float64 { return 1 }, func(int) float64 { return 0 })
+	cs = append(cs, dcCase{"identity", d, e})
+	d, e = dcFill(130, func(int) float64 { return 1 }, func(i int) float64 {
 		switch i % 40 {
 		case 39:
 			return 0
@@ -59,10 +43,10 @@ func bdcCases() []bdcCase {
 		}
 		return 1
 	})
-	cs = append(cs, bdcCase{"glued", d, e})
+	cs = append(cs, dcCase{"glued", d, e})
 	// zero singular values, many of them: zeros on the diagonal, and
 	// all of B zero
-	d, e = fill(90, func(i int) float64 {
+	d, e = dcFill(90, func(i int) float64 {
 		if i%3 == 0 {
 			return 0
 		}
@@ -73,29 +57,29 @@ func bdcCases() []bdcCase {
 		}
 		return r.NormFloat64()
 	})
-	cs = append(cs, bdcCase{"zero diagonal", d, e})
-	d, e = fill(80, func(i int) float64 {
+	cs = append(cs, dcCase{"zero diagonal", d, e})
+	d, e = dcFill(80, func(i int) float64 {
 		if i < 40 {
 			return 0
 		}
 		return 1
 	}, func(int) float64 { return 0 })
-	cs = append(cs, bdcCase{"repeated zeros", d, e})
-	d, e = fill(70, func(int) float64 { return 0 }, func(int) float64 { return 0 })
-	cs = append(cs, bdcCase{"zero", d, e})
+	cs = append(cs, dcCase{"repeated zeros", d, e})
+	d, e = dcFill(70, func(int) float64 { return 0 }, func(int) float64 { return 0 })
+	cs = append(cs, dcCase{"zero", d, e})
 	// tiny: entries near the underflow threshold beside ones, and a
 	// matrix whose every entry is tiny
-	d, e = fill(96, func(i int) float64 {
+	d, e = dcFill(96, func(i int) float64 {
 		if i%2 == 0 {
 			return 1e-300 * (1 + r.Float64())
 		}
 		return 1 + r.Float64()
 	}, func(int) float64 { return 1e-290 * r.Float64() })
-	cs = append(cs, bdcCase{"tiny entries", d, e})
-	d, e = fill(75, func(int) float64 { return 1e-300 * r.NormFloat64() }, func(int) float64 { return 1e-300 * r.NormFloat64() })
-	cs = append(cs, bdcCase{"tiny", d, e})
-	d, e = fill(75, func(int) float64 { return 1e300 * r.NormFloat64() }, func(int) float64 { return 1e300 * r.NormFloat64() })
-	cs = append(cs, bdcCase{"huge", d, e})
+	cs = append(cs, dcCase{"tiny entries", d, e})
+	d, e = dcFill(75, func(int) float64 { return 1e-300 * r.NormFloat64() }, func(int) float64 { return 1e-300 * r.NormFloat64() })
+	cs = append(cs, dcCase{"tiny", d, e})
+	d, e = dcFill(75, func(int) float64 { return 1e300 * r.NormFloat64() }, func(int) float64 { return 1e300 * r.NormFloat64() })
+	cs = append(cs, dcCase{"huge", d, e})
 	return cs
 }
 

@@ -204,21 +204,40 @@ func (w *dcWork) merge(d []float64, lo, mid, hi int, rho, sign float64) bool {
 			out[r*k+kk+x] = zb[at(r, j)]
 		}
 	}
-	order := make([]int, k)
+	order := dcSort(dd, lam, false)
+	dcGather(zb, n, out, k, order)
+	return true
+}
+
+// dcSort writes vals to dst sorted ascending, or descending with desc,
+// and returns the stable order it took them in: dst[c] = vals[order[c]].
+func dcSort(dst, vals []float64, desc bool) []int {
+	order := make([]int, len(vals))
 	for j := range order {
 		order[j] = j
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(lam[a], lam[b]) })
+	slices.SortStableFunc(order, func(a, b int) int {
+		if desc {
+			a, b = b, a
+		}
+		return cmp.Compare(vals[a], vals[b])
+	})
 	for c, j := range order {
-		dd[c] = lam[j]
+		dst[c] = vals[j]
 	}
-	for r := range k {
-		row, src := zb[r*n:r*n+k], out[r*k:(r+1)*k]
+	return order
+}
+
+// dcGather writes the rows×len(order) row-major src, its columns taken
+// in order, to the first columns of dst's rows (leading dimension ld).
+func dcGather(dst []float64, ld int, src []float64, rows int, order []int) {
+	k := len(order)
+	for r := range rows {
+		row, s := dst[r*ld:r*ld+k], src[r*k:(r+1)*k]
 		for c, j := range order {
-			row[c] = src[j]
+			row[c] = s[j]
 		}
 	}
-	return true
 }
 
 // dcProduct writes rows r0..r1 of out[:, :len(cols)] (leading

@@ -14,83 +14,67 @@ import (
 	"github.com/fathom-go/fathom/array"
 )
 
-// dcCase is a symmetric tridiagonal matrix: diagonal d, off-diagonal e.
+// dcCase is a symmetric tridiagonal matrix (diagonal d, off-diagonal
+// e) or, for lapack_bdc_test.go, an upper bidiagonal one (diagonal d,
+// superdiagonal e).
 type dcCase struct {
 	name string
 	d, e []float64
 }
 
+// dcFill returns the diagonal d (n entries, fd(i)) and the off-diagonal
+// e (n-1 entries, fe(i)) of a dcCase, d drawn first.
+func dcFill(n int, fd, fe func(i int) float64) ([]float64, []float64) {
+	d, e := make([]float64, n), make([]float64, max(n-1, 0))
+	for i := range d {
+		d[i] = fd(i)
+	}
+	for i := range e {
+		e[i] = fe(i)
+	}
+	return d, e
+}
+
 func dcCases() []dcCase {
 	r := rand.New(rand.NewPCG(3, 4))
+	normal := func(int) float64 { return r.NormFloat64() }
+	constant := func(v float64) func(int) float64 { return func(int) float64 { return v } }
 	var cs []dcCase
 	for _, n := range []int{33, 100, 257} {
-		d, e := make([]float64, n), make([]float64, n-1)
-		for i := range n {
-			d[i] = r.NormFloat64()
-		}
-		for i := range e {
-			e[i] = r.NormFloat64()
-		}
+		d, e := dcFill(n, normal, normal)
 		cs = append(cs, dcCase{"random", d, e})
 	}
 	n := 200
 	// clustered: eigenvalues in tight groups, and Wilkinson's W⁺ matrix,
 	// whose top eigenvalues come in pairs agreeing to many digits
-	cl, ce := make([]float64, n), make([]float64, n-1)
-	for i := range n {
-		cl[i] = float64(i%4) + 1e-10*r.Float64()
-	}
-	for i := range ce {
-		ce[i] = 1e-9 * r.NormFloat64()
-	}
-	cs = append(cs, dcCase{"clustered", cl, ce})
-	wd, we := make([]float64, 2*60+1), make([]float64, 2*60)
-	for i := range wd {
-		wd[i] = math.Abs(float64(i - 60))
-	}
-	for i := range we {
-		we[i] = 1
-	}
-	cs = append(cs, dcCase{"wilkinson", wd, we})
+	d, e := dcFill(n, func(i int) float64 { return float64(i%4) + 1e-10*r.Float64() }, func(int) float64 { return 1e-9 * r.NormFloat64() })
+	cs = append(cs, dcCase{"clustered", d, e})
+	d, e = dcFill(2*60+1, func(i int) float64 { return math.Abs(float64(i - 60)) }, constant(1))
+	cs = append(cs, dcCase{"wilkinson", d, e})
 	// repeated: the identity glued with zero and tiny couplings, and the
 	// 1-2-1 matrix whose blocks repeat
-	rd, re := make([]float64, n), make([]float64, n-1)
-	for i := range rd {
-		rd[i] = 2
-	}
-	for i := range re {
+	d, e = dcFill(n, constant(2), func(i int) float64 {
 		if i%40 == 39 {
-			re[i] = 1e-14
+			return 1e-14
 		}
-	}
-	cs = append(cs, dcCase{"repeated", rd, re})
-	gd, ge := make([]float64, n), make([]float64, n-1)
-	for i := range gd {
-		gd[i] = 2
-	}
-	for i := range ge {
-		ge[i] = 1
+		return 0
+	})
+	cs = append(cs, dcCase{"repeated", d, e})
+	d, e = dcFill(n, constant(2), func(i int) float64 {
 		if i%50 == 49 {
-			ge[i] = 0
+			return 0
 		}
-	}
-	cs = append(cs, dcCase{"glued", gd, ge})
+		return 1
+	})
+	cs = append(cs, dcCase{"glued", d, e})
 	// graded: entries spanning many orders of magnitude
-	sd, se := make([]float64, 150), make([]float64, 149)
-	for i := range sd {
-		sd[i] = math.Pow(10, float64(i%30)-15)
-	}
-	for i := range se {
-		se[i] = math.Pow(10, float64(i%30)-16)
-	}
-	cs = append(cs, dcCase{"graded", sd, se})
+	d, e = dcFill(150, func(i int) float64 { return math.Pow(10, float64(i%30)-15) }, func(i int) float64 { return math.Pow(10, float64(i%30)-16) })
+	cs = append(cs, dcCase{"graded", d, e})
 	// no coupling at all: every merge deflates everything (rho = 0)
-	zd := make([]float64, 70)
-	for i := range zd {
-		zd[i] = float64((i * 37) % 11)
-	}
-	cs = append(cs, dcCase{"diagonal", zd, make([]float64, 69)})
-	cs = append(cs, dcCase{"zero", make([]float64, 70), make([]float64, 69)})
+	d, e = dcFill(70, func(i int) float64 { return float64((i * 37) % 11) }, constant(0))
+	cs = append(cs, dcCase{"diagonal", d, e})
+	d, e = dcFill(70, constant(0), constant(0))
+	cs = append(cs, dcCase{"zero", d, e})
 	return cs
 }
 
@@ -232,24 +216,7 @@ func TestDecompEighRepeated(t *testing.T) {
 				t.Fatalf("upper=%v: eigenvalue %d is %v, want %v", upper, i, wv[i], want[i])
 			}
 		}
-		for i := range n {
-			for j := range n {
-				avj, vtv := 0.0, 0.0
-				for k := range n {
-					avj += av[i*n+k] * vv[k*n+j]
-					vtv += vv[k*n+i] * vv[k*n+j]
-				}
-				if d := avj - vv[i*n+j]*wv[j]; math.Abs(d) > 1e-13 {
-					t.Fatalf("upper=%v: (A·V - V·diag(w))[%d %d] = %v", upper, i, j, d)
-				}
-				if i == j {
-					vtv--
-				}
-				if math.Abs(vtv) > 1e-13 {
-					t.Fatalf("upper=%v: (Vᵀ·V - I)[%d %d] = %v", upper, i, j, vtv)
-				}
-			}
-		}
+		eighCheckVectors(t, fmt.Sprintf("upper=%v: ", upper), av, vv, wv, n, 1e-13, 1e-13)
 		// the upper triangle is mirrored into the lower one, so a
 		// symmetric matrix gives the same bits from either
 		if first == nil {
@@ -366,23 +333,6 @@ func TestDecompEighNumpy(t *testing.T) {
 				t.Fatalf("%s: eigenvalue %d is %v, numpy %v", c.Name, i, wv[i], c.W[i])
 			}
 		}
-		for i := range n {
-			for j := range n {
-				avj, vtv := 0.0, 0.0
-				for k := range n {
-					avj += av[i*n+k] * vv[k*n+j]
-					vtv += vv[k*n+i] * vv[k*n+j]
-				}
-				if d := avj - vv[i*n+j]*wv[j]; math.Abs(d) > 1e-13 {
-					t.Fatalf("%s: (A·V - V·diag(w))[%d %d] = %v", c.Name, i, j, d)
-				}
-				if i == j {
-					vtv--
-				}
-				if math.Abs(vtv) > 1e-13 {
-					t.Fatalf("%s: (Vᵀ·V - I)[%d %d] = %v", c.Name, i, j, vtv)
-				}
-			}
-		}
+		eighCheckVectors(t, c.Name+": ", av, vv, wv, n, 1e-13, 1e-13)
 	}
 }

@@ -207,12 +207,13 @@ func decEye(a []float64, rows, cols, ld int) {
 // machine cannot give: one matrix of a broadcast view can be far larger
 // than the results (the eigenvalues of an n×n matrix are n numbers).
 type decScratch struct {
-	op   string
-	held []*[]float64
-	big  []*array.Storage
+	op    string
+	shape []int // the batch's, for the error of a refused slice
+	held  []*[]float64
+	big   []*array.Storage
 }
 
-const decBig = 64 << 20
+const decBig = poolBytes
 
 func (s *decScratch) get(n int) []float64 {
 	if n >= decBig/8 {
@@ -220,7 +221,7 @@ func (s *decScratch) get(n int) []float64 {
 		if err := array.Try(func() { st = array.AllocCPU(n * 8) }); err != nil {
 			var e *array.Error
 			errors.As(err, &e)
-			panic(&array.Error{Op: s.op, Msg: "cannot allocate the float64 copy of one matrix: " + e.Msg, Err: e.Err})
+			panic(&array.Error{Op: s.op, Msg: fmt.Sprintf("cannot allocate the float64 copy of one matrix of %v: %s", s.shape, e.Msg), Err: e.Err})
 		}
 		s.big = append(s.big, st)
 		return unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(st.Bytes()))), n)
@@ -245,11 +246,20 @@ func (s *decScratch) release() {
 // on the calling goroutine, where its LAPACK spends its time in the BLAS
 // (fathom's GEMM, once EnsureBLAS has registered it).
 func decRun(op string, a decMats, flops int, body func(lo, hi int, sc *decScratch) *decFail) error {
+	return decBatch(op, a.b.Shape, a.count, max(1, (1<<18)/(flops+4096)), body)
+}
+
+// decBatch is the batch runner of this file's kernels and of
+// lapack_solve.go's: body runs over chunks of grain or more of the n
+// matrices, each chunk with its own decScratch, and the failure of the
+// lowest-numbered matrix that failed is op's error on a batch of shape
+// shape, so that it does not depend on how the batch was split.
+func decBatch(op string, shape []int, n, grain int, body func(lo, hi int, sc *decScratch) *decFail) error {
 	EnsureBLAS()
 	var mu sync.Mutex
 	var first *decFail
-	ParallelFor(a.count, max(1, (1<<18)/(flops+4096)), func(lo, hi int) {
-		sc := decScratch{op: op}
+	ParallelFor(n, grain, func(lo, hi int) {
+		sc := decScratch{op: op, shape: shape}
 		defer sc.release()
 		if f := body(lo, hi, &sc); f != nil {
 			mu.Lock()
@@ -260,7 +270,7 @@ func decRun(op string, a decMats, flops int, body func(lo, hi int, sc *decScratc
 		}
 	})
 	if first != nil {
-		return decError(op, a.b.Shape, first)
+		return decError(op, shape, first)
 	}
 	return nil
 }

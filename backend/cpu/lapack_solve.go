@@ -3,9 +3,7 @@ package cpu
 import (
 	"errors"
 	"fmt"
-	"runtime"
 	"sync"
-	"unsafe"
 
 	"gonum.org/v1/gonum/blas"
 	lapackgo "gonum.org/v1/gonum/lapack/gonum"
@@ -91,44 +89,26 @@ func (e *slvErr) set(i int, err error) {
 }
 
 // slvBatch runs body over the batch's n matrices, each about flops
-// floating-point operations, splitting them over cores when there are
-// enough to pay for it. body gets float64 scratch of at least words
-// elements and int scratch of ints elements, both its chunk's, and
-// returns the error of a matrix. A single large matrix runs on the
-// calling goroutine: its LAPACK spends its time in the BLAS.
-func slvBatch(n, flops, words, ints int, body func(i int, scratch []float64, iscratch []int) error) error {
-	EnsureBLAS()
-	var e slvErr
+// floating-point operations, on decBatch, which splits them over cores
+// when there are enough to pay for it and names a failure's batch index
+// in shape. body gets float64 scratch of at least words elements and int
+// scratch of ints elements, both its chunk's, and returns the failure of
+// matrix i or nil. A single large matrix runs on the calling goroutine:
+// its LAPACK spends its time in the BLAS.
+func slvBatch(op string, shape []int, n, flops, words, ints int, body func(i int, scratch []float64, iscratch []int) *decFail) error {
 	// A LAPACK call on a tiny matrix costs about as much as a couple of
 	// thousand flops of arithmetic (checks, scratch, copies), so chunks
 	// of small matrices hold many of them.
 	grain := max(1, (1<<16)/(flops+2048))
-	ParallelFor(n, grain, func(lo, hi int) {
-		buf, release := slvScratch(max(1, words))
-		defer release()
-		is := make([]int, ints)
+	return decBatch(op, shape, n, grain, func(lo, hi int, sc *decScratch) *decFail {
+		buf, is := sc.get(max(1, words)), make([]int, ints)
 		for i := lo; i < hi; i++ {
-			if err := body(i, buf, is); err != nil {
-				e.set(i, err)
+			if f := body(i, buf, is); f != nil {
+				return f
 			}
 		}
+		return nil
 	})
-	return e.err
-}
-
-// slvScratch returns float64 scratch of n elements and the function that
-// gives it back. Small scratch comes from the GEMM's pool, which hands it
-// back at once; large scratch (a broadcast input can be a huge matrix
-// with no memory of its own) comes from the array package's allocator,
-// which refuses a size the machine cannot give with an *array.Error
-// instead of the runtime's fatal out-of-memory error.
-func slvScratch(n int) ([]float64, func()) {
-	if n <= poolBytes/8 {
-		b := poolFor[float64]().get(n)
-		return (*b)[:n], func() { poolFor[float64]().put(b) }
-	}
-	st := array.AllocCPU(n * 8)
-	return unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(st.Bytes()))), n), func() { runtime.KeepAlive(st) }
 }
 
 func slvCheck(op string, bufs ...Buf) error {
@@ -140,16 +120,10 @@ func slvCheck(op string, bufs ...Buf) error {
 	return nil
 }
 
-// slvSingular is the error for batch element i of a matrix of shape shape
-// (batch axes included) whose triangular factor has its first zero on
-// the diagonal at j.
-func slvSingular(op string, shape []int, i, j int) error {
-	where := ""
-	if len(shape) > 2 {
-		where = fmt.Sprintf(" at batch index %v", batchIndex(shape, 2, i))
-	}
-	return &array.Error{Op: op, Err: ErrSingular,
-		Msg: fmt.Sprintf("the matrix%s of shape %v is singular: U[%d,%d] is exactly zero", where, shape, j, j)}
+// slvSingular is the failure of batch element i whose triangular factor
+// has its first zero on the diagonal at j.
+func slvSingular(i, j int) *decFail {
+	return &decFail{i, ErrSingular, fmt.Sprintf("is singular: U[%d,%d] is exactly zero", j, j)}
 }
 
 // slvZeroDiag returns the first j with a[j,j] == 0 in the row-major n×n
@@ -178,7 +152,7 @@ func LUFactor(lu, pivots, rows, a Buf) error {
 	m, n := a.Shape[nd-2], a.Shape[nd-1]
 	k := min(m, n)
 	pv, rw := elems[int32](pivots), elems[int32](rows)
-	return slvBatch(slvCount(a, 2), m*n*k, m*n, k+m, func(i int, scratch []float64, is []int) error {
+	return slvBatch("linalg.LUFactor", a.Shape, slvCount(a, 2), m*n*k, m*n, k+m, func(i int, scratch []float64, is []int) *decFail {
 		w, piv, perm := scratch[:m*n], is[:k], is[k:k+m]
 		slvLoad(w, slvElem(a, i, 2))
 		slvLAPACK.Dgetrf(m, n, w, max(1, n), piv)
@@ -252,11 +226,11 @@ func Inv(out, a Buf) error {
 	if n == 0 {
 		return nil
 	}
-	return slvBatch(slvCount(a, 2), 3*n*n*n, 2*n*n, n, func(i int, scratch []float64, piv []int) error {
+	return slvBatch(op, a.Shape, slvCount(a, 2), 3*n*n*n, 2*n*n, n, func(i int, scratch []float64, piv []int) *decFail {
 		w, x := scratch[:n*n], scratch[n*n:2*n*n]
 		slvLoad(w, slvElem(a, i, 2))
 		if !slvLAPACK.Dgetrf(n, n, w, n, piv) {
-			return slvSingular(op, a.Shape, i, slvZeroDiag(w, n))
+			return slvSingular(i, slvZeroDiag(w, n))
 		}
 		clear(x)
 		for j := range n {
@@ -281,11 +255,11 @@ func Solve(out, a, b Buf) error {
 	if n == 0 || k == 0 {
 		return nil
 	}
-	return slvBatch(slvCount(b, 2), n*n*(n+k), n*n+n*k, n, func(i int, scratch []float64, piv []int) error {
+	return slvBatch(op, a.Shape, slvCount(b, 2), n*n*(n+k), n*n+n*k, n, func(i int, scratch []float64, piv []int) *decFail {
 		w, x := scratch[:n*n], scratch[n*n:n*n+n*k]
 		slvLoad(w, slvElem(a, i, 2))
 		if !slvLAPACK.Dgetrf(n, n, w, n, piv) {
-			return slvSingular(op, a.Shape, i, slvZeroDiag(w, n))
+			return slvSingular(i, slvZeroDiag(w, n))
 		}
 		slvLoad(x, slvElem(b, i, 2))
 		slvLAPACK.Dgetrs(blas.NoTrans, n, k, w, n, piv, x, k)
@@ -316,12 +290,12 @@ func SolveTriangular(out, a, b Buf, upper, unit bool) error {
 	if unit {
 		diag = blas.Unit
 	}
-	return slvBatch(slvCount(b, 2), n*n*k, n*n+n*k, 0, func(i int, scratch []float64, _ []int) error {
+	return slvBatch(op, a.Shape, slvCount(b, 2), n*n*k, n*n+n*k, 0, func(i int, scratch []float64, _ []int) *decFail {
 		w, x := scratch[:n*n], scratch[n*n:n*n+n*k]
 		slvLoad(w, slvElem(a, i, 2))
 		if !unit {
 			if j := slvZeroDiag(w, n); j >= 0 {
-				return slvSingular(op, a.Shape, i, j)
+				return slvSingular(i, j)
 			}
 		}
 		slvLoad(x, slvElem(b, i, 2))

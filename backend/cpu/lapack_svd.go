@@ -74,13 +74,7 @@ func (w *svdWork) tall(x, s, u, vt []float64) bool {
 	if c >= bdcMin {
 		return w.tallDC(x, s, u, vt)
 	}
-	// Q from the reflectors below the diagonal, Pᵀ from those above.
-	for i := range r {
-		copy(u[i*uc:i*uc+c], x[i*c:i*c+c])
-	}
-	impl.Dorgbr(lapack.GenerateQ, r, uc, c, u, uc, w.tauQ, work, len(work))
-	copy(vt[:c*c], x[:c*c])
-	impl.Dorgbr(lapack.GeneratePT, c, c, c, vt, c, w.tauP, work, len(work))
+	w.formQP(x, u, vt)
 	// The bidiagonal's rotations act on U's first c columns: C's rows.
 	decTranspose(w.c, r, u, uc, r, c)
 	if !bdsqrSplit(c, r, s, w.e, vt, w.c, work) {
@@ -88,6 +82,19 @@ func (w *svdWork) tall(x, s, u, vt []float64) bool {
 	}
 	decTranspose(u, uc, w.c, r, c, r)
 	return true
+}
+
+// formQP forms, from Dgebrd's output in x, Q (r×uc) in u from the
+// reflectors below the diagonal and Pᵀ (c×c) in pt from those above.
+func (w *svdWork) formQP(x, u, pt []float64) {
+	impl := gonum.Implementation{}
+	r, c, uc, work := w.rows, w.cols, w.tuc, w.work
+	for i := range r {
+		copy(u[i*uc:i*uc+c], x[i*c:i*c+c])
+	}
+	impl.Dorgbr(lapack.GenerateQ, r, uc, c, u, uc, w.tauQ, work, len(work))
+	copy(pt[:c*c], x[:c*c])
+	impl.Dorgbr(lapack.GeneratePT, c, c, c, pt, c, w.tauP, work, len(work))
 }
 
 // bdcMin is the order from which svdWork finds the bidiagonal's SVD by
@@ -104,8 +111,7 @@ const bdcMin = 48
 // run side by side: each has serial stretches (the secular equations
 // and leaves, the unblocked panels) that the other fills.
 func (w *svdWork) tallDC(x, s, u, vt []float64) bool {
-	impl := gonum.Implementation{}
-	r, c, uc, work := w.rows, w.cols, w.tuc, w.work
+	r, c, uc := w.rows, w.cols, w.tuc
 	ok := true
 	ParallelFor(2, 1, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
@@ -113,12 +119,7 @@ func (w *svdWork) tallDC(x, s, u, vt []float64) bool {
 				ok = bidiagDC(s, w.e, w.ub, w.vb, c, w.sc)
 				continue
 			}
-			for row := range r {
-				copy(u[row*uc:row*uc+c], x[row*c:row*c+c])
-			}
-			impl.Dorgbr(lapack.GenerateQ, r, uc, c, u, uc, w.tauQ, work, len(work))
-			copy(w.pt, x[:c*c])
-			impl.Dorgbr(lapack.GeneratePT, c, c, c, w.pt, c, w.tauP, work, len(work))
+			w.formQP(x, u, w.pt)
 		}
 	})
 	if !ok {
@@ -166,7 +167,7 @@ func bdsqrSplit(n, ncc int, d, e, vt, c, work []float64) bool {
 			part{c: true, lo: i * ncc / parts, hi: (i + 1) * ncc / parts})
 	}
 	ok := make([]bool, len(ps))
-	ds := make([][]float64, len(ps))
+	var d0 []float64 // part 0's d: every part's is the same
 	ParallelFor(len(ps), 1, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			p := ps[i]
@@ -176,7 +177,9 @@ func bdsqrSplit(n, ncc int, d, e, vt, c, work []float64) bool {
 			} else {
 				ok[i] = impl.Dbdsqr(blas.Upper, n, 0, 0, p.hi-p.lo, dd, ee, nil, 1, nil, 1, c[p.lo:], ncc, wk)
 			}
-			ds[i] = dd
+			if i == 0 {
+				d0 = dd
+			}
 		}
 	})
 	for i := range ps {
@@ -184,6 +187,6 @@ func bdsqrSplit(n, ncc int, d, e, vt, c, work []float64) bool {
 			return false
 		}
 	}
-	copy(d, ds[0])
+	copy(d, d0)
 	return true
 }

@@ -3,7 +3,6 @@ package cpu
 import (
 	"math"
 	"math/cmplx"
-	"sync"
 
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/internal/opset"
@@ -72,28 +71,11 @@ func (k unaryKernel[S, D]) run(out, x Buf) { runUnary(out, x, fixed((func(d []D,
 
 func (k unaryKernel[S, D]) flat(n int, out, x []byte) { k(flatElems[D](out, n), flatElems[S](x, n)) }
 
-// unaryKernels holds each dtype's kernel of each op, made on first use,
-// as binKernels does; none for Float16 and BFloat16.
-var (
-	unaryKernelsOnce sync.Once
-	unaryKernels     [maxDTypes][opset.NumUnaryOps]unaryRunner
-)
+// unaryKernels holds each dtype's kernel of each unary op, as
+// binKernels does.
+var unaryKernels = kernelTable[opset.UnaryOp, unaryRunner]{n: opset.NumUnaryOps, build: makeUnaryKernel}
 
-func unaryKernelOf(op opset.UnaryOp, dt array.DType) unaryRunner {
-	unaryKernelsOnce.Do(func() {
-		for dt := array.DType(0); dt.Valid(); dt++ {
-			for op := range opset.NumUnaryOps {
-				if _, ok := op.Result(dt); ok {
-					unaryKernels[dt][op] = makeUnaryKernel(op, dt)
-				}
-			}
-		}
-	})
-	if op >= opset.NumUnaryOps || int(dt) >= maxDTypes {
-		return nil
-	}
-	return unaryKernels[dt][op]
-}
+func unaryKernelOf(op opset.UnaryOp, dt array.DType) unaryRunner { return unaryKernels.of(op, dt) }
 
 func makeUnaryKernel(op opset.UnaryOp, dt array.DType) unaryRunner {
 	switch dt {
