@@ -53,7 +53,8 @@ func instrOf(st step) (fused.Instr, bool) {
 }
 
 // The primitives of reductions, counts and ExpandDims describe
-// themselves through these (see ops/rowfuse.go).
+// themselves through these (their methods in ops/reduce.go and
+// ops/shape.go).
 type (
 	reduction interface {
 		Reduction() (opset.ReduceOp, []int)
@@ -86,9 +87,9 @@ type role struct {
 }
 
 // roleOf works out what step st can be. Folds and counts can only be
-// fused row-wise when rows is set: over trailing axes, rows of at least
-// minRowLen elements, enough rows to share, float dtypes.
-func (t *trace) roleOf(st step, rows bool) role {
+// fused row-wise over trailing axes, with rows of at least minRowLen
+// elements, enough rows to share, and float dtypes.
+func (t *trace) roleOf(st step) role {
 	if in, ok := instrOf(st); ok {
 		return role{kind: elementwise, instr: in}
 	}
@@ -100,9 +101,6 @@ func (t *trace) roleOf(st step, rows bool) role {
 		if k := len(p.Inserted()); k > 0 && trailing(p.Inserted(), len(x)+k) {
 			return role{kind: keepDims, rows: k}
 		}
-		return role{}
-	}
-	if !rows {
 		return role{}
 	}
 	x := t.shapeOf(st.ins[0])
@@ -133,14 +131,7 @@ func (t *trace) roleOf(st step, rows bool) role {
 	if r.rows == 0 || !trailing(axes, len(x)) {
 		return role{}
 	}
-	n, l := 1, 1
-	for i, d := range x {
-		if i < len(x)-r.rows {
-			n *= d
-		} else {
-			l *= d
-		}
-	}
+	n, l := fused.SplitRows(x, r.rows)
 	if l < minRowLen || (n < minRows && n*l > smallRowWork) {
 		return role{}
 	}
@@ -217,7 +208,7 @@ func (t *trace) fuse() {
 			}
 		}
 		groupOf[i] = -1
-		rl := t.roleOf(st, true)
+		rl := t.roleOf(st)
 		roles[i] = rl
 		if rl.kind == notFusible {
 			reach[i] = r
@@ -236,14 +227,14 @@ func (t *trace) fuse() {
 		var join []int
 		var pl placement
 		try := func(cs []int) bool {
-			p, ok := t.place(st, rl, cs, groups, rootOf, perRow)
-			if ok {
+			join = nil
+			var ok bool
+			if pl, ok = t.place(st, rl, cs, groups, rootOf, perRow); ok {
 				join = t.joinable(st, reads, rl.kind != keepDims, cs, groups, rootOf, reach, find)
 			}
-			pl = p
 			return join != nil
 		}
-		if !try(cands) {
+		if !try(cands) && len(cands) > 1 {
 			for _, g := range cands {
 				if try([]int{g}) {
 					break

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/graph"
+	"github.com/fathom-go/fathom/internal/randgraph"
 	"github.com/fathom-go/fathom/ops"
 )
 
@@ -42,17 +43,9 @@ func handRMSNorm(in ...*array.Array) []*array.Array {
 	return []*array.Array{ops.Mul(ops.Mul(x, ops.Rsqrt(ops.AddScalar(ms, 1e-6))), w)}
 }
 
-// randArray returns an array of shape with values in [-3, 3) of dtype dt.
+// randArray returns an array of shape with values in [-3, 3] of dtype dt.
 func randArray(r *rand.Rand, dt array.DType, shape ...int) *array.Array {
-	n := 1
-	for _, d := range shape {
-		n *= d
-	}
-	v := make([]float64, n)
-	for i := range v {
-		v[i] = 6*r.Float64() - 3
-	}
-	return ops.AsType(array.FromSlice(v, shape...), dt)
+	return ops.AsType(ops.MulScalar(randgraph.Input(r, shape, false), 1.5), dt)
 }
 
 // layouts returns x's values as the same [rows, cols] array laid out

@@ -6,7 +6,6 @@ import (
 
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/graph"
-	"github.com/fathom-go/fathom/internal/fused"
 )
 
 // Fused traces f on inputs shaped like in, caching nothing, and returns
@@ -57,7 +56,7 @@ func (c *Compiled) String() string {
 		if p.Rows > 1 {
 			axes = fmt.Sprintf("%d axes", p.Rows)
 		}
-		fmt.Fprintf(&b, "row-wise over the last %s, %d passes", axes, rowPasses(p))
+		fmt.Fprintf(&b, "row-wise over the last %s, %d passes", axes, p.Passes())
 	}
 	fmt.Fprintf(&b, "; %s, %s, %s\n%s", plural(len(p.InDTypes), "input"), plural(len(p.Outputs), "output"),
 		plural(len(p.Instrs), "instruction"), p)
@@ -69,34 +68,4 @@ func plural(n int, what string) string {
 		return "1 " + what
 	}
 	return fmt.Sprintf("%d %ss", n, what)
-}
-
-// rowPasses is the number of passes over each row that a row-wise
-// program makes: one per depth of folds, and one for the elementwise
-// results after the last.
-func rowPasses(p *fused.Program) int {
-	nIn := len(p.InDTypes)
-	stage := make([]int, nIn+len(p.Instrs))
-	passes := 1
-	isOut := map[int]bool{}
-	for _, o := range p.Outputs {
-		isOut[o] = true
-	}
-	for k, in := range p.Instrs {
-		r := nIn + k
-		switch in.Kind {
-		case fused.Reduce:
-			stage[r] = stage[in.Args[0]] + 1
-			passes = max(passes, stage[r])
-		case fused.Count:
-		default:
-			for _, a := range in.Args {
-				stage[r] = max(stage[r], stage[a])
-			}
-			if isOut[r] && !p.RowLevel(r) {
-				passes = max(passes, stage[r]+1)
-			}
-		}
-	}
-	return passes
 }

@@ -33,6 +33,10 @@ func (p *reducePrim) Equivalent(o array.Primitive) bool {
 	return ok && q.Op == p.Op && equalInts(q.Axes, p.Axes)
 }
 
+// Reduction returns the fold and the axes (sorted, distinct,
+// non-negative): package compile fuses a reduction row-wise through it.
+func (p *reducePrim) Reduction() (opset.ReduceOp, []int) { return p.Op, p.Axes }
+
 // OutputShapes drops Axes from the input's new shape, which must have
 // them.
 func (p *reducePrim) OutputShapes(in []*array.Array) ([][]int, error) {
@@ -278,6 +282,10 @@ func (p *countPrim) Equivalent(o array.Primitive) bool {
 	q, ok := o.(*countPrim)
 	return ok && equalInts(q.Axes, p.Axes) && q.DDOF == p.DDOF && q.DType == p.DType
 }
+
+// Counted returns the axes the count is over and the degrees of freedom
+// it subtracts: package compile fuses a count row-wise through it.
+func (p *countPrim) Counted() (axes []int, ddof int) { return p.Axes, p.DDOF }
 
 // VJP: a count does not depend on its input's values.
 func (p *countPrim) VJP(_, _, _ []*array.Array, argnums []int) []*array.Array {

@@ -530,6 +530,10 @@ func (p *expandDimsPrim) Equivalent(o array.Primitive) bool {
 	return ok && equalInts(q.Axes, p.Axes)
 }
 
+// Inserted returns the size-1 axes ExpandDims inserts, as positions of
+// its result: package compile fuses a KeepDims row-wise through it.
+func (p *expandDimsPrim) Inserted() []int { return p.Axes }
+
 // OutputShapes inserts the size-1 axes into the input's new shape.
 func (p *expandDimsPrim) OutputShapes(in []*array.Array) ([][]int, error) {
 	nd := in[0].Ndim() + len(p.Axes)

@@ -21,8 +21,8 @@ import (
 // the cores dynamically. ins are p's inputs, each broadcastable to shape
 // (any strides; those of p.InRow size 1 along the row axes); outs are its
 // outputs, row-major: shape for per-element registers, one element per
-// row for per-row ones (or one element, for a count). The caller has checked shapes and dtypes; p may
-// be run by many goroutines at once.
+// row for per-row ones (or one element, for a count). The caller has
+// checked shapes and dtypes; p may be run by many goroutines at once.
 func RunFusedRows(p *fused.Program, shape []int, outs, ins []Buf) error {
 	const op = "cpu.RunFusedRows"
 	if p.Rows <= 0 || p.Rows > len(shape) {
@@ -49,10 +49,9 @@ const rowCacheBytes = 256 << 10
 
 // rowPlan is a row-wise program resolved for the runner.
 type rowPlan struct {
-	p     *fused.Program
-	nIn   int
-	stage []int         // per register: the pass that can first compute it
-	kern  []tileKernels // per instruction, nil where generic
+	p    *fused.Program
+	nIn  int
+	kern []tileKernels // per instruction, nil where generic
 	// shift[k] >= 0 marks an Exp of a Sub of a per-row value that only
 	// the Exp reads: exp(x - m) is one kernel (the softmax family's),
 	// which also gives the sum for a Sum fold of the pass. shift[k] is
@@ -104,26 +103,16 @@ type rowPasses struct {
 func newRowPlan(p *fused.Program) *rowPlan {
 	nIn := len(p.InDTypes)
 	n := nIn + len(p.Instrs)
-	pl := &rowPlan{p: p, nIn: nIn, stage: make([]int, n), kern: make([]tileKernels, len(p.Instrs)), outsOf: make([][]int, n),
+	pl := &rowPlan{p: p, nIn: nIn, kern: make([]tileKernels, len(p.Instrs)), outsOf: make([][]int, n),
 		recip: make([]bool, len(p.Instrs)), run32: make([]func(float32, []float32) float32, len(p.Instrs)),
 		run64: make([]func(float64, []float64) float64, len(p.Instrs))}
 	for i, r := range p.Outputs {
 		pl.outsOf[r] = append(pl.outsOf[r], i)
 	}
 	for k, in := range p.Instrs {
-		r := nIn + k
-		switch in.Kind {
-		case fused.Reduce:
-			pl.stage[r] = pl.stage[in.Args[0]] + 1
-			pl.hasMax = pl.hasMax || opset.ReduceOp(in.Op) == opset.Max || opset.ReduceOp(in.Op) == opset.Min
-		case fused.Count:
-		default:
-			for _, a := range in.Args {
-				pl.stage[r] = max(pl.stage[r], pl.stage[a])
-			}
-		}
 		ks := &pl.kern[k]
 		if in.Kind == fused.Reduce {
+			pl.hasMax = pl.hasMax || opset.ReduceOp(in.Op) == opset.Max || opset.ReduceOp(in.Op) == opset.Min
 			pl.run32[k], pl.run64[k] = foldRuns(opset.ReduceOp(in.Op))
 		}
 		switch {
@@ -153,7 +142,7 @@ func (pl *rowPlan) findShifts() {
 			reads[a]++
 		}
 	}
-	perRow := func(r int) bool { return r < nIn && p.InRow[r] || p.RowLevel(r) }
+	perRow := p.RowLevel // inputs of p.InRow included
 	for k, in := range p.Instrs {
 		pl.shift[k] = -1
 		if in.Kind != fused.Unary || opset.UnaryOp(in.Op) != opset.Exp || in.DType != array.Float32 && in.DType != array.Float64 ||
@@ -268,32 +257,23 @@ func (pl *rowPlan) passesOf(keep bool) *rowPasses {
 	p, nIn := pl.p, pl.nIn
 	n := nIn + len(p.Instrs)
 	elem := func(r int) bool { return r >= nIn && !p.RowLevel(r) }
-	// roots[s]: the per-element registers pass s must produce, for its
-	// folds and outputs
-	passes := 1
-	for k, in := range p.Instrs {
-		r := nIn + k
-		switch {
-		case in.Kind == fused.Reduce:
-			passes = max(passes, pl.stage[in.Args[0]]+1)
-		case elem(r) && len(pl.outsOf[r]) > 0:
-			passes = max(passes, pl.stage[r]+1)
-		}
-	}
+	passes := p.Passes()
 	ps := &rowPasses{passes: passes, before: make([][]int, passes+1), elem: make([][]int, passes), folds: make([][]int, passes),
 		buf: make([]int, n), slot: make([]int, n), pass: make([]int, n)}
 	for r := range n {
 		ps.buf[r], ps.slot[r], ps.pass[r] = -1, -1, -1
 	}
 	for s := range passes {
+		// the per-element registers pass s must produce, for its folds
+		// and outputs, and what they read
 		need := make([]bool, n)
 		for k, in := range p.Instrs {
 			r := nIn + k
-			if in.Kind == fused.Reduce && pl.stage[in.Args[0]] == s {
+			if in.Kind == fused.Reduce && p.Stage(in.Args[0]) == s {
 				ps.folds[s] = append(ps.folds[s], k)
 				need[in.Args[0]] = true
 			}
-			if elem(r) && len(pl.outsOf[r]) > 0 && pl.stage[r] == s {
+			if elem(r) && len(pl.outsOf[r]) > 0 && p.Stage(r) == s {
 				need[r] = true
 			}
 		}
@@ -326,7 +306,7 @@ func (pl *rowPlan) passesOf(keep bool) *rowPasses {
 	// per-row instructions run as soon as their stage's folds are done
 	for k := range p.Instrs {
 		if r := nIn + k; p.RowLevel(r) && p.Instrs[k].Kind != fused.Reduce {
-			s := min(pl.stage[r], passes)
+			s := min(p.Stage(r), passes)
 			ps.before[s] = append(ps.before[s], k)
 		}
 	}
@@ -390,14 +370,7 @@ type rowIn struct {
 func (pl *rowPlan) run(shape []int, outs, ins []Buf) error {
 	p, nIn := pl.p, pl.nIn
 	nd := len(shape)
-	nrows, l := 1, 1
-	for i, d := range shape {
-		if i < nd-p.Rows {
-			nrows *= d
-		} else {
-			l *= d
-		}
-	}
+	nrows, l := fused.SplitRows(shape, p.Rows)
 	if nrows == 0 {
 		return nil
 	}
@@ -631,7 +604,7 @@ func (w *rowWorker) elemInstr(k, r, lo, m int, tiles [][]byte) error {
 	ks := &w.pl.kern[k]
 	arg := func(j int) ([]byte, bool) { // the operand, and whether it is per row
 		a := in.Args[j]
-		if a < w.pl.nIn && w.rin[a].row || a >= w.pl.nIn && p.RowLevel(a) {
+		if p.RowLevel(a) {
 			return w.reg(a), true
 		}
 		return w.operand(a, r, lo, m, tiles), false
@@ -650,7 +623,7 @@ func (w *rowWorker) elemInstr(k, r, lo, m int, tiles [][]byte) error {
 		fa := w.pl.fargs[k]
 		a := w.operand(fa[0], r, lo, m, tiles)
 		c := w.operand(fa[2], r, lo, m, tiles)
-		if b := fa[1]; b < w.pl.nIn && w.rin[b].row || b >= w.pl.nIn && p.RowLevel(b) {
+		if b := fa[1]; p.RowLevel(b) {
 			ks.fusedS(d, a, w.reg(b), c)
 		} else {
 			ks.fused(d, a, w.operand(b, r, lo, m, tiles), c)

@@ -27,20 +27,12 @@ func softmaxRows(dt array.DType) *fused.Program {
 	}, []int{5})
 }
 
-func f32Buf(v []float32, shape ...int) cpu.Buf {
-	b := make([]byte, 4*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
-	}
-	return cpu.Buf{Data: b, DType: array.Float32, Shape: shape, Strides: strided.RowMajor(shape)}
-}
-
 // BenchmarkFusedRowsSoftmax compares the row runner with cpu.Softmax on
 // the same rows: the kernels alone, without graph or eval.
 func BenchmarkFusedRowsSoftmax(b *testing.B) {
 	const rows, cols = 1024, 1024
-	x := f32Buf(workload.RandF32(rows*cols, 1), rows, cols)
-	out := f32Buf(make([]float32, rows*cols), rows, cols)
+	x := bufOf(workload.RandF64(rows*cols, 1), array.Float32, []int{rows, cols})
+	out := bufOf(make([]float64, rows*cols), array.Float32, []int{rows, cols})
 	p := softmaxRows(array.Float32)
 	b.Run("rows", func(b *testing.B) {
 		b.SetBytes(2 * 4 * rows * cols)

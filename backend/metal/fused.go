@@ -57,9 +57,7 @@ func regDTypes(p *fused.Program) ([]array.DType, error) {
 		var err error
 		switch in.Kind {
 		case fused.Reduce:
-			switch opset.ReduceOp(in.Op) {
-			case opset.Sum, opset.Prod, opset.Max, opset.Min:
-			default:
+			if _, ok := mslFolds[opset.ReduceOp(in.Op)]; !ok {
 				return nil, array.Errorf(op, "instruction %d (r%d): fold %v", i, r, opset.ReduceOp(in.Op))
 			}
 			if !a.IsFloat() {
@@ -141,7 +139,12 @@ func generate(p *fused.Program, regs []array.DType) generated {
 		return g
 	}
 	_, pre := libraries()
-	body := genSource(p, regs, key)
+	var body string
+	if p.Rows > 0 {
+		body = genRowsSource(p, regs, key)
+	} else {
+		body = genSource(p, regs, key)
+	}
 	sum := sha256.Sum256([]byte(body))
 	g.library = genPrefix + hex.EncodeToString(sum[:10])
 	g.source = withPrelude(pre, g.library, body)
@@ -230,15 +233,10 @@ func genSource(p *fused.Program, regs []array.DType, text string) string {
 	return b.String()
 }
 
-// Fused returns the plan of running p: one dispatch of the program's
-// generated library (one per program, named "gen:" and a hash of its
-// source, cached), contiguous or strided. ins are the program's inputs,
-// each broadcastable to the outputs' common shape (the caller has checked
-// the shapes); outs are its outputs, of the dtypes of p's output
-// registers, and may be strided. The GPU must have every instruction's
-// kernel (see opset's Supported).
-func Fused(p *fused.Program, outs []View, ins []View) ([]Launch, error) {
-	const op = "metal.Fused"
+// checkOperands returns the dtypes of p's registers after checking p
+// (regDTypes) and its operands: their number, Metal's buffer limit, each
+// view, and their dtypes against p's inputs and output registers.
+func checkOperands(op string, p *fused.Program, outs, ins []View) ([]array.DType, error) {
 	regs, err := regDTypes(p)
 	if err != nil {
 		return nil, err
@@ -250,8 +248,6 @@ func Fused(p *fused.Program, outs []View, ins []View) ([]Launch, error) {
 	if len(ins)+len(outs)+1 > maxBufferArgs {
 		return nil, array.Errorf(op, "%d inputs and %d outputs exceed Metal's 31 buffer arguments", len(ins), len(outs))
 	}
-	shape := outs[0].Shape
-	views := make([]View, 0, len(ins)+len(outs))
 	for i, v := range ins {
 		if err := v.check(op, fmt.Sprintf("input %d", i)); err != nil {
 			return nil, err
@@ -259,9 +255,6 @@ func Fused(p *fused.Program, outs []View, ins []View) ([]Launch, error) {
 		if v.DType != p.InDTypes[i] {
 			return nil, array.Errorf(op, "input %d has dtype %v, the program %v", i, v.DType, p.InDTypes[i])
 		}
-		v.Strides, _ = strided.Broadcast(v.Shape, v.Strides, shape)
-		v.Shape = shape
-		views = append(views, v)
 	}
 	for k, v := range outs {
 		if err := v.check(op, fmt.Sprintf("output %d", k)); err != nil {
@@ -270,8 +263,31 @@ func Fused(p *fused.Program, outs []View, ins []View) ([]Launch, error) {
 		if v.DType != regs[p.Outputs[k]] {
 			return nil, array.Errorf(op, "output %d has dtype %v, the program %v", k, v.DType, regs[p.Outputs[k]])
 		}
+	}
+	return regs, nil
+}
+
+// Fused returns the plan of running p: one dispatch of the program's
+// generated library (one per program, named "gen:" and a hash of its
+// source, cached), contiguous or strided. ins are the program's inputs,
+// each broadcastable to the outputs' common shape (the caller has checked
+// the shapes); outs are its outputs, of the dtypes of p's output
+// registers, and may be strided. The GPU must have every instruction's
+// kernel (see opset's Supported).
+func Fused(p *fused.Program, outs []View, ins []View) ([]Launch, error) {
+	const op = "metal.Fused"
+	regs, err := checkOperands(op, p, outs, ins)
+	if err != nil {
+		return nil, err
+	}
+	shape := outs[0].Shape
+	views := make([]View, 0, len(ins)+len(outs))
+	for _, v := range ins {
+		v.Strides, _ = strided.Broadcast(v.Shape, v.Strides, shape)
+		v.Shape = shape
 		views = append(views, v)
 	}
+	views = append(views, outs...)
 	if outs[0].Size() == 0 {
 		return nil, nil
 	}
@@ -320,7 +336,7 @@ func Fused(p *fused.Program, outs []View, ins []View) ([]Launch, error) {
 // row, or one element in all, for per-row ones.
 func FusedRows(p *fused.Program, shape []int, outs []View, ins []View) ([]Launch, error) {
 	const op = "metal.FusedRows"
-	regs, err := regDTypes(p)
+	regs, err := checkOperands(op, p, outs, ins)
 	if err != nil {
 		return nil, err
 	}
@@ -328,34 +344,14 @@ func FusedRows(p *fused.Program, shape []int, outs []View, ins []View) ([]Launch
 	if k <= 0 || k > len(shape) {
 		return nil, array.Errorf(op, "a program of %d row axes over shape %v", k, shape)
 	}
-	if len(ins) != len(p.InDTypes) || len(outs) != len(p.Outputs) {
-		return nil, array.Errorf(op, "%d inputs and %d outputs for a program of %d and %d", len(ins), len(outs),
-			len(p.InDTypes), len(p.Outputs))
-	}
-	if len(ins)+len(outs)+1 > maxBufferArgs {
-		return nil, array.Errorf(op, "%d inputs and %d outputs exceed Metal's 31 buffer arguments", len(ins), len(outs))
-	}
 	nd := len(shape)
-	rows, l := 1, 1
-	for i, d := range shape {
-		if i < nd-k {
-			rows *= d
-		} else {
-			l *= d
-		}
-	}
+	rows, l := fused.SplitRows(shape, k)
 	params := []int64{int64(rows), int64(l), int64(nd)}
 	for _, d := range shape {
 		params = append(params, int64(d))
 	}
 	var bufs []bufArg
 	for i, v := range ins {
-		if err := v.check(op, fmt.Sprintf("input %d", i)); err != nil {
-			return nil, err
-		}
-		if v.DType != p.InDTypes[i] {
-			return nil, array.Errorf(op, "input %d has dtype %v, the program %v", i, v.DType, p.InDTypes[i])
-		}
 		st, ok := strided.Broadcast(v.Shape, v.Strides, shape)
 		if !ok {
 			return nil, array.Errorf(op, "input %d of shape %v does not broadcast to %v", i, v.Shape, shape)
@@ -372,13 +368,7 @@ func FusedRows(p *fused.Program, shape []int, outs []View, ins []View) ([]Launch
 		}
 	}
 	for i, v := range outs {
-		if err := v.check(op, fmt.Sprintf("output %d", i)); err != nil {
-			return nil, err
-		}
 		r := p.Outputs[i]
-		if v.DType != regs[r] {
-			return nil, array.Errorf(op, "output %d has dtype %v, the program %v", i, v.DType, regs[r])
-		}
 		want, step := rows*l, int64(1)
 		if p.RowLevel(r) {
 			want = rows
@@ -396,7 +386,7 @@ func FusedRows(p *fused.Program, shape []int, outs []View, ins []View) ([]Launch
 	if rows == 0 {
 		return nil, nil
 	}
-	g := generateRows(p, regs)
+	g := generate(p, regs)
 	tg := 256
 	return []Launch{{Library: g.library, Source: g.source, Kernel: "fused_rows", Buffers: bufs, Params: packParams(params),
 		Grid: [3]int{cappedGroups(rows) * tg, 1, 1}, Group: [3]int{tg, 1, 1}, Fit: plan.FitGroups}}, nil
@@ -415,48 +405,14 @@ func innerRun(shape, strides []int) bool {
 	return true
 }
 
-// generateRows is generate for row-wise programs.
-func generateRows(p *fused.Program, regs []array.DType) generated {
-	key := p.String()
-	genMu.Lock()
-	g, ok := genCache[key]
-	genMu.Unlock()
-	if ok {
-		return g
-	}
-	_, pre := libraries()
-	body := genRowsSource(p, regs, key)
-	sum := sha256.Sum256([]byte(body))
-	g.library = genPrefix + hex.EncodeToString(sum[:10])
-	g.source = withPrelude(pre, g.library, body)
-	genMu.Lock()
-	if len(genCache) >= genCacheMax {
-		genCache = map[string]generated{}
-	}
-	genCache[key] = g
-	genMu.Unlock()
-	return g
-}
-
-// rowStages returns each register's stage: the pass from which its value
-// is known (an input 0, a fold one more than its argument's, others the
-// latest of their arguments').
-func rowStages(p *fused.Program) []int {
-	nIn := len(p.InDTypes)
-	stage := make([]int, nIn+len(p.Instrs))
-	for k, in := range p.Instrs {
-		r := nIn + k
-		switch in.Kind {
-		case fused.Reduce:
-			stage[r] = stage[in.Args[0]] + 1
-		case fused.Count:
-		default:
-			for _, a := range in.Args {
-				stage[r] = max(stage[r], stage[a])
-			}
-		}
-	}
-	return stage
+// mslFolds is how the kernel of a row-wise program folds with each
+// ReduceOp: the identity, the step of a thread's accumulator acc<k> by a
+// value (a format of k and the value), and the fold across a simdgroup.
+var mslFolds = map[opset.ReduceOp]struct{ ident, step, simd string }{
+	opset.Sum:  {"0.0f", "acc%[1]d += %[2]s", "simd_sum"},
+	opset.Prod: {"1.0f", "acc%[1]d *= %[2]s", "simd_product"},
+	opset.Max:  {"-INFINITY", "acc%[1]d = fold_max(acc%[1]d, %[2]s)", "simd_fold_max"},
+	opset.Min:  {"INFINITY", "acc%[1]d = fold_min(acc%[1]d, %[2]s)", "simd_fold_min"},
 }
 
 // genRowsSource writes the MSL of row-wise program p: kernel fused_rows.
@@ -467,19 +423,10 @@ func rowStages(p *fused.Program) []int {
 // or 0 for a single per-row value).
 func genRowsSource(p *fused.Program, regs []array.DType, text string) string {
 	nIn := len(p.InDTypes)
-	stage := rowStages(p)
-	passes := 1
+	stage, passes := p.Stage, p.Passes()
 	outsOf := map[int][]int{}
 	for i, r := range p.Outputs {
 		outsOf[r] = append(outsOf[r], i)
-	}
-	for k, in := range p.Instrs {
-		r := nIn + k
-		if in.Kind == fused.Reduce {
-			passes = max(passes, stage[in.Args[0]]+1)
-		} else if !p.RowLevel(r) && len(outsOf[r]) > 0 {
-			passes = max(passes, stage[r]+1)
-		}
 	}
 	var b strings.Builder
 	b.WriteString("// Generated by metal.FusedRows from the program\n")
@@ -527,9 +474,8 @@ kernel void fused_rows(
   for (long row = tg; row < rows; row += ntg) {
     long first = row * len;
 `)
-	perRowIn := func(i int) bool { return p.InRow[i] }
 	for i, dt := range p.InDTypes {
-		if perRowIn(i) {
+		if p.InRow[i] {
 			fmt.Fprintf(&b, "    %s r%d = elem_read(in%d + in_offset(p, %s, first));\n", mslTypes[dt], i, i, inBase(i))
 		} else {
 			fmt.Fprintf(&b, "    long row%d = in_offset(p, %s, first);\n", i, inBase(i))
@@ -568,7 +514,7 @@ kernel void fused_rows(
 	rowInstrs := func(s int) {
 		for k, in := range p.Instrs {
 			r := nIn + k
-			if p.RowLevel(r) && in.Kind != fused.Reduce && min(stage[r], passes) == s {
+			if p.RowLevel(r) && in.Kind != fused.Reduce && min(stage(r), passes) == s {
 				instr("    ", k)
 				writeRow("    ", r)
 			}
@@ -582,11 +528,11 @@ kernel void fused_rows(
 		var folds []int
 		for k, in := range p.Instrs {
 			r := nIn + k
-			if in.Kind == fused.Reduce && stage[in.Args[0]] == s {
+			if in.Kind == fused.Reduce && stage(in.Args[0]) == s {
 				folds = append(folds, k)
 				need[in.Args[0]] = true
 			}
-			if !p.RowLevel(r) && len(outsOf[r]) > 0 && stage[r] == s {
+			if !p.RowLevel(r) && len(outsOf[r]) > 0 && stage(r) == s {
 				need[r] = true
 			}
 		}
@@ -599,12 +545,11 @@ kernel void fused_rows(
 		}
 		fmt.Fprintf(&b, "    // pass %d\n", s)
 		for _, k := range folds {
-			init := map[opset.ReduceOp]string{opset.Sum: "0.0f", opset.Prod: "1.0f", opset.Max: "-INFINITY", opset.Min: "INFINITY"}
-			fmt.Fprintf(&b, "    float acc%d = %s;\n", k, init[opset.ReduceOp(p.Instrs[k].Op)])
+			fmt.Fprintf(&b, "    float acc%d = %s;\n", k, mslFolds[opset.ReduceOp(p.Instrs[k].Op)].ident)
 		}
 		b.WriteString("    for (long j = lid; j < len; j += tpg) {\n")
 		for i, dt := range p.InDTypes {
-			if need[i] && !perRowIn(i) {
+			if need[i] && !p.InRow[i] {
 				fmt.Fprintf(&b, "      %s r%d = elem_read(in%d + (p[%s + 1] ? row%d + j : in_offset(p, %s, first + j)));\n",
 					mslTypes[dt], i, i, inBase(i), i, inBase(i))
 			}
@@ -612,7 +557,7 @@ kernel void fused_rows(
 		for k := range p.Instrs {
 			if r := nIn + k; need[r] && !p.RowLevel(r) {
 				instr("      ", k)
-				if stage[r] == s {
+				if stage(r) == s {
 					for _, o := range outsOf[r] {
 						fmt.Fprintf(&b, "      elem_write(out%d + p[%s] + first + j, r%d);\n", o, outBase(o), r)
 					}
@@ -622,33 +567,16 @@ kernel void fused_rows(
 		for _, k := range folds {
 			in := p.Instrs[k]
 			a := fmt.Sprintf("float(Elem<%s>::load(r%d))", mslTypes[regs[in.Args[0]]], in.Args[0])
-			switch opset.ReduceOp(in.Op) {
-			case opset.Sum:
-				fmt.Fprintf(&b, "      acc%d += %s;\n", k, a)
-			case opset.Prod:
-				fmt.Fprintf(&b, "      acc%d *= %s;\n", k, a)
-			case opset.Max:
-				fmt.Fprintf(&b, "      acc%d = fold_max(acc%d, %s);\n", k, k, a)
-			case opset.Min:
-				fmt.Fprintf(&b, "      acc%d = fold_min(acc%d, %s);\n", k, k, a)
-			}
+			fmt.Fprintf(&b, "      "+mslFolds[opset.ReduceOp(in.Op)].step+";\n", k, a)
 		}
 		b.WriteString("    }\n")
 		for _, k := range folds {
 			in := p.Instrs[k]
-			simd, ident := "simd_sum", "0.0f"
-			switch opset.ReduceOp(in.Op) {
-			case opset.Prod:
-				simd, ident = "simd_product", "1.0f"
-			case opset.Max:
-				simd, ident = "simd_fold_max", "-INFINITY"
-			case opset.Min:
-				simd, ident = "simd_fold_min", "INFINITY"
-			}
-			fmt.Fprintf(&b, "    acc%d = %s(acc%d);\n", k, simd, k)
+			f := mslFolds[opset.ReduceOp(in.Op)]
+			fmt.Fprintf(&b, "    acc%d = %s(acc%d);\n", k, f.simd, k)
 			fmt.Fprintf(&b, "    if (lane == 0) part[sg] = acc%d;\n", k)
 			b.WriteString("    threadgroup_barrier(mem_flags::mem_threadgroup);\n")
-			fmt.Fprintf(&b, "    acc%d = %s(lane < nsg ? part[lane] : %s);\n", k, simd, ident)
+			fmt.Fprintf(&b, "    acc%d = %s(lane < nsg ? part[lane] : %s);\n", k, f.simd, f.ident)
 			b.WriteString("    threadgroup_barrier(mem_flags::mem_threadgroup);\n")
 			t := mslTypes[in.DType]
 			fmt.Fprintf(&b, "    %s r%d = to_store<%s>(acc%d);\n", t, nIn+k, t, k)

@@ -87,6 +87,10 @@ type Program struct {
 	// value per row (size 1 along every row axis).
 	InRow []bool
 	row   []bool // per register: one value per row
+	// per register of a row-wise program: its stage (see Stage); and
+	// the passes over each row (see Passes)
+	stage  []int
+	passes int
 
 	text  string
 	hash  uint64
@@ -120,7 +124,44 @@ func NewRows(inDTypes []array.DType, inRow []bool, rows int, instrs []Instr, out
 		}
 		p.row = append(p.row, r)
 	}
+	p.stages()
 	return build(p)
+}
+
+// stages works out Stage and Passes. Arguments out of range (a malformed
+// program, which the backends reject) count as stage 0.
+func (p *Program) stages() {
+	nIn := len(p.InDTypes)
+	p.stage = make([]int, nIn+len(p.Instrs))
+	at := func(a int) int {
+		if a < 0 || a >= len(p.stage) {
+			return 0
+		}
+		return p.stage[a]
+	}
+	outs := map[int]bool{}
+	for _, o := range p.Outputs {
+		outs[o] = true
+	}
+	p.passes = 1
+	for k, in := range p.Instrs {
+		r := nIn + k
+		switch in.Kind {
+		case Reduce:
+			if len(in.Args) > 0 {
+				p.stage[r] = at(in.Args[0]) + 1
+			}
+			p.passes = max(p.passes, p.stage[r])
+		case Count:
+		default:
+			for _, a := range in.Args {
+				p.stage[r] = max(p.stage[r], at(a))
+			}
+			if outs[r] && !p.row[r] {
+				p.passes = max(p.passes, p.stage[r]+1)
+			}
+		}
+	}
 }
 
 func build(p *Program) *Program {
@@ -192,3 +233,28 @@ func (p *Program) DType(r int) array.DType {
 // RowLevel reports whether register r of a row-wise program has one
 // value per row; false for every register of an elementwise program.
 func (p *Program) RowLevel(r int) bool { return p.Rows > 0 && p.row[r] }
+
+// Stage returns, for register r of a row-wise program, the pass over a
+// row from which its value is known: 0 for an input or a Count, one more
+// than its argument's for a Reduce (pass s folds the values of stage
+// s), the latest of its arguments' for the others.
+func (p *Program) Stage(r int) int { return p.stage[r] }
+
+// Passes returns the number of passes over each row a row-wise program
+// makes: one per depth of folds, and one more when a per-element output
+// needs the last folds' values; 0 for an elementwise program.
+func (p *Program) Passes() int { return p.passes }
+
+// SplitRows returns the number of rows of shape whose last rows axes
+// make a row, and the length of a row.
+func SplitRows(shape []int, rows int) (n, length int) {
+	n, length = 1, 1
+	for i, d := range shape {
+		if i < len(shape)-rows {
+			n *= d
+		} else {
+			length *= d
+		}
+	}
+	return n, length
+}

@@ -48,3 +48,41 @@ func TestCacheBuildsOnce(t *testing.T) {
 		t.Errorf("%d builds, want 1", builds)
 	}
 }
+
+// TestStagesAndPasses pins the passes of a layer norm's row program: the
+// mean's fold in pass 0, the variance's in pass 1, the scaled output in
+// pass 2; counts and per-row work take their folds' stage.
+func TestStagesAndPasses(t *testing.T) {
+	f32 := array.Float32
+	bin := func(op opset.BinaryOp, a, b int) Instr {
+		return Instr{Kind: Binary, Op: uint8(op), Args: []int{a, b}, DType: f32}
+	}
+	sum := func(a int) Instr { return Instr{Kind: Reduce, Op: uint8(opset.Sum), Args: []int{a}, DType: f32} }
+	p := NewRows([]array.DType{f32}, []bool{false}, 1, []Instr{
+		sum(0),                    // r1
+		{Kind: Count, DType: f32}, // r2
+		bin(opset.Div, 1, 2),      // r3 mean
+		bin(opset.Sub, 0, 3),      // r4
+		bin(opset.Mul, 4, 4),      // r5
+		sum(5),                    // r6
+		bin(opset.Div, 6, 2),      // r7 var
+		bin(opset.Div, 4, 7),      // r8
+	}, []int{8, 3})
+	want := []int{0, 1, 0, 1, 1, 1, 2, 2, 2}
+	for r, w := range want {
+		if got := p.Stage(r); got != w {
+			t.Errorf("Stage(r%d) = %d, want %d", r, got, w)
+		}
+	}
+	if got := p.Passes(); got != 3 {
+		t.Errorf("Passes() = %d, want 3", got)
+	}
+	// a per-row output after the last fold adds no pass
+	q := NewRows([]array.DType{f32}, []bool{false}, 1, []Instr{sum(0), bin(opset.Mul, 1, 1)}, []int{2})
+	if got := q.Passes(); got != 1 {
+		t.Errorf("sum of squares of a row: Passes() = %d, want 1", got)
+	}
+	if n, l := SplitRows([]int{3, 4, 5}, 2); n != 3 || l != 20 {
+		t.Errorf("SplitRows([3 4 5], 2) = %d, %d, want 3, 20", n, l)
+	}
+}
