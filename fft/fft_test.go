@@ -1,13 +1,11 @@
 package fft_test
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"math/cmplx"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,98 +13,27 @@ import (
 
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/fft"
+	"github.com/fathom-go/fathom/internal/refcase"
 	"github.com/fathom-go/fathom/ops"
 )
 
-// refArray and refCase are the numpy reference format of
-// ops/testdata/refgen.py, written by testdata/gen_fft.py.
-type refArray struct {
-	DType string            `json:"dtype"`
-	Shape []int             `json:"shape"`
-	Data  []json.RawMessage `json:"data"`
-}
-
-type refCase struct {
-	Name     string                     `json:"name"`
-	Op       string                     `json:"op"`
-	Inputs   []refArray                 `json:"inputs"`
-	Params   map[string]json.RawMessage `json:"params"`
-	Expected []refArray                 `json:"expected"`
-}
-
-func (r refArray) values(t *testing.T) []complex128 {
-	t.Helper()
-	out := make([]complex128, len(r.Data))
-	for i, m := range r.Data {
-		var pair []float64
-		if json.Unmarshal(m, &pair) == nil && len(pair) == 2 {
-			out[i] = complex(pair[0], pair[1])
-			continue
-		}
-		var f float64
-		if err := json.Unmarshal(m, &f); err != nil {
-			t.Fatalf("bad number %s", m)
-		}
-		out[i] = complex(f, 0)
-	}
-	return out
-}
-
-func (r refArray) array(t *testing.T) *array.Array {
-	t.Helper()
-	v := r.values(t)
-	shape := r.Shape
-	switch r.DType {
-	case "float32":
-		f := make([]float32, len(v))
-		for i, c := range v {
-			f[i] = float32(real(c))
-		}
-		return array.FromSlice(f, shape...)
-	case "float64":
-		f := make([]float64, len(v))
-		for i, c := range v {
-			f[i] = real(c)
-		}
-		return array.FromSlice(f, shape...)
-	case "complex64", "complex128":
-		f := make([]complex64, len(v))
-		for i, c := range v {
-			f[i] = complex64(c)
-		}
-		return array.FromSlice(f, shape...)
-	}
-	t.Fatalf("dtype %s", r.DType)
-	return nil
-}
-
-func (c refCase) intParam(t *testing.T, name string) int {
+// intParam reads an integer parameter of a numpy reference case
+// (testdata/gen_fft.py), 0 when absent.
+func intParam(t *testing.T, c refcase.Case, name string) int {
 	var v int
-	if m, ok := c.Params[name]; ok {
-		if err := json.Unmarshal(m, &v); err != nil {
-			t.Fatal(err)
-		}
-	}
+	c.Param(t, name, &v)
 	return v
 }
 
-func (c refCase) intsParam(t *testing.T, name string) []int {
+func intsParam(t *testing.T, c refcase.Case, name string) []int {
 	var v []int
-	if m, ok := c.Params[name]; ok {
-		if err := json.Unmarshal(m, &v); err != nil {
-			t.Fatal(err)
-		}
-	}
+	c.Param(t, name, &v)
 	return v
 }
 
-func (c refCase) norm(t *testing.T) fft.Norm {
+func normParam(t *testing.T, c refcase.Case) fft.Norm {
 	var s string
-	if m, ok := c.Params["norm"]; ok {
-		if err := json.Unmarshal(m, &s); err != nil {
-			t.Fatal(err)
-		}
-	}
+	c.Param(t, "norm", &s)
 	switch s {
 	case "", "backward":
 		return fft.Backward
@@ -119,29 +46,17 @@ func (c refCase) norm(t *testing.T) fft.Norm {
 	return 0
 }
 
-func loadCases(t *testing.T) []refCase {
-	b, err := os.ReadFile(filepath.Join("testdata", "fft.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var f struct{ Cases []refCase }
-	if err := json.Unmarshal(b, &f); err != nil {
-		t.Fatal(err)
-	}
-	return f.Cases
-}
-
 // call runs the case's function of package fft.
-func call(t *testing.T, c refCase) *array.Array {
+func call(t *testing.T, c refcase.Case) *array.Array {
 	var x *array.Array
 	if len(c.Inputs) > 0 {
-		x = c.Inputs[0].array(t)
+		x = c.Inputs[0].Build(t)
 	}
-	n, axis := c.intParam(t, "n"), -1
+	n, axis := intParam(t, c, "n"), -1
 	if _, ok := c.Params["axis"]; ok {
-		axis = c.intParam(t, "axis")
+		axis = intParam(t, c, "axis")
 	}
-	s, axes, norm := c.intsParam(t, "s"), c.intsParam(t, "axes"), c.norm(t)
+	s, axes, norm := intsParam(t, c, "s"), intsParam(t, c, "axes"), normParam(t, c)
 	one := map[string]func(*array.Array, int, int, fft.Norm) *array.Array{
 		"FFT": fft.FFT, "IFFT": fft.IFFT, "RFFT": fft.RFFT, "IRFFT": fft.IRFFT,
 	}
@@ -156,9 +71,7 @@ func call(t *testing.T, c refCase) *array.Array {
 		return f(x, s, axes, norm)
 	}
 	var d float64
-	if m, ok := c.Params["d"]; ok {
-		json.Unmarshal(m, &d)
-	}
+	c.Param(t, "d", &d)
 	switch c.Op {
 	case "FFTFreq":
 		return fft.FFTFreq(n, d)
@@ -208,18 +121,17 @@ func near(t *testing.T, what string, got, want []complex128) {
 
 func TestAgainstNumpy(t *testing.T) {
 	ops := map[string]bool{}
-	for _, c := range loadCases(t) {
+	for _, c := range refcase.Load(t, filepath.Join("testdata", "fft.json")) {
 		ops[c.Op] = true
 		got := call(t, c)
 		want := c.Expected[0]
 		if !slices.Equal(got.Shape(), want.Shape) {
 			t.Fatalf("%s: shape %v, want %v", c.Name, got.Shape(), want.Shape)
 		}
-		wantDT := map[string]array.DType{"complex64": array.Complex64, "float32": array.Float32}[want.DType]
-		if got.DType() != wantDT {
+		if wantDT := want.DTypeOf(t); got.DType() != wantDT {
 			t.Fatalf("%s: dtype %v, want %v", c.Name, got.DType(), wantDT)
 		}
-		near(t, c.Name, complexValues(t, got), want.values(t))
+		near(t, c.Name, complexValues(t, got), want.Values(t))
 	}
 	for _, name := range []string{"FFT", "IFFT", "RFFT", "IRFFT", "FFT2", "IFFT2", "RFFT2", "IRFFT2",
 		"FFTN", "IFFTN", "RFFTN", "IRFFTN", "FFTFreq", "RFFTFreq", "FFTShift", "IFFTShift"} {

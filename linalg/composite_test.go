@@ -1,112 +1,44 @@
 package linalg_test
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/graph"
+	"github.com/fathom-go/fathom/internal/refcase"
 	"github.com/fathom-go/fathom/linalg"
 	"github.com/fathom-go/fathom/ops"
 )
 
-// compositeCase is a case of testdata/linalg_l3.json, written by
-// gen_linalg_l3.py from numpy.
-type compositeCase struct {
-	Name     string                     `json:"name"`
-	Op       string                     `json:"op"`
-	Inputs   []compositeArr             `json:"inputs"`
-	Params   map[string]json.RawMessage `json:"params"`
-	Expected []compositeArr             `json:"expected"`
-}
-
-// compositeArr is an encoded array: floats that JSON cannot hold are
-// "nan", "inf" and "-inf"; complex numbers are [re, im].
-type compositeArr struct {
-	DType string            `json:"dtype"`
-	Shape []int             `json:"shape"`
-	Data  []json.RawMessage `json:"data"`
-}
-
-func compositeNum(t *testing.T, m json.RawMessage) float64 {
-	t.Helper()
-	var s string
-	if json.Unmarshal(m, &s) == nil {
-		switch s {
-		case "nan":
-			return math.NaN()
-		case "inf":
-			return math.Inf(1)
-		case "-inf":
-			return math.Inf(-1)
-		}
-		t.Fatalf("bad number %q", s)
-	}
-	var v float64
-	if err := json.Unmarshal(m, &v); err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
-
-func (c compositeArr) floats(t *testing.T) []float64 {
-	out := make([]float64, len(c.Data))
-	for i, m := range c.Data {
-		out[i] = compositeNum(t, m)
-	}
-	return out
-}
-
-// array builds the input in dtype dt (complex inputs stay complex64).
-func (c compositeArr) array(t *testing.T, dt array.DType) *array.Array {
-	if c.DType == "complex64" {
-		v := make([]complex64, len(c.Data))
-		for i, m := range c.Data {
-			var pair []json.RawMessage
-			if err := json.Unmarshal(m, &pair); err != nil || len(pair) != 2 {
-				t.Fatalf("bad complex %s", m)
-			}
-			v[i] = complex(float32(compositeNum(t, pair[0])), float32(compositeNum(t, pair[1])))
-		}
-		return array.FromSlice(v, c.Shape...)
-	}
-	a := array.FromSlice(c.floats(t), c.Shape...)
-	if dt != array.Float64 {
+// compositeInput builds a case's input in dtype dt (complex inputs stay
+// complex64).
+func compositeInput(t *testing.T, r refcase.Array, dt array.DType) *array.Array {
+	a := r.Build(t)
+	if a.DType() != array.Complex64 && a.DType() != dt {
 		a = ops.AsType(a, dt)
 	}
 	return a
 }
 
-func loadCompositeCases(t *testing.T) []compositeCase {
-	t.Helper()
-	b, err := os.ReadFile("testdata/linalg_l3.json")
-	if err != nil {
-		t.Fatal(err)
+// floats returns a real reference array's values.
+func floats(t *testing.T, r refcase.Array) []float64 {
+	v := r.Values(t)
+	out := make([]float64, len(v))
+	for i, c := range v {
+		out[i] = real(c)
 	}
-	var f struct{ Cases []compositeCase }
-	if err := json.Unmarshal(b, &f); err != nil {
-		t.Fatal(err)
-	}
-	return f.Cases
-}
-
-func (c compositeCase) param(t *testing.T, name string, v any) {
-	t.Helper()
-	if err := json.Unmarshal(c.Params[name], v); err != nil {
-		t.Fatalf("%s: param %s: %v", c.Name, name, err)
-	}
+	return out
 }
 
 // ord reads the ord parameter: null, a string, a number or ±inf.
-func (c compositeCase) ord(t *testing.T) any {
+func ord(t *testing.T, c refcase.Case) any {
 	var v any
-	c.param(t, "ord", &v)
+	c.Param(t, "ord", &v)
 	switch o := v.(type) {
 	case string:
 		switch o {
@@ -122,19 +54,20 @@ func (c compositeCase) ord(t *testing.T) any {
 	return nil
 }
 
-// run calls the function a case names, in dtype dt.
-func (c compositeCase) run(t *testing.T, dt array.DType) []*array.Array {
+// run calls the function a case of testdata/linalg_l3.json
+// (gen_linalg_l3.py, from numpy) names, in dtype dt.
+func run(t *testing.T, c refcase.Case, dt array.DType) []*array.Array {
 	in := make([]*array.Array, len(c.Inputs))
 	for i, x := range c.Inputs {
-		in[i] = x.array(t, dt)
+		in[i] = compositeInput(t, x, dt)
 	}
 	switch c.Op {
 	case "norm", "norm_complex":
 		var axes []int
 		var keep bool
-		c.param(t, "axes", &axes)
-		c.param(t, "keepdims", &keep)
-		return []*array.Array{linalg.Norm(in[0], c.ord(t), axes, keep)}
+		c.Param(t, "axes", &axes)
+		c.Param(t, "keepdims", &keep)
+		return []*array.Array{linalg.Norm(in[0], ord(t, c), axes, keep)}
 	case "pinv":
 		return []*array.Array{linalg.Pinv(in[0])}
 	case "lstsq":
@@ -142,11 +75,11 @@ func (c compositeCase) run(t *testing.T, dt array.DType) []*array.Array {
 		return []*array.Array{x, res, rank, s}
 	case "matrix_power":
 		var n int
-		c.param(t, "n", &n)
+		c.Param(t, "n", &n)
 		return []*array.Array{linalg.MatrixPower(in[0], n)}
 	case "cross":
 		var axis int
-		c.param(t, "axis", &axis)
+		c.Param(t, "axis", &axis)
 		return []*array.Array{linalg.Cross(in[0], in[1], axis)}
 	}
 	t.Fatalf("%s: unknown op %q", c.Name, c.Op)
@@ -166,7 +99,7 @@ func values(t *testing.T, a *array.Array) []float64 {
 // TestCompositesMatchNumpy checks Norm, Pinv, Lstsq, MatrixPower and
 // Cross against numpy in float64 and float32: values, shapes and dtypes.
 func TestCompositesMatchNumpy(t *testing.T) {
-	for _, c := range loadCompositeCases(t) {
+	for _, c := range refcase.Load(t, "testdata/linalg_l3.json") {
 		dts := []array.DType{array.Float64, array.Float32}
 		if c.Op == "norm_complex" {
 			dts = dts[1:]
@@ -178,7 +111,7 @@ func TestCompositesMatchNumpy(t *testing.T) {
 				continue
 			}
 			t.Run(fmt.Sprintf("%s/%v", c.Name, dt), func(t *testing.T) {
-				got := c.run(t, dt)
+				got := run(t, c, dt)
 				if len(got) != len(c.Expected) {
 					t.Fatalf("%d results, want %d", len(got), len(c.Expected))
 				}
@@ -194,7 +127,7 @@ func TestCompositesMatchNumpy(t *testing.T) {
 					if g.DType() != wantDT {
 						t.Fatalf("result %d: dtype %v, want %v", i, g.DType(), wantDT)
 					}
-					compareClose(t, fmt.Sprintf("result %d", i), values(t, g), want.floats(t), dt)
+					compareClose(t, fmt.Sprintf("result %d", i), values(t, g), floats(t, want), dt)
 				}
 			})
 		}

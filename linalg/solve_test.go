@@ -1,11 +1,9 @@
 package linalg_test
 
 import (
-	"encoding/json"
 	"errors"
 	"math"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -13,87 +11,20 @@ import (
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/arraytest"
 	"github.com/fathom-go/fathom/graph"
+	"github.com/fathom-go/fathom/internal/refcase"
 	"github.com/fathom-go/fathom/linalg"
 	"github.com/fathom-go/fathom/ops"
 )
 
-// slvCase is a case of ../ops/testdata/linalg_l2.json, which
-// gen_linalg_l2.py writes from numpy for the solvers, LU and
-// determinants.
-type slvCase struct {
-	Name     string                     `json:"name"`
-	Op       string                     `json:"op"`
-	Inputs   []slvArr                   `json:"inputs"`
-	Params   map[string]json.RawMessage `json:"params"`
-	Expected []slvArr                   `json:"expected"`
-}
-
-type slvArr struct {
-	DType string            `json:"dtype"`
-	Shape []int             `json:"shape"`
-	Data  []json.RawMessage `json:"data"`
-}
-
-func (r slvArr) array(t *testing.T) *array.Array {
-	t.Helper()
-	v := make([]float64, len(r.Data))
-	for i, m := range r.Data {
-		var s string
-		if json.Unmarshal(m, &s) == nil {
-			v[i] = map[string]float64{"nan": math.NaN(), "inf": math.Inf(1), "-inf": math.Inf(-1)}[s]
-			continue
-		}
-		if err := json.Unmarshal(m, &v[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	shape := r.Shape
-	if shape == nil {
-		shape = []int{}
-	}
-	switch r.DType {
-	case "float32":
-		f := make([]float32, len(v))
-		for i, x := range v {
-			f[i] = float32(x)
-		}
-		return array.FromSlice(f, shape...)
-	case "int32":
-		f := make([]int32, len(v))
-		for i, x := range v {
-			f[i] = int32(x)
-		}
-		return array.FromSlice(f, shape...)
-	}
-	return array.FromSlice(v, shape...)
-}
-
-func slvCases(t *testing.T) []slvCase {
-	t.Helper()
-	b, err := os.ReadFile("../ops/testdata/linalg_l2.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var f struct{ Cases []slvCase }
-	if err := json.Unmarshal(b, &f); err != nil {
-		t.Fatal(err)
-	}
-	return f.Cases
-}
-
 // slvTol allows the float32 results, computed in float64 and rounded
 // like numpy's, a few units of float32; float64 a few of its own, or the
 // case's rtol for an ill-conditioned matrix.
-func slvTol(t *testing.T, c slvCase, dt array.DType) arraytest.Tol {
+func slvTol(t *testing.T, c refcase.Case, dt array.DType) arraytest.Tol {
 	if dt == array.Float32 {
 		return arraytest.Tol{Rtol: 1e-5, Atol: 1e-6}
 	}
 	tol := arraytest.Tol{Rtol: 1e-11, Atol: 1e-12}
-	if m, ok := c.Params["rtol"]; ok {
-		if err := json.Unmarshal(m, &tol.Rtol); err != nil {
-			t.Fatal(err)
-		}
-	}
+	c.Param(t, "rtol", &tol.Rtol)
 	if strings.Contains(c.Name, "hilbert") {
 		tol.Rtol = max(tol.Rtol, 1e-9)
 	}
@@ -103,17 +34,18 @@ func slvTol(t *testing.T, c slvCase, dt array.DType) arraytest.Tol {
 // TestSolveFunctionsMatchNumpy runs every case through package linalg's
 // functions: the determinants against numpy's values (0 and (0, -Inf) for
 // singular matrices, NaN for NaN inputs), LU against the factors of the
-// reference's packed lu, the rest as the ops they call.
+// reference's packed lu, the rest as the ops they call. The cases are
+// ../ops/testdata/linalg_l2.json, which gen_linalg_l2.py writes from numpy.
 func TestSolveFunctionsMatchNumpy(t *testing.T) {
-	for _, c := range slvCases(t) {
+	for _, c := range refcase.Load(t, "../ops/testdata/linalg_l2.json") {
 		t.Run(c.Name, func(t *testing.T) {
 			in := make([]*array.Array, len(c.Inputs))
 			for i, r := range c.Inputs {
-				in[i] = r.array(t)
+				in[i] = r.Build(t)
 			}
 			want := make([]*array.Array, len(c.Expected))
 			for i, r := range c.Expected {
-				want[i] = r.array(t)
+				want[i] = r.Build(t)
 			}
 			var got []*array.Array
 			switch c.Op {
@@ -123,8 +55,8 @@ func TestSolveFunctionsMatchNumpy(t *testing.T) {
 				got = []*array.Array{linalg.Solve(in[0], in[1])}
 			case "SolveTriangular":
 				var upper, unit bool
-				_ = json.Unmarshal(c.Params["upper"], &upper)
-				_ = json.Unmarshal(c.Params["unit"], &unit)
+				c.Param(t, "upper", &upper)
+				c.Param(t, "unit", &unit)
 				got = []*array.Array{linalg.SolveTriangular(in[0], in[1], upper, unit)}
 			case "LUSolve":
 				got = []*array.Array{linalg.LUSolve(in[0], in[1], in[2])}
