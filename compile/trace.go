@@ -95,7 +95,7 @@ func newTrace(f *Func, in []*array.Array, s array.Stream) *trace {
 		dependent[p] = true
 	}
 	for _, n := range tape.Nodes {
-		dep := false
+		dep := effectful(n.Primitive)
 		for _, x := range n.Inputs {
 			dep = dep || dependent[x]
 		}
@@ -129,6 +129,15 @@ func newTrace(f *Func, in []*array.Array, s array.Stream) *trace {
 	t.fuse()
 	t.countUses()
 	return t
+}
+
+// effectful reports whether p acts outside the process (a collective, a
+// send or a receive of package distributed, which mark themselves with an
+// Effect method): such a step runs on every call, never as a constant of
+// the trace, even with no input from the function's arguments.
+func effectful(p array.Primitive) bool {
+	_, ok := p.(interface{ Effect() })
+	return ok
 }
 
 // countUses fills slots and uses.
