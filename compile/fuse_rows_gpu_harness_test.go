@@ -77,3 +77,28 @@ func TestRowFusedOnGPU(t *testing.T) {
 		}
 	}
 }
+
+// TestRowFusedLayerNormLargeMeanOnGPU is TestRowFusedLayerNormLargeMean
+// with the GPU the default device: the kernel's folds accumulate in
+// float over the threadgroup.
+func TestRowFusedLayerNormLargeMeanOnGPU(t *testing.T) {
+	in, want := largeMeanLayerNorm(t)
+	if err := array.SetDefaultDevice(array.GPU); err != nil {
+		t.Fatal(err)
+	}
+	rs, _ := rowSteps(handLayerNorm, in...)
+	f := Compile(handLayerNorm)
+	got := f.Call(in...)[0]
+	err := got.Eval()
+	f.Release()
+	if err2 := array.SetDefaultDevice(array.CPU); err2 != nil {
+		t.Fatal(err2)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 1 || got.Stream().Device != array.GPU {
+		t.Fatalf("%d row-wise steps on %v, want 1 on the GPU", len(rs), got.Stream().Device)
+	}
+	sameValues(t, "against float64", got, want, 5e-3)
+}

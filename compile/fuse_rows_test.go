@@ -219,6 +219,44 @@ func TestRowFusedValuesMatchUncompiled(t *testing.T) {
 	}
 }
 
+// largeMeanLayerNorm returns the inputs of a layer norm over rows of
+// 1e4 plus noise, and the hand-written layer norm of them in float64 (as
+// the float64 numpy reference of the row runner's own test,
+// backend/cpu/testdata/gen_rows_precision.py), evaluated on the CPU.
+// Compiled, the layer norm must keep the precision of the two passes it
+// is written with (mean, then the mean square of x - mean): float32 sums
+// of 1e4s put the mean off by ~1e-3 of the noise, where E[x^2]-E[x]^2 in
+// float32 would be off by the whole variance.
+func largeMeanLayerNorm(t *testing.T) (in []*array.Array, want *array.Array) {
+	t.Helper()
+	r := rand.New(rand.NewPCG(18, 19))
+	const rows, cols = 12, 1000
+	x := ops.AsType(ops.AddScalar(randgraph.Input(r, []int{rows, cols}, false), 1e4), array.Float32)
+	w := ops.AsType(ops.AddScalar(ops.MulScalar(randgraph.Input(r, []int{cols}, false), 0.1), 1), array.Float32)
+	in = []*array.Array{x, w, randArray(r, array.Float32, cols)}
+	f64 := make([]*array.Array, len(in))
+	for i, a := range in {
+		f64[i] = ops.AsType(a, array.Float64)
+	}
+	want = ops.AsType(handLayerNorm(f64...)[0], array.Float32)
+	if err := array.Eval(append(in, want)...); err != nil {
+		t.Fatal(err)
+	}
+	return in, want
+}
+
+func TestRowFusedLayerNormLargeMean(t *testing.T) {
+	in, want := largeMeanLayerNorm(t)
+	if fr, _ := rowSteps(handLayerNorm, in...); len(fr) != 1 {
+		t.Fatalf("%d row-wise steps, want 1", len(fr))
+	}
+	f := Compile(handLayerNorm)
+	defer f.Release()
+	got := f.Call(in...)[0]
+	sameValues(t, "against uncompiled", got, handLayerNorm(in...)[0], 1e-4)
+	sameValues(t, "against float64", got, want, 5e-3)
+}
+
 func TestRowFusionOverTrailingAxes(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	x := randArray(r, array.Float32, 10, 12, 20)
