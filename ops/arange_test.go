@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/internal/refcase"
 	"github.com/fathom-go/fathom/ops"
 )
 
@@ -16,10 +17,10 @@ import (
 func TestArangeIntegerFractionalStep(t *testing.T) {
 	for _, c := range loadCases(t, "arange.json") {
 		var start, stop, step float64
-		c.param(t, "start", &start)
-		c.param(t, "stop", &stop)
-		c.param(t, "step", &step)
-		dt := parseDType(t, c.Expected[0].DType)
+		c.Param(t, "start", &start)
+		c.Param(t, "stop", &stop)
+		c.Param(t, "step", &step)
+		dt := refcase.ParseDType(t, c.Expected[0].DType)
 		checkArray(t, c.Name, ops.Arange(start, stop, step, dt), c.Expected[0])
 	}
 }

@@ -23,17 +23,17 @@ func convCall(t *testing.T, c refCase, x, w *array.Array) *array.Array {
 		for i := range v {
 			v[i] = def
 		}
-		c.param(t, name, &v)
+		c.Param(t, name, &v)
 		return v
 	}
 	groups := 1
-	c.param(t, "groups", &groups)
+	c.Param(t, "groups", &groups)
 	stride, dil := ints("stride", 1), ints("dilation", 1)
 	pad, outPad := ints("padding", 0), ints("output_padding", 0)
 	switch c.Op {
 	case "ConvGeneral":
 		flip := false
-		c.param(t, "flip", &flip)
+		c.Param(t, "flip", &flip)
 		return ops.ConvGeneral(x, w, stride, ints("lo", 0), ints("hi", 0), ints("kdil", 1), ints("idil", 1), groups, flip)
 	case "Conv1D":
 		return ops.Conv1D(x, w, stride[0], pad[0], dil[0], groups)
@@ -58,7 +58,7 @@ func convCall(t *testing.T, c refCase, x, w *array.Array) *array.Array {
 func TestConvReference(t *testing.T) {
 	for _, c := range loadCases(t, "conv.json") {
 		t.Run(c.Op+"/"+c.Name, func(t *testing.T) {
-			x, w := c.Inputs[0].array(t), c.Inputs[1].array(t)
+			x, w := c.Inputs[0].Build(t), c.Inputs[1].Build(t)
 			for _, l := range refLayouts {
 				got := convCall(t, c, l.of(x), l.of(w))
 				if err := got.Eval(); err != nil {
@@ -73,7 +73,7 @@ func TestConvReference(t *testing.T) {
 				k := w.Size() / max(1, w.Shape()[0])
 				tol := arraytest.DefaultTol(array.Float32)
 				tol.Atol = max(tol.Atol, 1e-7*float64(k))
-				arraytest.AssertClose(t, c.Expected[0].array(t), got, tol, l.name)
+				arraytest.AssertClose(t, c.Expected[0].Build(t), got, tol, l.name)
 			}
 		})
 	}

@@ -26,7 +26,7 @@ func TestConvWeightGradReferenceOnGPU(t *testing.T) {
 		}
 		ran++
 		t.Run(c.Name, func(t *testing.T) {
-			x, g := c.Inputs[0].array(t), c.Inputs[1].array(t)
+			x, g := c.Inputs[0].Build(t), c.Inputs[1].Build(t)
 			got := wgradCall(t, c, x, g)
 			if err := got.Eval(); err != nil {
 				t.Fatal(err)
@@ -40,7 +40,7 @@ func TestConvWeightGradReferenceOnGPU(t *testing.T) {
 			}
 			tol := arraytest.DefaultTol(array.Float32)
 			tol.Atol = max(tol.Atol, 1e-7*float64(g.Size()/g.Shape()[g.Ndim()-1]))
-			arraytest.AssertClose(t, c.Expected[0].array(t), got, tol, "gpu")
+			arraytest.AssertClose(t, c.Expected[0].Build(t), got, tol, "gpu")
 		})
 	}
 	if ran < 8 {

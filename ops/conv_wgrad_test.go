@@ -17,7 +17,7 @@ func wgradCall(t *testing.T, c refCase, x, g *array.Array) *array.Array {
 	var ws, stride, lo, hi, kdil, idil []int
 	groups, flip := 1, false
 	for name, v := range map[string]any{"wshape": &ws, "stride": &stride, "lo": &lo, "hi": &hi, "kdil": &kdil, "idil": &idil, "groups": &groups, "flip": &flip} {
-		if !c.param(t, name, v) {
+		if !c.Param(t, name, v) {
 			t.Fatalf("%s: no param %s", c.Name, name)
 		}
 	}
@@ -35,7 +35,7 @@ func wgradCall(t *testing.T, c refCase, x, g *array.Array) *array.Array {
 func TestConvWeightGradReference(t *testing.T) {
 	for _, c := range loadCases(t, "conv_wgrad.json") {
 		t.Run(c.Name, func(t *testing.T) {
-			x, g := c.Inputs[0].array(t), c.Inputs[1].array(t)
+			x, g := c.Inputs[0].Build(t), c.Inputs[1].Build(t)
 			for _, l := range refLayouts {
 				got := wgradCall(t, c, l.of(x), l.of(g))
 				if err := got.Eval(); err != nil {
@@ -49,7 +49,7 @@ func TestConvWeightGradReference(t *testing.T) {
 				// to about k roundings of its terms' size, here near 1.
 				tol := arraytest.DefaultTol(array.Float32)
 				tol.Atol = max(tol.Atol, 1e-7*float64(g.Size()/g.Shape()[g.Ndim()-1]))
-				arraytest.AssertClose(t, c.Expected[0].array(t), got, tol, l.name)
+				arraytest.AssertClose(t, c.Expected[0].Build(t), got, tol, l.name)
 			}
 		})
 	}

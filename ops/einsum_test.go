@@ -22,12 +22,12 @@ func TestEinsumReference(t *testing.T) {
 	for _, c := range cases {
 		var subs string
 		var numpyFLOPs float64
-		c.param(t, "subscripts", &subs)
-		c.param(t, "numpy_greedy_flops", &numpyFLOPs)
+		c.Param(t, "subscripts", &subs)
+		c.Param(t, "numpy_greedy_flops", &numpyFLOPs)
 		in := make([]*array.Array, len(c.Inputs))
 		anyIn := make([]any, len(c.Inputs))
 		for i, r := range c.Inputs {
-			in[i] = r.array(t)
+			in[i] = r.Build(t)
 			anyIn[i] = in[i]
 		}
 		plan, err := ops.EinsumPath(subs, anyIn...)

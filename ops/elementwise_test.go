@@ -10,6 +10,7 @@ import (
 
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/internal/opset"
+	"github.com/fathom-go/fathom/internal/refcase"
 	"github.com/fathom-go/fathom/ops"
 )
 
@@ -58,17 +59,6 @@ var paramOps = []string{"RoundDecimals", "NanToNum", "Clip", "ClipScalar", "IsCl
 // gen_elementwise.py's and gen_elementwise_more.py's.
 var elementwiseFiles = []string{"elementwise.json", "elementwise_more.json"}
 
-// floatParam returns a case's float parameter, which may be "inf",
-// "-inf" or "nan"; 0 if it is absent.
-func (c refCase) floatParam(t testing.TB, name string) float64 {
-	t.Helper()
-	m, ok := c.Params[name]
-	if !ok {
-		return 0
-	}
-	return refFloat(t, m)
-}
-
 // elementwiseResults runs a reference case's op on inputs and returns
 // its results: one, but for DivMod's two.
 func elementwiseResults(t *testing.T, c refCase, inputs []*array.Array) []*array.Array {
@@ -76,15 +66,15 @@ func elementwiseResults(t *testing.T, c refCase, inputs []*array.Array) []*array
 	var decimals int
 	var equalNaN bool
 	var open string
-	c.param(t, "decimals", &decimals)
-	c.param(t, "equal_nan", &equalNaN)
-	c.param(t, "open", &open)
-	rtol, atol := c.floatParam(t, "rtol"), c.floatParam(t, "atol")
+	c.Param(t, "decimals", &decimals)
+	c.Param(t, "equal_nan", &equalNaN)
+	c.Param(t, "open", &open)
+	rtol, atol := c.FloatParam(t, "rtol"), c.FloatParam(t, "atol")
 	switch c.Op {
 	case "RoundDecimals":
 		return []*array.Array{ops.RoundDecimals(inputs[0], decimals)}
 	case "NanToNum":
-		return []*array.Array{ops.NanToNum(inputs[0], c.floatParam(t, "nan"), c.floatParam(t, "posinf"), c.floatParam(t, "neginf"))}
+		return []*array.Array{ops.NanToNum(inputs[0], c.FloatParam(t, "nan"), c.FloatParam(t, "posinf"), c.FloatParam(t, "neginf"))}
 	case "Clip":
 		switch open {
 		case "lo":
@@ -94,7 +84,7 @@ func elementwiseResults(t *testing.T, c refCase, inputs []*array.Array) []*array
 		}
 		return []*array.Array{ops.Clip(inputs[0], inputs[1], inputs[2])}
 	case "ClipScalar":
-		return []*array.Array{ops.ClipScalar(inputs[0], c.floatParam(t, "lo"), c.floatParam(t, "hi"))}
+		return []*array.Array{ops.ClipScalar(inputs[0], c.FloatParam(t, "lo"), c.FloatParam(t, "hi"))}
 	case "IsClose":
 		return []*array.Array{ops.IsClose(inputs[0], inputs[1], rtol, atol, equalNaN)}
 	case "AllClose":
@@ -131,17 +121,17 @@ func elementwiseResult(t *testing.T, c refCase, inputs []*array.Array) *array.Ar
 	var shape []int
 	var n, m, k int
 	var dtName string
-	v := c.floatParam(t, "v")
-	c.param(t, "shape", &shape)
-	c.param(t, "start", &start)
-	c.param(t, "stop", &stop)
-	c.param(t, "step", &step)
-	c.param(t, "n", &n)
-	c.param(t, "m", &m)
-	c.param(t, "k", &k)
+	v := c.FloatParam(t, "v")
+	c.Param(t, "shape", &shape)
+	c.Param(t, "start", &start)
+	c.Param(t, "stop", &stop)
+	c.Param(t, "step", &step)
+	c.Param(t, "n", &n)
+	c.Param(t, "m", &m)
+	c.Param(t, "k", &k)
 	var dt array.DType
-	if c.param(t, "dtype", &dtName) {
-		dt = parseDType(t, dtName)
+	if c.Param(t, "dtype", &dtName) {
+		dt = refcase.ParseDType(t, dtName)
 	}
 	if shape == nil {
 		shape = []int{}
@@ -187,7 +177,7 @@ func caseInputs(t *testing.T, c refCase) []*array.Array {
 	t.Helper()
 	in := make([]*array.Array, len(c.Inputs))
 	for i, r := range c.Inputs {
-		in[i] = r.array(t)
+		in[i] = r.Build(t)
 	}
 	return in
 }

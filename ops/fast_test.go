@@ -20,16 +20,16 @@ func fastCall(t *testing.T, c refCase, in []*array.Array) []*array.Array {
 	var eps, base, scale float64
 	var weight, bias, trad, causal, hasMask bool
 	var dims, offset int
-	c.param(t, "eps", &eps)
-	c.param(t, "weight", &weight)
-	c.param(t, "bias", &bias)
-	c.param(t, "dims", &dims)
-	c.param(t, "traditional", &trad)
-	c.param(t, "base", &base)
-	c.param(t, "scale", &scale)
-	c.param(t, "offset", &offset)
-	c.param(t, "causal", &causal)
-	c.param(t, "mask", &hasMask)
+	c.Param(t, "eps", &eps)
+	c.Param(t, "weight", &weight)
+	c.Param(t, "bias", &bias)
+	c.Param(t, "dims", &dims)
+	c.Param(t, "traditional", &trad)
+	c.Param(t, "base", &base)
+	c.Param(t, "scale", &scale)
+	c.Param(t, "offset", &offset)
+	c.Param(t, "causal", &causal)
+	c.Param(t, "mask", &hasMask)
 	// norm splits a norm's inputs into x, weight and bias (nil if none)
 	norm := func(in []*array.Array) (x, w, b *array.Array) {
 		x, i := in[0], 1
@@ -85,7 +85,7 @@ func TestFastReference(t *testing.T) {
 		for _, l := range refLayouts {
 			in := make([]*array.Array, len(c.Inputs))
 			for i, r := range c.Inputs {
-				in[i] = l.of(r.array(t))
+				in[i] = l.of(r.Build(t))
 			}
 			got := fastCall(t, c, in)
 			if len(got) != len(c.Expected) {
@@ -96,7 +96,7 @@ func TestFastReference(t *testing.T) {
 				if strings.HasSuffix(c.Op, "VJP") && g.DType() == array.Float32 {
 					// sums of products of cotangents cancel: compare on the
 					// scale of the values rather than each one's
-					arraytest.AssertClose(t, c.Expected[i].array(t), g, arraytest.Tol{Rtol: 1e-4, Atol: 2e-5}, name)
+					arraytest.AssertClose(t, c.Expected[i].Build(t), g, arraytest.Tol{Rtol: 1e-4, Atol: 2e-5}, name)
 					continue
 				}
 				checkArray(t, name, g, c.Expected[i])

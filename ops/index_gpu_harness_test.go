@@ -30,7 +30,7 @@ func TestIndexReferenceOnGPU(t *testing.T) {
 			}
 			ins := make([]*array.Array, len(c.Inputs))
 			for i, r := range c.Inputs {
-				ins[i] = l.of(r.array(t))
+				ins[i] = l.of(r.Build(t))
 			}
 			if err := array.Eval(ins...); err != nil {
 				t.Fatal(err)

@@ -14,7 +14,7 @@ import (
 func decodeIndex(t *testing.T, c refCase, ins []*array.Array) []any {
 	t.Helper()
 	var raw []json.RawMessage
-	if !c.param(t, "index", &raw) {
+	if !c.Param(t, "index", &raw) {
 		t.Fatalf("%s: no index", c.Name)
 	}
 	var out []any
@@ -64,8 +64,8 @@ func decodeIndex(t *testing.T, c refCase, ins []*array.Array) []any {
 func indexRunCase(t *testing.T, c refCase, ins []*array.Array) *array.Array {
 	t.Helper()
 	var axes, sizes []int
-	c.param(t, "axes", &axes)
-	c.param(t, "slice_sizes", &sizes)
+	c.Param(t, "axes", &axes)
+	c.Param(t, "slice_sizes", &sizes)
 	last := ins[len(ins)-1]
 	switch c.Op {
 	case "index":
@@ -108,7 +108,7 @@ func TestIndexReference(t *testing.T) {
 		for _, l := range refLayouts {
 			ins := make([]*array.Array, len(c.Inputs))
 			for i, r := range c.Inputs {
-				ins[i] = l.of(r.array(t))
+				ins[i] = l.of(r.Build(t))
 			}
 			got := indexRunCase(t, c, ins)
 			if err := array.Eval(got); err != nil {

@@ -13,7 +13,7 @@ import (
 func idxIntParam(t testing.TB, c refCase, name string) int {
 	t.Helper()
 	var v int
-	if !c.param(t, name, &v) {
+	if !c.Param(t, name, &v) {
 		t.Fatalf("%s: no param %s", c.Name, name)
 	}
 	return v
@@ -22,7 +22,7 @@ func idxIntParam(t testing.TB, c refCase, name string) int {
 func idxIntsParam(t testing.TB, c refCase, name string) []int {
 	t.Helper()
 	var v []int
-	if !c.param(t, name, &v) {
+	if !c.Param(t, name, &v) {
 		t.Fatalf("%s: no param %s", c.Name, name)
 	}
 	return v
@@ -63,7 +63,7 @@ func TestIndexingReference(t *testing.T) {
 			name := c.Name + " (" + lay.name + ")"
 			ins := make([]*array.Array, len(c.Inputs))
 			for i, r := range c.Inputs {
-				ins[i] = lay.of(r.array(t))
+				ins[i] = lay.of(r.Build(t))
 			}
 			var got *array.Array
 			if err := array.Try(func() { got = idxRunCase(t, c, ins) }); err != nil {

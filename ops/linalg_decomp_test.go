@@ -34,7 +34,7 @@ func dcTol(t *testing.T, c refCase, dt array.DType) arraytest.Tol {
 		tol = arraytest.Tol{Rtol: 1e-6, Atol: 1e-7}
 	}
 	var scale float64
-	if c.param(t, "scaled", &scale) {
+	if c.Param(t, "scaled", &scale) {
 		tol.Atol *= scale
 	}
 	return tol
@@ -44,9 +44,9 @@ func dcTol(t *testing.T, c refCase, dt array.DType) arraytest.Tol {
 func dcRun(t *testing.T, c refCase, a *array.Array) ([]*array.Array, error) {
 	t.Helper()
 	var upper, complete, full bool
-	c.param(t, "upper", &upper)
-	c.param(t, "complete", &complete)
-	c.param(t, "full", &full)
+	c.Param(t, "upper", &upper)
+	c.Param(t, "complete", &complete)
+	c.Param(t, "full", &full)
 	var outs []*array.Array
 	switch c.Op {
 	case "Cholesky":
@@ -83,10 +83,10 @@ func TestLinalgDecompReference(t *testing.T) {
 		seen[c.Op] = true
 		t.Run(c.Name, func(t *testing.T) {
 			for _, l := range refLayouts {
-				a := l.of(c.Inputs[0].array(t))
+				a := l.of(c.Inputs[0].Build(t))
 				outs, err := dcRun(t, c, a)
 				var kind string
-				if c.param(t, "error", &kind) {
+				if c.Param(t, "error", &kind) {
 					dcError(t, c, l.name, err, kind)
 					continue
 				}
@@ -119,7 +119,7 @@ func dcError(t *testing.T, c refCase, layout string, err error, kind string) {
 		t.Fatalf("%s: error %v does not name a linalg op", layout, err)
 	}
 	var index []int
-	if c.param(t, "index", &index) {
+	if c.Param(t, "index", &index) {
 		if at := "batch index " + dcFmtInts(index); !strings.Contains(err.Error(), at) {
 			t.Fatalf("%s: error %q does not say %q", layout, err, at)
 		}
@@ -159,17 +159,17 @@ func dcCheck(t *testing.T, c refCase, layout string, a *array.Array, outs []*arr
 		}
 	}
 	var nan bool
-	c.param(t, "nan", &nan)
+	c.Param(t, "nan", &nan)
 	switch {
 	case nan:
 		for i, o := range outs {
-			arraytest.AssertClose(t, c.Expected[i].array(t), o, tol, "%s output %d", layout, i)
+			arraytest.AssertClose(t, c.Expected[i].Build(t), o, tol, "%s output %d", layout, i)
 		}
 	case c.Op == "Cholesky" || c.Op == "CholeskyInv" || c.Op == "SVDVals" || c.Op == "Eigvalsh":
-		arraytest.AssertClose(t, c.Expected[0].array(t), outs[0], tol, layout)
+		arraytest.AssertClose(t, c.Expected[0].Build(t), outs[0], tol, layout)
 		if c.Op == "Cholesky" {
 			var upper bool
-			c.param(t, "upper", &upper)
+			c.Param(t, "upper", &upper)
 			dcCholesky(t, layout, a, outs[0], upper, tol)
 		}
 	case c.Op == "QR":
@@ -350,8 +350,8 @@ func dcQR(t *testing.T, c refCase, layout string, a *array.Array, outs []*array.
 	if strings.Contains(c.Name, "rank deficient") {
 		return
 	}
-	signs := dcMatchColumns(t, layout+" Q", q, dcMatsOf(t, c.Expected[0].array(t)), k, tol)
-	want := dcMatsOf(t, c.Expected[1].array(t))
+	signs := dcMatchColumns(t, layout+" Q", q, dcMatsOf(t, c.Expected[0].Build(t)), k, tol)
+	want := dcMatsOf(t, c.Expected[1].Build(t))
 	for b := range r.count {
 		for i := range k {
 			for j := range r.c {
@@ -365,7 +365,7 @@ func dcQR(t *testing.T, c refCase, layout string, a *array.Array, outs []*array.
 
 func dcSVD(t *testing.T, c refCase, layout string, a *array.Array, outs []*array.Array, tol arraytest.Tol) {
 	t.Helper()
-	arraytest.AssertClose(t, c.Expected[1].array(t), outs[1], tol, "%s s", layout)
+	arraytest.AssertClose(t, c.Expected[1].Build(t), outs[1], tol, "%s s", layout)
 	am, u, vt := dcMatsOf(t, a), dcMatsOf(t, outs[0]), dcMatsOf(t, outs[2])
 	s := dcVecs(t, outs[1])
 	k := min(am.r, am.c)
@@ -375,8 +375,8 @@ func dcSVD(t *testing.T, c refCase, layout string, a *array.Array, outs []*array
 	dcProduct(t, layout+" U·diag(s)·Vᵀ", am, u, s, vt, k, tol)
 	// singular vectors are unique up to sign where the values are
 	// distinct and nonzero: all the cases' are
-	su := dcMatchColumns(t, layout+" U", u, dcMatsOf(t, c.Expected[0].array(t)), k, tol)
-	sv := dcMatchColumns(t, layout+" V", v, dcTranspose(dcMatsOf(t, c.Expected[2].array(t))), k, tol)
+	su := dcMatchColumns(t, layout+" U", u, dcMatsOf(t, c.Expected[0].Build(t)), k, tol)
+	sv := dcMatchColumns(t, layout+" V", v, dcTranspose(dcMatsOf(t, c.Expected[2].Build(t))), k, tol)
 	for b := range su {
 		for j := range su[b] {
 			if su[b][j] != sv[b][j] {
@@ -388,21 +388,21 @@ func dcSVD(t *testing.T, c refCase, layout string, a *array.Array, outs []*array
 
 func dcEigh(t *testing.T, c refCase, layout string, a *array.Array, outs []*array.Array, tol arraytest.Tol) {
 	t.Helper()
-	arraytest.AssertClose(t, c.Expected[0].array(t), outs[0], tol, "%s w", layout)
+	arraytest.AssertClose(t, c.Expected[0].Build(t), outs[0], tol, "%s w", layout)
 	var upper, repeated bool
-	c.param(t, "upper", &upper)
-	c.param(t, "repeated", &repeated)
+	c.Param(t, "upper", &upper)
+	c.Param(t, "repeated", &repeated)
 	am, v := dcSym(dcMatsOf(t, a), upper), dcMatsOf(t, outs[1])
 	w := dcVecs(t, outs[0])
 	ortho := tol
 	var scale float64
-	if c.param(t, "scaled", &scale) {
+	if c.Param(t, "scaled", &scale) {
 		ortho.Atol /= scale
 	}
 	dcOrthonormal(t, layout+" V", v, v.c, ortho)
 	dcProduct(t, layout+" V·diag(w)·Vᵀ", am, v, w, dcTranspose(v), v.c, tol)
 	if !repeated {
-		dcMatchColumns(t, layout+" V", v, dcMatsOf(t, c.Expected[1].array(t)), v.c, ortho)
+		dcMatchColumns(t, layout+" V", v, dcMatsOf(t, c.Expected[1].Build(t)), v.c, ortho)
 	}
 }
 
@@ -420,7 +420,7 @@ func dcEig(t *testing.T, c refCase, layout string, a *array.Array, outs []*array
 	t.Helper()
 	am := dcMatsOf(t, a)
 	n := am.c
-	w, want := dcComplex(t, outs[0]), c.Expected[0].values(t)
+	w, want := dcComplex(t, outs[0]), c.Expected[0].Values(t)
 	ctol := 1e-5 // complex64 results
 	// the same eigenvalues, matched one to one
 	for b := range am.count {
@@ -441,7 +441,7 @@ func dcEig(t *testing.T, c refCase, layout string, a *array.Array, outs []*array
 	if c.Op == "Eigvals" {
 		return
 	}
-	v, wantV := dcComplex(t, outs[1]), c.Expected[1].values(t)
+	v, wantV := dcComplex(t, outs[1]), c.Expected[1].Values(t)
 	for b := range am.count {
 		for j := range n {
 			lam := w[b*n+j]

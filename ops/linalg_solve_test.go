@@ -26,8 +26,8 @@ var solveCaseOps = map[string]func(t *testing.T, c refCase, in []*array.Array) [
 	},
 	"SolveTriangular": func(t *testing.T, c refCase, in []*array.Array) []*array.Array {
 		var upper, unit bool
-		c.param(t, "upper", &upper)
-		c.param(t, "unit", &unit)
+		c.Param(t, "upper", &upper)
+		c.Param(t, "unit", &unit)
 		return []*array.Array{ops.LinalgSolveTriangular(in[0], in[1], upper, unit)}
 	},
 	"LUFactor": func(_ *testing.T, _ refCase, in []*array.Array) []*array.Array {
@@ -50,7 +50,7 @@ func solveTol(t *testing.T, c refCase, dt array.DType) arraytest.Tol {
 		tol = arraytest.Tol{Rtol: 1e-5, Atol: 1e-6}
 	}
 	var rtol float64
-	if c.param(t, "rtol", &rtol) && dt == array.Float64 {
+	if c.Param(t, "rtol", &rtol) && dt == array.Float64 {
 		tol.Rtol = rtol
 	}
 	if dt == array.Float64 {
@@ -71,11 +71,11 @@ func TestLinalgSolveReference(t *testing.T) {
 			for _, l := range refLayouts {
 				in := make([]*array.Array, len(c.Inputs))
 				for i, r := range c.Inputs {
-					in[i] = l.of(r.array(t))
+					in[i] = l.of(r.Build(t))
 				}
 				got := run(t, c, in)
 				for i, w := range c.Expected {
-					want := w.array(t)
+					want := w.Build(t)
 					if got[i].DType() != want.DType() || !slices.Equal(got[i].Shape(), want.Shape()) {
 						t.Fatalf("%s: output %d is %v %v, want %v %v", l.name, i, got[i].DType(), got[i].Shape(), want.DType(), want.Shape())
 					}

@@ -17,10 +17,10 @@ func poolFunc(t *testing.T, c refCase) func(x *array.Array) *array.Array {
 	t.Helper()
 	var nd int
 	var k, s, p []int
-	c.param(t, "nd", &nd)
-	c.param(t, "kernel", &k)
-	c.param(t, "stride", &s)
-	c.param(t, "padding", &p)
+	c.Param(t, "nd", &nd)
+	c.Param(t, "kernel", &k)
+	c.Param(t, "stride", &s)
+	c.Param(t, "padding", &p)
 	isMax := strings.HasPrefix(c.Op, "MaxPool")
 	switch nd {
 	case 1:
@@ -52,13 +52,13 @@ func TestPoolReference(t *testing.T) {
 		seen[c.Op] = true
 		f := poolFunc(t, c)
 		for _, l := range refLayouts {
-			x := l.of(c.Inputs[0].array(t))
+			x := l.of(c.Inputs[0].Build(t))
 			var got *array.Array
 			switch c.Op {
 			case "MaxPool", "AvgPool":
 				got = f(x)
 			case "MaxPoolVJP", "AvgPoolVJP":
-				g := l.of(c.Inputs[1].array(t))
+				g := l.of(c.Inputs[1].Build(t))
 				_, vjps := graph.VJP(func(in ...*array.Array) []*array.Array { return []*array.Array{f(in[0])} },
 					[]*array.Array{x}, []*array.Array{g})
 				got = vjps[0]

@@ -28,14 +28,14 @@ var scans = map[string]func(*array.Array, int, bool, bool) *array.Array{
 func runReduceCase(t *testing.T, c refCase, x *array.Array) *array.Array {
 	t.Helper()
 	var axes []int
-	c.param(t, "axes", &axes)
+	c.Param(t, "axes", &axes)
 	var keep bool
-	c.param(t, "keepdims", &keep)
+	c.Param(t, "keepdims", &keep)
 	var axis int
-	c.param(t, "axis", &axis)
+	c.Param(t, "axis", &axis)
 	if f, ok := reductions[c.Op]; ok {
 		var ddof int
-		if c.param(t, "ddof", &ddof) {
+		if c.Param(t, "ddof", &ddof) {
 			if c.Op == "var" {
 				f = func(a *array.Array, axes ...int) *array.Array { return ops.VarDDOF(a, ddof, axes...) }
 			} else {
@@ -49,8 +49,8 @@ func runReduceCase(t *testing.T, c refCase, x *array.Array) *array.Array {
 	}
 	if f, ok := scans[c.Op]; ok {
 		var reverse, inclusive bool
-		c.param(t, "reverse", &reverse)
-		c.param(t, "inclusive", &inclusive)
+		c.Param(t, "reverse", &reverse)
+		c.Param(t, "inclusive", &inclusive)
 		return f(x, axis, reverse, inclusive)
 	}
 	switch c.Op {
@@ -83,7 +83,7 @@ func TestReduceReference(t *testing.T) {
 					continue
 				}
 				var got *array.Array
-				if err := array.Try(func() { got = runReduceCase(t, c, l.of(in.array(t))) }); err != nil {
+				if err := array.Try(func() { got = runReduceCase(t, c, l.of(in.Build(t))) }); err != nil {
 					t.Errorf("%s: %v", c.Name, err)
 					continue
 				}

@@ -34,7 +34,7 @@ func runSelectCases(t *testing.T, keep func(refCase) bool) {
 		seen[c.Op] = true
 		base := make([]*array.Array, len(c.Inputs))
 		for i, r := range c.Inputs {
-			base[i] = r.array(t)
+			base[i] = r.Build(t)
 		}
 		for _, l := range refLayouts {
 			in := make([]*array.Array, len(base))
@@ -65,20 +65,20 @@ func runSelect(t *testing.T, c refCase, in []*array.Array) *array.Array {
 	t.Helper()
 	ints := func(name string) int {
 		var v int
-		if !c.param(t, name, &v) {
+		if !c.Param(t, name, &v) {
 			t.Fatalf("%s: no param %s", c.Name, name)
 		}
 		return v
 	}
 	flag := func(name string) bool {
 		var v bool
-		if !c.param(t, name, &v) {
+		if !c.Param(t, name, &v) {
 			t.Fatalf("%s: no param %s", c.Name, name)
 		}
 		return v
 	}
 	var axes []int
-	c.param(t, "axes", &axes)
+	c.Param(t, "axes", &axes)
 	switch c.Op {
 	case "Partition":
 		return ops.Partition(in[0], ints("kth"), ints("axis"))
@@ -86,7 +86,7 @@ func runSelect(t *testing.T, c refCase, in []*array.Array) *array.Array {
 		return ops.ArgPartition(in[0], ints("kth"), ints("axis"))
 	case "SearchSorted":
 		var side string
-		c.param(t, "side", &side)
+		c.Param(t, "side", &side)
 		return ops.SearchSorted(in[0], in[1], side)
 	case "CountNonzero":
 		return ops.CountNonzero(in[0], axes...)
@@ -96,7 +96,7 @@ func runSelect(t *testing.T, c refCase, in []*array.Array) *array.Array {
 		return ops.Median(in[0], axes...)
 	case "Quantile":
 		var q float64
-		c.param(t, "q", &q)
+		c.Param(t, "q", &q)
 		return ops.Quantile(in[0], q, axes...)
 	default:
 		return ops.LogCumSumExp(in[0], ints("axis"), flag("reverse"), flag("inclusive"))
@@ -208,15 +208,15 @@ func sameValue(a, b float64) bool { return a == b || (math.IsNaN(a) && math.IsNa
 func checkPartition(t *testing.T, name string, c refCase, in, got *array.Array) {
 	t.Helper()
 	var kth, axis int
-	c.param(t, "kth", &kth)
-	c.param(t, "axis", &axis)
+	c.Param(t, "kth", &kth)
+	c.Param(t, "axis", &axis)
 	if axis < 0 {
 		axis += in.Ndim()
 	}
 	if !slices.Equal(got.Shape(), in.Shape()) {
 		t.Fatalf("%s: shape %v, want %v", name, got.Shape(), in.Shape())
 	}
-	want := c.Expected[0].array(t)
+	want := c.Expected[0].Build(t)
 	vals := got
 	if c.Op == "ArgPartition" {
 		if got.DType() != array.Int32 {

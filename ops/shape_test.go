@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/internal/refcase"
 	"github.com/fathom-go/fathom/ops"
 )
 
@@ -36,7 +37,7 @@ func refRange(t testing.TB, m json.RawMessage) ops.Range {
 func shapeIntParam(t testing.TB, c refCase, name string) int {
 	t.Helper()
 	var v int
-	if !c.param(t, name, &v) {
+	if !c.Param(t, name, &v) {
 		t.Fatalf("%s: missing param %s", c.Name, name)
 	}
 	return v
@@ -45,7 +46,7 @@ func shapeIntParam(t testing.TB, c refCase, name string) int {
 func shapeIntsParam(t testing.TB, c refCase, name string) []int {
 	t.Helper()
 	var v []int
-	if !c.param(t, name, &v) {
+	if !c.Param(t, name, &v) {
 		t.Fatalf("%s: missing param %s", c.Name, name)
 	}
 	return v
@@ -63,7 +64,7 @@ func runShapeCase(t testing.TB, c refCase, ins []*array.Array) []*array.Array {
 		return one(ops.Flatten(x))
 	case "transpose":
 		var axes []int
-		c.param(t, "axes", &axes)
+		c.Param(t, "axes", &axes)
 		return one(ops.Transpose(x, axes...))
 	case "swapaxes":
 		return one(ops.SwapAxes(x, shapeIntParam(t, c, "i"), shapeIntParam(t, c, "j")))
@@ -75,11 +76,11 @@ func runShapeCase(t testing.TB, c refCase, ins []*array.Array) []*array.Array {
 		return one(ops.ExpandDims(x, shapeIntsParam(t, c, "axes")...))
 	case "squeeze":
 		var axes []int
-		c.param(t, "axes", &axes)
+		c.Param(t, "axes", &axes)
 		return one(ops.Squeeze(x, axes...))
 	case "slice":
 		var raw []json.RawMessage
-		c.param(t, "ranges", &raw)
+		c.Param(t, "ranges", &raw)
 		rs := make([]ops.Range, len(raw))
 		for i, m := range raw {
 			rs[i] = refRange(t, m)
@@ -101,8 +102,8 @@ func runShapeCase(t testing.TB, c refCase, ins []*array.Array) []*array.Array {
 		return one(ops.Repeat(x, shapeIntParam(t, c, "repeats"), shapeIntParam(t, c, "axis")))
 	case "pad":
 		var widths [][2]int
-		c.param(t, "widths", &widths)
-		return one(ops.Pad(x, widths, refFloat(t, c.Params["value"])))
+		c.Param(t, "widths", &widths)
+		return one(ops.Pad(x, widths, refcase.Float(t, c.Params["value"])))
 	}
 	t.Fatalf("%s: unknown op %q", c.Name, c.Op)
 	return nil
@@ -114,7 +115,7 @@ func TestShapeReference(t *testing.T) {
 			name := c.Name + " (" + lay.name + ")"
 			ins := make([]*array.Array, len(c.Inputs))
 			for i, r := range c.Inputs {
-				ins[i] = lay.of(r.array(t))
+				ins[i] = lay.of(r.Build(t))
 			}
 			var got []*array.Array
 			if err := array.Try(func() { got = runShapeCase(t, c, ins) }); err != nil {

@@ -34,7 +34,7 @@ func TestShapeOpsReferenceOnGPU(t *testing.T) {
 			ok = ok && gpuDTypeNames[r.DType]
 		}
 		var dt string
-		if c.param(t, "dtype", &dt) {
+		if c.Param(t, "dtype", &dt) {
 			ok = ok && gpuDTypeNames[dt]
 		}
 		if !ok {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/internal/refcase"
 	"github.com/fathom-go/fathom/ops"
 )
 
@@ -25,15 +26,15 @@ func runShapeOpsCase(t testing.TB, c refCase, ins []*array.Array) []*array.Array
 	}
 	ints := func(name string) []int {
 		var v []int
-		c.param(t, name, &v)
+		c.Param(t, name, &v)
 		return v
 	}
 	dtype := func() []array.DType {
 		var s string
-		if !c.param(t, "dtype", &s) {
+		if !c.Param(t, "dtype", &s) {
 			return nil
 		}
-		return []array.DType{parseDType(t, s)}
+		return []array.DType{refcase.ParseDType(t, s)}
 	}
 	switch c.Op {
 	case "Roll":
@@ -45,8 +46,8 @@ func runShapeOpsCase(t testing.TB, c refCase, ins []*array.Array) []*array.Array
 	case "Meshgrid":
 		var indexing string
 		var sparse bool
-		c.param(t, "indexing", &indexing)
-		c.param(t, "sparse", &sparse)
+		c.Param(t, "indexing", &indexing)
+		c.Param(t, "sparse", &sparse)
 		return ops.Meshgrid(ins, indexing, sparse)
 	case "BroadcastArrays":
 		return ops.BroadcastArrays(ins...)
@@ -67,14 +68,14 @@ func runShapeOpsCase(t testing.TB, c refCase, ins []*array.Array) []*array.Array
 	case "HadamardTransform":
 		var scale []float64
 		if m, ok := c.Params["scale"]; ok {
-			scale = append(scale, refFloat(t, m))
+			scale = append(scale, refcase.Float(t, m))
 		}
 		return one(ops.HadamardTransform(x, scale...))
 	case "PadMode":
 		var widths [][2]int
 		var mode string
-		c.param(t, "widths", &widths)
-		c.param(t, "mode", &mode)
+		c.Param(t, "widths", &widths)
+		c.Param(t, "mode", &mode)
 		return one(ops.PadMode(x, widths, mode))
 	case "Hanning":
 		return one(ops.Hanning(shapeIntParam(t, c, "m"), dtype()...))
@@ -85,7 +86,7 @@ func runShapeOpsCase(t testing.TB, c refCase, ins []*array.Array) []*array.Array
 	case "Bartlett":
 		return one(ops.Bartlett(shapeIntParam(t, c, "m"), dtype()...))
 	case "LinspaceNoEndpoint":
-		return one(ops.LinspaceNoEndpoint(refFloat(t, c.Params["start"]), refFloat(t, c.Params["stop"]),
+		return one(ops.LinspaceNoEndpoint(refcase.Float(t, c.Params["start"]), refcase.Float(t, c.Params["stop"]),
 			shapeIntParam(t, c, "n"), dtype()[0]))
 	case "Identity":
 		return one(ops.Identity(shapeIntParam(t, c, "n"), dtype()[0]))
@@ -100,7 +101,7 @@ func runShapeOpsCase(t testing.TB, c refCase, ins []*array.Array) []*array.Array
 func shapeOpsCheck(t *testing.T, c refCase) {
 	t.Helper()
 	var bcast []int
-	c.param(t, "bcast", &bcast)
+	c.Param(t, "bcast", &bcast)
 	layouts := refLayouts
 	if len(c.Inputs) == 0 {
 		layouts = refLayouts[:1]
@@ -109,7 +110,7 @@ func shapeOpsCheck(t *testing.T, c refCase) {
 		name := c.Name + " (" + lay.name + ")"
 		ins := make([]*array.Array, len(c.Inputs))
 		for i, r := range c.Inputs {
-			ins[i] = lay.of(r.array(t))
+			ins[i] = lay.of(r.Build(t))
 			if bcast != nil {
 				ins[i] = ops.BroadcastTo(ins[i], bcast...)
 			}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/internal/refcase"
 	"github.com/fathom-go/fathom/ops"
 )
 
@@ -23,14 +24,14 @@ func TestStructureReference(t *testing.T) {
 		want[c.Op] = true
 		ints := func(name string) int {
 			var v int
-			if !c.param(t, name, &v) {
+			if !c.Param(t, name, &v) {
 				t.Fatalf("%s: no param %s", c.Name, name)
 			}
 			return v
 		}
 		floats := func(name string) float64 {
 			var v float64
-			if !c.param(t, name, &v) {
+			if !c.Param(t, name, &v) {
 				t.Fatalf("%s: no param %s", c.Name, name)
 			}
 			return v
@@ -45,8 +46,8 @@ func TestStructureReference(t *testing.T) {
 				return ops.Trace(in[0], ints("offset"), ints("axis1"), ints("axis2"))
 			case "Tri":
 				var dt string
-				c.param(t, "dtype", &dt)
-				return ops.Tri(ints("n"), ints("m"), ints("k"), parseDType(t, dt))
+				c.Param(t, "dtype", &dt)
+				return ops.Tri(ints("n"), ints("m"), ints("k"), refcase.ParseDType(t, dt))
 			case "Tril":
 				return ops.Tril(in[0], ints("k"))
 			case "Triu":
@@ -63,7 +64,7 @@ func TestStructureReference(t *testing.T) {
 		}
 		base := make([]*array.Array, len(c.Inputs))
 		for i, r := range c.Inputs {
-			base[i] = r.array(t)
+			base[i] = r.Build(t)
 		}
 		for _, l := range refLayouts {
 			in := make([]*array.Array, len(base))

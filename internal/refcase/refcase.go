@@ -86,12 +86,18 @@ func Float(t testing.TB, m json.RawMessage) float64 {
 // DTypeOf returns the array's dtype.
 func (r Array) DTypeOf(t testing.TB) array.DType {
 	t.Helper()
+	return ParseDType(t, r.DType)
+}
+
+// ParseDType returns the dtype of the name numpy gives it.
+func ParseDType(t testing.TB, name string) array.DType {
+	t.Helper()
 	for _, d := range array.DTypes() {
-		if d.String() == r.DType {
+		if d.String() == name {
 			return d
 		}
 	}
-	t.Fatalf("unknown dtype %q", r.DType)
+	t.Fatalf("unknown dtype %q", name)
 	return 0
 }
 
@@ -188,6 +194,17 @@ func (c Case) Param(t testing.TB, name string, v any) bool {
 		t.Fatalf("%s: param %s: %v", c.Name, name, err)
 	}
 	return true
+}
+
+// FloatParam returns the float parameter name, which may be "inf", "-inf"
+// or "nan"; 0 if the case has none.
+func (c Case) FloatParam(t testing.TB, name string) float64 {
+	t.Helper()
+	m, ok := c.Params[name]
+	if !ok {
+		return 0
+	}
+	return Float(t, m)
 }
 
 // mapSlice applies f to each element of s.
