@@ -246,7 +246,7 @@ func convRun[S any, T float32 | float64](p *convPlan, X, W, O []S, load func(dst
 		convScatter(p, X, wt, O, load, store)
 		return
 	}
-	if xs, ok := any(X).([]T); ok && p.implicit() {
+	if xs, ok := any(X).([]T); ok && (p.implicit() || shortRowsVirtual(p, kernelFor[T]())) {
 		convImplicit(p, xs, wt, any(O).([]T))
 		return
 	}
@@ -714,6 +714,34 @@ func (p *convPlan) implicit() bool {
 	return p.runs && !p.scatters() && p.kern[p.d-1]*p.cig >= implicitMinRun && p.cout <= implicitMaxCout
 }
 
+// shortRowsVirtual reports whether convImplicit takes a plan whose kernel
+// rows are too short for implicit: convVirtual, which joins them into
+// depth blocks (a first layer's 3×3 kernel over one channel). It needs
+// padding (see padInput) and the transposing packer.
+func shortRowsVirtual[T float32 | float64](p *convPlan, kern microKernel[T]) bool {
+	if !p.runs || p.scatters() || p.cout > implicitMaxCout || kern.packA.trans == nil || !p.virtualRows(kern.mr) {
+		return false
+	}
+	_, pad := p.paddedExtents()
+	return pad
+}
+
+// paddedExtents returns the spatial sizes of x with p's padding around
+// it (enough for every window), and whether that adds anything and
+// padInput applies: false too where p crops (negative padding).
+func (p *convPlan) paddedExtents() ([]int, bool) {
+	ext := make([]int, p.d)
+	pad := false
+	for i := range p.d {
+		if p.lo[i] < 0 {
+			return nil, false
+		}
+		ext[i] = max(p.lo[i]+p.in[i], (p.outSp[i]-1)*p.stride[i]+(p.kern[i]-1)*p.kdil[i]+1)
+		pad = pad || p.lo[i] > 0 || ext[i] > p.in[i]
+	}
+	return ext, pad
+}
+
 // convImplicit is the convolution as an implicit GEMM on the GEMM's
 // micro-kernel: the depth blocks are kernel rows (kernel width × input
 // channels, one run of x for each output pixel), and a panel of the
@@ -726,16 +754,37 @@ func convImplicit[T float32 | float64](p *convPlan, X, wt, O []T) {
 	kern := kernelFor[T]()
 	mr, nr := kern.mr, kern.nr
 	d := p.d
+	// With padding, the input is copied into a buffer that holds it, so
+	// that every panel packs straight from it: on small images most
+	// panels have a window in the padding, and gathering those row by
+	// row cost as much as their products. The slack lets a line's last,
+	// short panel read whole (its extra rows are computed and dropped).
+	padded := false
+	if kern.packA.trans != nil {
+		slack := mr*p.stride[d-1]*p.cin + p.kern[d-1]*p.cig
+		if pp, buf := padInput(p, X, slack); buf != nil {
+			defer poolFor[T]().put(buf)
+			p, X, padded = pp, *buf, true
+		}
+	}
 	kw := p.kern[d-1]
 	run := kw * p.cig
 	sub := ceilDiv(run, implicitMaxDepth)
-	// Depth blocks: each kernel row cut into sub equal parts.
-	type block struct{ k0, kc, kp int } // first column, depth, first kernel position
-	var blocks []block
-	for kp := 0; kp < p.kk; kp += kw {
-		for j := range sub {
-			a, b := j*run/sub, (j+1)*run/sub
-			blocks = append(blocks, block{kp*p.cig + a, b - a, kp})
+	// Depth blocks: each kernel row cut into sub equal parts, or, for
+	// convVirtual, short kernel rows joined.
+	var blocks []implicitBlock
+	if join := implicitMinRun / run; padded && join > 1 && p.virtualRows(mr) {
+		krows := p.kk / kw
+		for r0 := 0; r0 < krows; r0 += join {
+			n := min(join, krows-r0)
+			blocks = append(blocks, implicitBlock{r0 * run, n * run, r0 * kw, n})
+		}
+	} else {
+		for kp := 0; kp < p.kk; kp += kw {
+			for j := range sub {
+				a, b := j*run/sub, (j+1)*run/sub
+				blocks = append(blocks, implicitBlock{kp*p.cig + a, b - a, kp, 1})
+			}
 		}
 	}
 	ncols := roundUp(p.cout, nr)
@@ -750,6 +799,14 @@ func convImplicit[T float32 | float64](p *convPlan, X, wt, O []T) {
 	bpk := *bbuf
 	for i, b := range blocks {
 		packB(bpk[boff[i]:], mat[T]{wt, b.k0, 1, p.k}, b.kc, p.cout, nr, kern.packB)
+	}
+	workers := runtime.GOMAXPROCS(0)
+	if 2*p.rows*p.k*p.cout < parallelFlops {
+		workers = 1
+	}
+	if padded && p.virtualRows(mr) {
+		convVirtual(p, X, O, blocks, bpk, boff, workers)
+		return
 	}
 	// Work items are whole output lines (or, for long lines, pieces of
 	// one), cut into panels from the line's start, so that only the
@@ -777,10 +834,6 @@ func convImplicit[T float32 | float64](p *convPlan, X, wt, O []T) {
 		apk, tmp, tile *[]T
 		base           []int
 		panels         []panel
-	}
-	workers := runtime.GOMAXPROCS(0)
-	if 2*p.rows*p.k*p.cout < parallelFlops {
-		workers = 1
 	}
 	runItems(workers, items,
 		func() *scratch {
@@ -810,7 +863,7 @@ func convImplicit[T float32 | float64](p *convPlan, X, wt, O []T) {
 					boffX := p.rowBase(pn.r0, base)
 					// A whole panel whose windows lie inside the input
 					// along the line, and the kernel row inside it across.
-					if pn.rows == mr && kern.packA.trans != nil && base[d-1] >= 0 && base[d-1]+(mr-1)*sw+kw <= win {
+					if (pn.rows == mr || padded) && kern.packA.trans != nil && base[d-1] >= 0 && base[d-1]+(pn.rows-1)*sw+kw <= win {
 						if off, ok := p.inputAt(boffX, base, kpos); ok {
 							_ = X[off+c0+(mr-1)*ld+b.kc-1]
 							kern.packA.trans(&dst[0], &X[off+c0], ld, b.kc)
@@ -846,4 +899,170 @@ func convImplicit[T float32 | float64](p *convPlan, X, wt, O []T) {
 			pool.put(s.tmp)
 			pool.put(s.tile)
 		})
+}
+
+// implicitBlock is a depth block of convImplicit: its first column of
+// the patch, its depth, the kernel position its kernel row starts at,
+// and how many whole kernel rows it joins (1: a part of one row, kc
+// long).
+type implicitBlock struct{ k0, kc, kp, rows int }
+
+// virtualRows reports whether convVirtual serves a padded plan better
+// than whole lines: stride 1 on every axis (so that the padded grid's
+// pixels are one channel run apart across line ends too), and output
+// lines short enough, and not a whole number of panels, that their last
+// panels' waste shows.
+func (p *convPlan) virtualRows(mr int) bool {
+	for _, s := range p.stride {
+		if s != 1 {
+			return false
+		}
+	}
+	wo := p.outSp[p.d-1]
+	return wo%mr != 0 && wo < 4*mr
+}
+
+// convVirtual is convImplicit over a padded input (see virtualRows) with
+// the pixels of the padded grid as its rows, from each image's first
+// output pixel to its last: consecutive rows are a channel run apart
+// everywhere, so every panel is mr rows whole and packs straight from
+// the input. The rows at padding positions (a kernel's width less one
+// per line) are computed and dropped: the panels' tiles of C are
+// computed apart and their valid rows copied to the output.
+func convVirtual[T float32 | float64](p *convPlan, X, O []T, blocks []implicitBlock, bpk []T, boff []int, workers int) {
+	kern := kernelFor[T]()
+	mr, nr := kern.mr, kern.nr
+	d := p.d
+	// ps: the padded grid's pixel strides; span: the rows an image takes.
+	ps := make([]int, d)
+	span := 1
+	for i := range d {
+		ps[i] = p.xs[i+1] / p.cin
+		span += (p.outSp[i] - 1) * ps[i]
+	}
+	perImage := ceilDiv(span, mr)
+	panels := p.n * perImage
+	outs := p.rows / p.n
+	// where each block's kernel rows start: their kernel positions as
+	// offsets in pixels, plus the block's first channel within its row;
+	// and the depth each packs
+	starts, depth := make([][]int, len(blocks)), make([]int, len(blocks))
+	run := p.kern[d-1] * p.cig
+	maxKC := 0
+	for i, b := range blocks {
+		depth[i] = b.kc
+		if b.rows > 1 {
+			depth[i] = run
+		}
+		for r := range b.rows {
+			off := 0
+			for a := range d {
+				off += p.kpos[b.kp+r*p.kern[d-1]][a] * ps[a]
+			}
+			starts[i] = append(starts[i], off*p.cin+b.k0-b.kp*p.cig)
+		}
+		maxKC = max(maxKC, b.kc)
+	}
+	pool := poolFor[T]()
+	type scratch struct{ apk, c, tile *[]T }
+	runItems(workers, ceilDiv(panels, implicitPanels),
+		func() *scratch {
+			return &scratch{pool.get(implicitPanels * mr * maxKC), pool.get(implicitPanels * mr * p.cout), pool.get(mr * nr)}
+		},
+		func(s *scratch, it int) {
+			p0 := it * implicitPanels
+			np := min(implicitPanels, panels-p0)
+			apk, c := *s.apk, *s.c
+			for bi, b := range blocks {
+				for q := range np {
+					n, v0 := (p0+q)/perImage, (p0+q)%perImage*mr
+					for r, st := range starts[bi] {
+						src := n*p.xs[0] + v0*p.cin + st
+						_ = X[src+(mr-1)*p.cin+depth[bi]-1]
+						kern.packA.trans(&apk[(q*b.kc+r*depth[bi])*mr], &X[src], p.cin, depth[bi])
+					}
+				}
+				for q := range np {
+					tiles(kern, b.kc, apk[q*mr*b.kc:], bpk[boff[bi]:], c[q*mr*p.cout:], p.cout, mr, p.cout, bi > 0, *s.tile)
+				}
+			}
+			for q := range np {
+				n, v0 := (p0+q)/perImage, (p0+q)%perImage*mr
+			row:
+				for i := range min(mr, span-v0) {
+					// the output pixel of row v0+i, if it is one
+					v, o := v0+i, 0
+					for a := range d {
+						ca := v / ps[a]
+						v %= ps[a]
+						if ca >= p.outSp[a] {
+							continue row
+						}
+						o = o*p.outSp[a] + ca
+					}
+					dst := p.outOff + (n*outs+o)*p.cout
+					copy(O[dst:dst+p.cout], c[(q*mr+i)*p.cout:(q*mr+i+1)*p.cout])
+				}
+			}
+		},
+		func(s *scratch) {
+			pool.put(s.apk)
+			pool.put(s.c)
+			pool.put(s.tile)
+		})
+}
+
+// padInput copies x into a pooled row-major buffer with p's padding
+// around it as zeros, followed by slack zeros, and returns the plan of
+// the same convolution over that buffer (no padding) with the buffer. It
+// returns a nil buffer when there is no padding to add, or when the plan
+// crops (negative padding), which the copy does not do; x must hold
+// each pixel's channels contiguously and its pixels along the last axis
+// cin apart (p.runs).
+func padInput[T float32 | float64](p *convPlan, X []T, slack int) (*convPlan, *[]T) {
+	d := p.d
+	ext, pad := p.paddedExtents()
+	if !pad {
+		return nil, nil
+	}
+	pp := *p
+	pp.in, pp.lo, pp.xs, pp.xoff = ext, make([]int, d), make([]int, d+2), 0
+	pp.xs[d+1], pp.xs[d] = 1, p.cin
+	for i := d - 1; i >= 0; i-- {
+		pp.xs[i] = pp.xs[i+1] * ext[i]
+	}
+	total := p.n * pp.xs[0]
+	buf := poolFor[T]().get(total + slack)
+	dst := (*buf)[:total+slack]
+	clear(dst[total:])
+	// A padded line is ext[d-1] pixels; lines run over the image index
+	// and every spatial axis but the last.
+	line := ext[d-1] * p.cin
+	lines := total / line
+	lo, w := p.lo[d-1]*p.cin, p.in[d-1]*p.cin
+	ParallelFor(lines, max(1, grain/line), func(l0, l1 int) {
+		for l := l0; l < l1; l++ {
+			row := dst[l*line : (l+1)*line]
+			// the line's coordinates: image, then spatial axes 0..d-2
+			off, r, inside := p.xoff, l, true
+			for i := d - 2; i >= 0; i-- {
+				q := r%ext[i] - p.lo[i]
+				r /= ext[i]
+				if q < 0 || q >= p.in[i] {
+					inside = false
+					break
+				}
+				off += q * p.xs[i+1]
+			}
+			if !inside {
+				clear(row)
+				continue
+			}
+			off += r * p.xs[0]
+			clear(row[:lo])
+			copy(row[lo:lo+w], X[off:off+w])
+			clear(row[lo+w:])
+		}
+	})
+	return &pp, buf
 }

@@ -125,7 +125,9 @@ func wgradRun[S any, T float32 | float64](p *convPlan, gr gRows, X, G, DW []S, d
 		wgradDepthwise(p, gr, X, G, gcs, workers, &adding, load, add)
 		at = func(co, kp, _ int) int { return kp*p.cout + co }
 	} else {
-		wgradGEMM(p, gr, X, G, gcs, es, workers, &adding, load, add)
+		if xs, ok := any(X).([]T); !ok || !wgradVirtual(p, gr, xs, G, gcs, workers, &adding, load, add) {
+			wgradGEMM(p, gr, X, G, gcs, es, workers, &adding, load, add)
+		}
 		at = func(co, kp, ci int) int {
 			grp, j := co/p.cog, co%p.cog
 			return (grp*p.k+kp*p.cig+ci)*p.cog + j
@@ -271,4 +273,137 @@ func wgradDepthwise[S any, T float32 | float64](p *convPlan, gr gRows, X, G []S,
 				pool.put(b)
 			}
 		})
+}
+
+// wgradVirtual is wgradGEMM over a padded copy of x (see padInput and
+// convVirtual) for one group and stride 1, where the product's depth
+// runs over the pixels of the padded grid, from each image's first
+// output pixel to its last: a panel of patch positions that lies within
+// one kernel row is then mr contiguous elements at every step, a channel
+// run apart from step to step, and packs straight from the copy without
+// gathering patches. The steps at padding positions take zero rows of g.
+// It reports false, having done nothing, where it does not apply.
+func wgradVirtual[S any, T float32 | float64](p *convPlan, gr gRows, X []T, G []S, gcs, workers int, adding *sync.WaitGroup, load func(dst []T, src []S, off, cs int), add func([]T)) bool {
+	kern := kernelFor[T]()
+	if p.groups != 1 || !p.runs || kern.packA.copy == nil {
+		return false
+	}
+	for _, s := range p.stride {
+		if s != 1 {
+			return false
+		}
+	}
+	pp, buf := padInput(p, X, 0)
+	if buf == nil {
+		return false
+	}
+	pool := poolFor[T]()
+	defer pool.put(buf)
+	X = *buf
+	mr, nr := kern.mr, kern.nr
+	d := p.d
+	ps := make([]int, d)
+	span := 1
+	for i := range d {
+		ps[i] = pp.xs[i+1] / p.cin
+		span += (p.outSp[i] - 1) * ps[i]
+	}
+	kc := min(wgradChunk, span)
+	perImage := ceilDiv(span, kc)
+	outs := p.rows / p.n
+	// Each panel of patch positions: its offset from a window's first
+	// element when it lies within one kernel row, else -1 and the offsets
+	// of its positions.
+	panels := ceilDiv(p.k, mr)
+	whole := make([]int, panels)
+	offs := make([]int, p.k)
+	for c := range p.k {
+		kp, ci := c/p.cig, c%p.cig
+		for a := range d {
+			offs[c] += p.kpos[kp][a] * ps[a]
+		}
+		offs[c] = offs[c]*p.cin + ci
+	}
+	run := p.kern[d-1] * p.cig
+	for q := range panels {
+		c0, c1 := q*mr, min((q+1)*mr, p.k)
+		whole[q] = -1
+		if c1-c0 == mr && c0/run == (c1-1)/run {
+			whole[q] = offs[c0]
+		}
+	}
+	n := p.cout * p.k
+	nc := min(p.cout, max(nr, caches.l2/4/(kc*int(unsafe.Sizeof(X[0])))/nr*nr))
+	type scratch struct {
+		part, apk, bpk, gt, tile *[]T
+	}
+	runItems(workers, p.n*perImage,
+		func() *scratch {
+			s := &scratch{
+				part: pool.get(n),
+				apk:  pool.get(panels * mr * kc),
+				bpk:  pool.get(kc * roundUp(nc, nr)),
+				gt:   pool.get(kc * p.cout),
+				tile: pool.get(mr * nr),
+			}
+			clear((*s.part)[:n])
+			adding.Add(1)
+			return s
+		},
+		func(s *scratch, it int) {
+			img, v0 := it/perImage, it%perImage*kc
+			m := min(kc, span-v0)
+			// g's rows at the chunk's pixels, zero at padding positions
+			gt := (*s.gt)[:m*p.cout]
+		row:
+			for i := range m {
+				v, o := v0+i, 0
+				for a := range d {
+					ca := v / ps[a]
+					v %= ps[a]
+					if ca >= p.outSp[a] {
+						clear(gt[i*p.cout : (i+1)*p.cout])
+						continue row
+					}
+					o = o*p.outSp[a] + ca
+				}
+				load(gt[i*p.cout:(i+1)*p.cout], G, gr.offset(img*outs+o), gcs)
+			}
+			base := img*pp.xs[0] + v0*p.cin
+			apk := *s.apk
+			for q := range panels {
+				dst := apk[q*mr*m : (q+1)*mr*m]
+				if o := whole[q]; o >= 0 {
+					_ = X[base+o+(m-1)*p.cin+mr-1]
+					kern.packA.copy(&dst[0], &X[base+o], p.cin, m)
+					continue
+				}
+				po := offs[q*mr : min((q+1)*mr, p.k)]
+				for kk := range m {
+					step := dst[kk*mr : (kk+1)*mr : (kk+1)*mr]
+					src := X[base+kk*p.cin:]
+					for i, o := range po {
+						step[i] = src[o]
+					}
+					for i := len(po); i < mr; i++ {
+						step[i] = 0
+					}
+				}
+			}
+			dwt := (*s.part)[:n]
+			for j0 := 0; j0 < p.cout; j0 += nc {
+				cols := min(nc, p.cout-j0)
+				packB(*s.bpk, mat[T]{gt, j0, p.cout, 1}, m, cols, nr, kern.packB)
+				for q := range panels {
+					tiles(kern, m, apk[q*mr*m:], *s.bpk, dwt[q*mr*p.cout+j0:], p.cout, min(mr, p.k-q*mr), cols, true, *s.tile)
+				}
+			}
+		},
+		func(s *scratch) {
+			add((*s.part)[:n])
+			for _, b := range []*[]T{s.part, s.apk, s.bpk, s.gt, s.tile} {
+				pool.put(b)
+			}
+		})
+	return true
 }

@@ -87,6 +87,8 @@ func TestConvWeightGradMatchesNaive(t *testing.T) {
 	cases := []tc{
 		{"2d groups", []int{2, 9, 7, 6}, []int{4, 3, 2, 3}, convCase(2, 2, 1, 1, 0, 0, 2, 1, 1, 1, 1), 2, false},
 		{"2d kernel rows", []int{3, 7, 8, 5}, []int{7, 3, 3, 5}, convCase(2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1), 1, false},
+		{"2d one channel, rows in chunks", []int{2, 28, 27, 1}, []int{8, 3, 3, 1}, convCase(2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1), 1, false},
+		{"2d small images, uneven padding", []int{3, 6, 5, 24}, []int{4, 3, 2, 24}, convCase(2, 1, 1, 2, 0, 0, 1, 1, 1, 1, 1), 1, false},
 		{"1d long patches", []int{2, 13, 150}, []int{5, 5, 150}, convCase(1, 1, 2, 2, 1, 1), 1, false},
 		{"1d wide cotangent", []int{1, 40, 3}, []int{600, 2, 3}, convCase(1, 1, 0, 0, 1, 1), 1, false},
 		{"1d negative padding, input dilation, flip", []int{1, 8, 3}, []int{2, 3, 3}, convCase(1, 2, -1, 2, 2, 3), 1, true},

@@ -126,6 +126,7 @@ func workloads() []task {
 	ws = append(ws, optimTasks()...)
 	ws = append(ws, smallTasks()...)
 	ws = append(ws, fastTasks()...)
+	ws = append(ws, mnistTasks()...)
 	ws = append(ws, task{name: "mlp-step/256", flops: mlp.StepFlops, setup: func() func() {
 		step := compile.Compile(mlp.Step)
 		args := mlp.Args()

@@ -117,6 +117,8 @@ def build(engine, workload):
         return build_small(engine, kind)
     if kind in FAST_KINDS:
         return build_fast(engine, kind)
+    if kind in MNIST_KINDS:
+        return build_mnist(engine, size)
     r, c = SIZES[size]
     if kind in ("uniform", "normal"):  # 16M float32 random numbers
         n = r * c
@@ -448,6 +450,37 @@ def build_fast(engine, kind):
         rq.grad = rk.grad = rv.grad = None
         attn(rq, rk, rv).backward(tg)
     return fwd_bwd
+
+
+MNIST_KINDS = ("mnist-step",)
+
+
+def build_mnist(engine, size):
+    # mnist.go's mnistTasks: one training step (zero_grad, forward,
+    # backward, Adam) of the MNIST MLP or CNN, batch 128, float32; the CNN
+    # in PyTorch's native NCHW. numpy has no autograd to compare with.
+    if engine != "torch":
+        raise NotImplementedError("numpy has no training step")
+    nn = torch.nn
+    torch.manual_seed(0)
+    if size == "mlp":
+        model = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(), nn.Linear(512, 10))
+        x = torch.rand(128, 784)
+    else:
+        model = nn.Sequential(nn.Conv2d(1, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                              nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                              nn.Flatten(), nn.Linear(3136, 10))
+        x = torch.rand(128, 1, 28, 28)
+    y = torch.randint(0, 10, (128,))
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+
+    def step():
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+    return step
 
 
 def timed(f, min_ms):
