@@ -2,7 +2,6 @@ package cpu
 
 import (
 	"runtime"
-	"sync"
 	"unsafe"
 
 	"github.com/fathom-go/fathom/array"
@@ -95,46 +94,26 @@ func wgradRun[S any, T float32 | float64](p *convPlan, gr gRows, X, G, DW []S, d
 	if 2*p.rows*n < parallelFlops {
 		workers = 1
 	}
-	var total []T
-	var tb *[]T
-	var mu sync.Mutex
-	// adding counts the workers' copies not yet summed: runItems returns
-	// once every item is done, which can be before the last worker has
-	// released its scratch.
-	var adding sync.WaitGroup
-	// add sums a worker's copy of the result into total.
-	add := func(part []T) {
-		mu.Lock()
-		defer mu.Unlock()
-		defer adding.Done()
-		if total == nil {
-			tb = poolFor[T]().get(n)
-			total = (*tb)[:n]
-			copy(total, part)
-			return
-		}
-		for i, v := range part {
-			total[i] += v
-		}
-	}
+	ps := &wgradParts[T]{n: n}
 	gcs := gr.strides[len(gr.shape)]
 	// total holds dwᵀ: for each group [patch position, C_out/groups], or
 	// for depthwise [kernel position, C]. at is where dw[co, kp, ci] is.
 	var at func(co, kp, ci int) int
 	if p.cig == 1 && p.cog == 1 {
-		wgradDepthwise(p, gr, X, G, gcs, workers, &adding, load, add)
+		wgradDepthwise(p, gr, X, G, gcs, workers, ps, load)
 		at = func(co, kp, _ int) int { return kp*p.cout + co }
 	} else {
-		if xs, ok := any(X).([]T); !ok || !wgradVirtual(p, gr, xs, G, gcs, workers, &adding, load, add) {
-			wgradGEMM(p, gr, X, G, gcs, es, workers, &adding, load, add)
+		if xs, ok := any(X).([]T); !ok || !wgradVirtual(p, gr, xs, G, gcs, workers, ps, load) {
+			wgradGEMM(p, gr, X, G, gcs, es, workers, ps, load)
 		}
 		at = func(co, kp, ci int) int {
 			grp, j := co/p.cog, co%p.cog
 			return (grp*p.k+kp*p.cig+ci)*p.cog + j
 		}
 	}
-	adding.Wait()
+	tb := ps.sum()
 	defer poolFor[T]().put(tb)
+	total := *tb
 	res := poolFor[T]().get(n)
 	defer poolFor[T]().put(res)
 	out := (*res)[:n]
@@ -155,23 +134,21 @@ func wgradRun[S any, T float32 | float64](p *convPlan, gr gRows, X, G, DW []S, d
 // [rows, patch positions], are the transpose of the A operand, which
 // packs them a panel of patch positions at a time, and the chunk's rows
 // of g are B.
-func wgradGEMM[S any, T float32 | float64](p *convPlan, gr gRows, X, G []S, gcs, es, workers int, adding *sync.WaitGroup, load func(dst []T, src []S, off, cs int), add func([]T)) {
+func wgradGEMM[S any, T float32 | float64](p *convPlan, gr gRows, X, G []S, gcs, es, workers int, ps *wgradParts[T], load func(dst []T, src []S, off, cs int)) {
 	kern := kernelFor[T]()
 	mr, nr := kern.mr, kern.nr
 	kc := min(wgradChunk, p.rows)
 	kb := min(p.k, max(mr, wgradPatchBytes/(kc*es)/mr*mr))
 	nc := min(p.cog, max(nr, caches.l2/4/(kc*es)/nr*nr))
 	chunks := ceilDiv(p.rows, kc)
-	n := p.cout * p.k
 	type scratch struct {
-		part, patches, apk, bpk, gt, tile *[]T
-		base                              []int
+		patches, apk, bpk, gt, tile *[]T
+		base                        []int
 	}
 	pool := poolFor[T]()
-	runItems(workers, p.groups*chunks,
+	runParts(ps, workers, p.groups*chunks,
 		func() *scratch {
-			s := &scratch{
-				part:    pool.get(n),
+			return &scratch{
 				patches: pool.get(kc * kb),
 				apk:     pool.get(roundUp(kb, mr) * kc),
 				bpk:     pool.get(kc * roundUp(nc, nr)),
@@ -179,11 +156,8 @@ func wgradGEMM[S any, T float32 | float64](p *convPlan, gr gRows, X, G []S, gcs,
 				tile:    pool.get(mr * nr),
 				base:    make([]int, p.d),
 			}
-			clear((*s.part)[:n])
-			adding.Add(1)
-			return s
 		},
-		func(s *scratch, it int) {
+		func(s *scratch, part []T, it int) {
 			grp, c := it/chunks, it%chunks
 			r0 := c * kc
 			r1 := min(r0+kc, p.rows)
@@ -192,7 +166,7 @@ func wgradGEMM[S any, T float32 | float64](p *convPlan, gr gRows, X, G []S, gcs,
 			for r := r0; r < r1; r++ {
 				load(gt[(r-r0)*p.cog:(r-r0+1)*p.cog], G, gr.offset(r)+grp*p.cog*gcs, gcs)
 			}
-			dwt := (*s.part)[grp*p.k*p.cog:]
+			dwt := part[grp*p.k*p.cog:]
 			for k0 := 0; k0 < p.k; k0 += kb {
 				k1 := min(k0+kb, p.k)
 				kw := k1 - k0
@@ -210,8 +184,7 @@ func wgradGEMM[S any, T float32 | float64](p *convPlan, gr gRows, X, G []S, gcs,
 			}
 		},
 		func(s *scratch) {
-			add((*s.part)[:n])
-			for _, b := range []*[]T{s.part, s.patches, s.apk, s.bpk, s.gt, s.tile} {
+			for _, b := range []*[]T{s.patches, s.apk, s.bpk, s.gt, s.tile} {
 				pool.put(b)
 			}
 		})
@@ -223,7 +196,7 @@ const wgradDepthwiseRows = 64
 // wgradDepthwise accumulates dwᵀ, [kernel positions, C], for groups of
 // one channel: each row adds its cotangent times the input row under
 // each kernel position, a vector multiply-add over the channels.
-func wgradDepthwise[S any, T float32 | float64](p *convPlan, gr gRows, X, G []S, gcs, workers int, adding *sync.WaitGroup, load func(dst []T, src []S, off, cs int), add func([]T)) {
+func wgradDepthwise[S any, T float32 | float64](p *convPlan, gr gRows, X, G []S, gcs, workers int, ps *wgradParts[T], load func(dst []T, src []S, off, cs int)) {
 	c := p.cout
 	n := p.kk * c
 	cs := p.xs[p.d+1]
@@ -231,23 +204,20 @@ func wgradDepthwise[S any, T float32 | float64](p *convPlan, gr gRows, X, G []S,
 	xs, inPlace := any(X).([]T)
 	inPlace = inPlace && cs == 1
 	type scratch struct {
-		part, grow, in *[]T
-		base           []int
+		grow, in *[]T
+		base     []int
 	}
 	pool := poolFor[T]()
 	items := ceilDiv(p.rows, wgradDepthwiseRows)
 	if 2*p.rows*n < parallelFlops {
 		workers = 1
 	}
-	runItems(workers, items,
+	runParts(ps, workers, items,
 		func() *scratch {
-			s := &scratch{part: pool.get(n), grow: pool.get(c), in: pool.get(c), base: make([]int, p.d)}
-			clear((*s.part)[:n])
-			adding.Add(1)
-			return s
+			return &scratch{grow: pool.get(c), in: pool.get(c), base: make([]int, p.d)}
 		},
-		func(s *scratch, it int) {
-			part, grow, in := (*s.part)[:n], (*s.grow)[:c], (*s.in)[:c]
+		func(s *scratch, part []T, it int) {
+			grow, in := (*s.grow)[:c], (*s.in)[:c]
 			for r := it * wgradDepthwiseRows; r < min((it+1)*wgradDepthwiseRows, p.rows); r++ {
 				load(grow, G, gr.offset(r), gcs)
 				boff := p.rowBase(r, s.base)
@@ -268,8 +238,7 @@ func wgradDepthwise[S any, T float32 | float64](p *convPlan, gr gRows, X, G []S,
 			}
 		},
 		func(s *scratch) {
-			add((*s.part)[:n])
-			for _, b := range []*[]T{s.part, s.grow, s.in} {
+			for _, b := range []*[]T{s.grow, s.in} {
 				pool.put(b)
 			}
 		})
@@ -283,7 +252,7 @@ func wgradDepthwise[S any, T float32 | float64](p *convPlan, gr gRows, X, G []S,
 // run apart from step to step, and packs straight from the copy without
 // gathering patches. The steps at padding positions take zero rows of g.
 // It reports false, having done nothing, where it does not apply.
-func wgradVirtual[S any, T float32 | float64](p *convPlan, gr gRows, X []T, G []S, gcs, workers int, adding *sync.WaitGroup, load func(dst []T, src []S, off, cs int), add func([]T)) bool {
+func wgradVirtual[S any, T float32 | float64](p *convPlan, gr gRows, X []T, G []S, gcs, workers int, parts *wgradParts[T], load func(dst []T, src []S, off, cs int)) bool {
 	kern := kernelFor[T]()
 	if p.groups != 1 || !p.runs || kern.packA.copy == nil {
 		return false
@@ -332,25 +301,20 @@ func wgradVirtual[S any, T float32 | float64](p *convPlan, gr gRows, X []T, G []
 			whole[q] = offs[c0]
 		}
 	}
-	n := p.cout * p.k
 	nc := min(p.cout, max(nr, caches.l2/4/(kc*int(unsafe.Sizeof(X[0])))/nr*nr))
 	type scratch struct {
-		part, apk, bpk, gt, tile *[]T
+		apk, bpk, gt, tile *[]T
 	}
-	runItems(workers, p.n*perImage,
+	runParts(parts, workers, p.n*perImage,
 		func() *scratch {
-			s := &scratch{
-				part: pool.get(n),
+			return &scratch{
 				apk:  pool.get(panels * mr * kc),
 				bpk:  pool.get(kc * roundUp(nc, nr)),
 				gt:   pool.get(kc * p.cout),
 				tile: pool.get(mr * nr),
 			}
-			clear((*s.part)[:n])
-			adding.Add(1)
-			return s
 		},
-		func(s *scratch, it int) {
+		func(s *scratch, part []T, it int) {
 			img, v0 := it/perImage, it%perImage*kc
 			m := min(kc, span-v0)
 			// g's rows at the chunk's pixels, zero at padding positions
@@ -390,7 +354,7 @@ func wgradVirtual[S any, T float32 | float64](p *convPlan, gr gRows, X []T, G []
 					}
 				}
 			}
-			dwt := (*s.part)[:n]
+			dwt := part
 			for j0 := 0; j0 < p.cout; j0 += nc {
 				cols := min(nc, p.cout-j0)
 				packB(*s.bpk, mat[T]{gt, j0, p.cout, 1}, m, cols, nr, kern.packB)
@@ -400,10 +364,56 @@ func wgradVirtual[S any, T float32 | float64](p *convPlan, gr gRows, X []T, G []
 			}
 		},
 		func(s *scratch) {
-			add((*s.part)[:n])
-			for _, b := range []*[]T{s.part, s.apk, s.bpk, s.gt, s.tile} {
+			for _, b := range []*[]T{s.apk, s.bpk, s.gt, s.tile} {
 				pool.put(b)
 			}
 		})
 	return true
+}
+
+// wgradParts are the partial sums of dwᵀ. The work items are dealt into a
+// fixed number of blocks of consecutive items; each block sums its items
+// in order into a copy of its own, and the copies are added in block
+// order. Which worker runs a block, and when it finishes, thus never
+// changes the result's bits: a training run resumed from a checkpoint
+// repeats an uninterrupted one exactly, as with every other kernel.
+type wgradParts[T float32 | float64] struct {
+	n     int
+	parts []*[]T
+}
+
+// runParts runs items 0..items-1 on up to workers goroutines in the
+// blocks of ps, giving item its block's copy of dwᵀ.
+func runParts[T float32 | float64, W any](ps *wgradParts[T], workers, items int, newScratch func() W, item func(w W, part []T, it int), release func(W)) {
+	pool := poolFor[T]()
+	ps.parts = make([]*[]T, min(items, 2*runtime.GOMAXPROCS(0)))
+	blocks := len(ps.parts)
+	runItems(workers, blocks, newScratch, func(w W, b int) {
+		buf := pool.get(ps.n)
+		part := (*buf)[:ps.n]
+		clear(part)
+		for it := b * items / blocks; it < (b+1)*items/blocks; it++ {
+			item(w, part, it)
+		}
+		ps.parts[b] = buf
+	}, release)
+}
+
+// sum adds the blocks' copies, in block order, into the first and returns
+// it; the caller puts it back in the pool.
+func (ps *wgradParts[T]) sum() *[]T {
+	pool := poolFor[T]()
+	if len(ps.parts) == 0 {
+		buf := pool.get(ps.n)
+		clear((*buf)[:ps.n])
+		return buf
+	}
+	total := (*ps.parts[0])[:ps.n]
+	for _, b := range ps.parts[1:] {
+		for i, v := range (*b)[:ps.n] {
+			total[i] += v
+		}
+		pool.put(b)
+	}
+	return ps.parts[0]
 }

@@ -147,6 +147,53 @@ func TestConvWeightGradMatchesNaive(t *testing.T) {
 	}
 }
 
+// TestConvWeightGradDeterministic checks that the weight gradient has the
+// same bits on every run: its cores take work items as they come free,
+// and the sums must not depend on which took what (a training run resumed
+// from a checkpoint repeats an uninterrupted one only if they do not).
+// The cases are the MNIST CNN's two layers and a depthwise one, large
+// enough to split.
+func TestConvWeightGradDeterministic(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, c := range []struct {
+		name   string
+		xs, ws []int
+		groups int
+	}{
+		{"conv1", []int{64, 28, 28, 1}, []int{32, 3, 3, 1}, 1},
+		{"conv2", []int{64, 14, 14, 32}, []int{64, 3, 3, 32}, 1},
+		{"depthwise", []int{16, 28, 28, 32}, []int{32, 3, 3, 1}, 32},
+	} {
+		p := convCase(2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1)
+		p.Groups = c.groups
+		x := make([]float64, sizeOf(c.xs))
+		for i := range x {
+			x[i] = r.NormFloat64()
+		}
+		gs := []int{c.xs[0], c.xs[1], c.xs[2], c.ws[0]} // stride 1, padding 1
+		g := make([]float64, sizeOf(gs))
+		for i := range g {
+			g[i] = r.NormFloat64()
+		}
+		xb, gb := stridedBuf(array.Float32, x, c.xs, 1), stridedBuf(array.Float32, g, gs, 1)
+		var first []float64
+		for run := range 8 {
+			dwb, got := outBuf(array.Float32, c.ws)
+			if err := ConvWeightGrad(dwb, xb, gb, p); err != nil {
+				t.Fatal(err)
+			}
+			for i := range sizeOf(c.ws) {
+				if run == 0 {
+					first = append(first, got(i))
+				} else if v := got(i); v != first[i] {
+					t.Fatalf("%s: run %d: dw[%d] = %v, run 0 gave %v", c.name, run, i, v, first[i])
+				}
+			}
+		}
+	}
+}
+
 func sizeOf(s []int) int {
 	n := 1
 	for _, v := range s {
