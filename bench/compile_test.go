@@ -41,6 +41,7 @@ func BenchmarkCompiledCallSmall(b *testing.B) {
 	defer f.Release()
 	x, w := array.FromSlice(workload.RandF32(16, 1), 16), array.FromSlice(workload.RandF32(16, 2), 16)
 	mustEval(b, f.Call(x, w)[0])
+	b.ReportAllocs() // compile/alloc_test.go bounds them
 	for b.Loop() {
 		mustEval(b, f.Call(x, w)[0])
 	}

@@ -175,15 +175,14 @@ func (c *Compiled) evalCPU(in, out []*array.Array) error {
 	// slice of them): a small call allocates no more than its results.
 	var inBufs, outBufs [8]cpu.Buf
 	ins, outs := inBufs[:0], outBufs[:0]
+	// The kernels only read the shapes: RawShape's saves a copy each.
 	for _, x := range in {
-		ins = append(ins, cpu.Buf{Data: x.Storage().Bytes(), DType: x.DType(), Shape: x.Shape(), Strides: x.Strides(), Offset: x.Offset()})
+		ins = append(ins, cpu.Buf{Data: x.Storage().Bytes(), DType: x.DType(), Shape: x.RawShape(), Strides: x.Strides(), Offset: x.Offset()})
 	}
 	for _, o := range out {
-		shape := o.Shape()
-		strides := strided.RowMajor(shape)
 		st := array.AllocCPU(o.NBytes())
-		o.SetData(st, strides, 0)
-		outs = append(outs, cpu.Buf{Data: st.Bytes(), DType: o.DType(), Shape: shape, Strides: strides})
+		o.SetRowMajorData(st)
+		outs = append(outs, cpu.Buf{Data: st.Bytes(), DType: o.DType(), Shape: o.RawShape(), Strides: o.Strides()})
 	}
 	if c.prog.Rows > 0 {
 		shape, err := c.elemShape(in)

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 	"weak"
 
 	"github.com/fathom-go/fathom/array"
@@ -142,15 +143,23 @@ func (w *Worker) Call(f *Func, in ...*array.Array) []*array.Array {
 		return runDirect(f, in)
 	}
 	s := w.Stream()
-	k := newKey(f, in, s)
-	tr := w.c.get(k, f, func() *trace { return newTrace(f, in, s) })
-	return tr.replay(in, s)
+	return w.traceFor(f, in, s).replay(in, s)
+}
+
+// traceFor returns f's trace for a call on in recorded on s, from the
+// cache or traced now.
+func (w *Worker) traceFor(f *Func, in []*array.Array, s array.Stream) *trace {
+	var sig keyBuf
+	k := newKey(f, in, s, &sig)
+	return w.c.get(k, f, func() *trace { return newTrace(f, in, s) })
 }
 
 // runDirect runs f uncompiled, with the same checks of what it returns
-// as a trace makes, so that compiling or not changes no error.
+// as a trace makes, so that compiling or not changes no error. f gets a
+// copy of in, which it may keep: the caller's (a Call's variadic
+// arguments) then stays on the caller's stack.
 func runDirect(f *Func, in []*array.Array) []*array.Array {
-	outs := f.f(in...)
+	outs := f.f(slices.Clone(in)...)
 	checkOutputs(outs)
 	return outs
 }
@@ -169,16 +178,29 @@ func checkOutputs(outs []*array.Array) {
 // key is a call signature: the function's id, the stream, the options,
 // and each input's dtype and shape (rank only when shapeless). sig holds
 // all of it; hash is a hash of sig, checked by a full comparison on a hit.
+// A lookup's sig is on its caller's stack (keyBuf); the cache keeps a
+// copy (stored).
 type key struct {
 	fn   uint64
 	sig  []int64
 	hash uint64
 }
 
+// keyBuf is room for the signature of a call of up to four inputs of
+// rank up to four, so that a cache hit allocates none.
+type keyBuf [6 + 4*6]int64
+
+// stored returns k with a copy of its sig, for the cache to keep.
+func (k key) stored() key {
+	return key{fn: k.fn, sig: slices.Clone(k.sig), hash: k.hash}
+}
+
 var keySeed = maphash.MakeSeed()
 
-func newKey(f *Func, in []*array.Array, s array.Stream) key {
-	sig := make([]int64, 0, 8+4*len(in))
+// newKey returns the key of a call of f on in on stream s, its sig in buf
+// if it fits.
+func newKey(f *Func, in []*array.Array, s array.Stream, buf *keyBuf) key {
+	sig := buf[:0]
 	shapeless := int64(0)
 	if f.opts.shapeless {
 		shapeless = 1
@@ -192,16 +214,10 @@ func newKey(f *Func, in []*array.Array, s array.Stream) key {
 			}
 		}
 	}
-	var h maphash.Hash
-	h.SetSeed(keySeed)
-	var b [8]byte
-	for _, v := range sig {
-		for i := range b {
-			b[i] = byte(uint64(v) >> (8 * i))
-		}
-		h.Write(b[:])
-	}
-	return key{fn: f.id, sig: sig, hash: h.Sum64()}
+	// The hash only lives as long as the process: the machine's byte
+	// order is as good as any, and one call hashes the whole signature.
+	b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(sig))), len(sig)*8)
+	return key{fn: f.id, sig: sig, hash: maphash.Bytes(keySeed, b)}
 }
 
 // cache is a worker's traces: a hash map for lookup, a list for recency,
@@ -262,7 +278,7 @@ func (c *cache) get(k key, f *Func, build func() *trace) *trace {
 			return fl.tr
 		}
 	}
-	fl := &flight{key: k, done: make(chan struct{})}
+	fl := &flight{key: k.stored(), done: make(chan struct{})}
 	c.flights[k.hash] = append(c.flights[k.hash], fl)
 	c.mu.Unlock()
 
@@ -281,7 +297,7 @@ func (c *cache) get(k key, f *Func, build func() *trace) *trace {
 		// being built keeps no trace: the check is under the lock that
 		// erase takes, after the released flag is set.
 		if fl.fault == nil && !c.closed && !f.released.Load() {
-			e := &entry{key: k, tr: fl.tr}
+			e := &entry{key: fl.key, tr: fl.tr}
 			e.elem = c.lru.PushFront(e)
 			c.entries[k.hash] = append(c.entries[k.hash], e)
 			for c.lru.Len() > c.max {

@@ -43,7 +43,7 @@ type interp struct {
 	nslots       int
 	slotBytes    int       // one scratch tile's bytes: tileElems of the widest dtype
 	outTileBytes int       // the same for an output tile, when results are streamed
-	arenas       sync.Pool // *[]byte scratch tiles, reused across calls
+	arenas       sync.Pool // *tileScratch, reused across calls
 
 	chain atomic.Pointer[chainMemo] // the last call's chainOf
 }
@@ -223,47 +223,71 @@ var streamBytes = 32 << 20
 // BenchmarkGELU: docs/performance.md).
 const prefetchTiles = 2
 
+// runState is one call's view of its operands and its plan. A call too
+// small to split over cores keeps it on its stack, and its slices too
+// where the program has at most smallIns inputs, smallOuts outputs and
+// smallSteps steps: the arithmetic of a call on a few elements takes
+// less time than an allocation, or than the write barriers of filling a
+// pooled state while the collector runs.
+type runState struct {
+	n       int
+	inBufs  []Buf // the call's ins (or a copy), unless an input is broadcast: views
+	views   []Buf // room for the inputs viewed at the output's shape
+	walkers []*walker
+	direct  []bool   // row-major and unbroadcast: tiles are slices of it
+	sc      [][]byte // the element of a one-element input
+	outData [][]byte
+	calls   []call
+	tiled   []bool
+	chain   *chain
+	chainIn []int
+	stream  bool
+}
+
+const (
+	smallIns   = 8
+	smallOuts  = 4
+	smallSteps = 16
+)
+
 func (f *interp) run(outs, ins []Buf) error {
-	shape := outs[0].Shape
 	n := outs[0].Size()
-	nIn := len(f.p.InDTypes)
-	inBufs := make([]Buf, nIn)
-	walkers := make([]*walker, nIn)
-	direct := make([]bool, nIn) // row-major and unbroadcast: tiles are slices of it
-	sc := make([][]byte, nIn)   // the element of a one-element input
-	for i, b := range ins {
-		inBufs[i] = broadcastBuf(b, shape)
-		direct[i] = slices.Equal(b.Shape, shape) && b.RowMajor()
-		if b.Size() == 1 {
-			sz := b.DType.Size()
-			sc[i] = b.Data[b.Offset*sz : (b.Offset+1)*sz]
-		} else if !direct[i] {
-			walkers[i] = newWalker(inBufs[i].Shape, inBufs[i].Strides)
-		}
-	}
-	chain, chainIn := f.chainFor(sc)
-	var calls []call
-	var tiled []bool
-	if chain == nil {
-		calls, tiled = f.plan(sc)
-	}
-	outData := make([][]byte, len(outs))
-	outBytes := 0
-	for i, o := range outs {
-		sz := o.DType.Size()
-		outData[i] = o.Data[o.Offset*sz : (o.Offset+n)*sz]
-		outBytes += n * sz
-	}
-	stream := outBytes >= streamBytes
 	ntiles := (n + tileElems - 1) / tileElems
+	g := max(1, grain/tileElems)
+	if ntiles >= 2*g {
+		return f.runSplit(ntiles, g, outs, ins)
+	}
+	// As ParallelFor would, on this goroutine, without its closure.
+	nIn, nOut, nSteps := len(f.p.InDTypes), len(f.p.Outputs), len(f.steps)
+	var rs runState
+	var (
+		views   [smallIns]Buf
+		walkers [smallIns]*walker
+		direct  [smallIns]bool
+		sc      [smallIns][]byte
+		tiled   [smallIns]bool
+		outData [smallOuts][]byte
+		calls   [smallSteps]call
+	)
+	// each slice on the heap only if its program is larger than the room
+	rs.views, rs.walkers = slices.Grow(views[:0], nIn)[:nIn], slices.Grow(walkers[:0], nIn)[:nIn]
+	rs.direct, rs.sc, rs.tiled = slices.Grow(direct[:0], nIn)[:nIn], slices.Grow(sc[:0], nIn)[:nIn], slices.Grow(tiled[:0], nIn)[:nIn]
+	rs.outData, rs.calls = slices.Grow(outData[:0], nOut)[:nOut], slices.Grow(calls[:0], nSteps)[:nSteps]
+	rs.inBufs = ins
+	f.setup(&rs, outs, ins)
+	return f.runRange(&rs, 0, ntiles)
+}
+
+// runSplit runs a call of ntiles tiles split over cores, grain tiles or
+// more at a time.
+func (f *interp) runSplit(ntiles, grain int, outs, ins []Buf) error {
+	rs := f.newRunState()
+	rs.inBufs = slices.Clone(ins) // the goroutines' state is on the heap: ins stays the caller's
+	f.setup(&rs, outs, ins)
 	var mu sync.Mutex
 	var firstErr error
-	ParallelFor(ntiles, max(1, grain/tileElems), func(tlo, thi int) {
-		if chain != nil {
-			runChain(tlo, thi, n, chain, chainIn, inBufs, walkers, outData[0], stream)
-			return
-		}
-		if err := f.runTiles(tlo, thi, n, inBufs, walkers, direct, sc, tiled, calls, outData, stream); err != nil {
+	ParallelFor(ntiles, grain, func(tlo, thi int) {
+		if err := f.runRange(&rs, tlo, thi); err != nil {
 			mu.Lock()
 			if firstErr == nil {
 				firstErr = err
@@ -272,6 +296,59 @@ func (f *interp) run(outs, ins []Buf) error {
 		}
 	})
 	return firstErr
+}
+
+func (f *interp) newRunState() runState {
+	nIn := len(f.p.InDTypes)
+	return runState{views: make([]Buf, nIn), walkers: make([]*walker, nIn), direct: make([]bool, nIn),
+		sc: make([][]byte, nIn), tiled: make([]bool, nIn),
+		outData: make([][]byte, len(f.p.Outputs)), calls: make([]call, len(f.steps))}
+}
+
+// setup fills rs for a call on ins and outs: which inputs are read
+// directly, gathered or as scalars, and the chain or plan to run.
+// rs.inBufs is ins: direct inputs and scalars (read as sc, or copied
+// into a tile from Data and Offset) are read as they are, and only a
+// broadcast input makes it views.
+func (f *interp) setup(rs *runState, outs, ins []Buf) {
+	shape := outs[0].Shape
+	n := outs[0].Size()
+	rs.n = n
+	for i, b := range ins {
+		rs.direct[i] = slices.Equal(b.Shape, shape) && b.RowMajor()
+		switch {
+		case b.Size() == 1:
+			sz := b.DType.Size()
+			rs.sc[i] = b.Data[b.Offset*sz : (b.Offset+1)*sz]
+		case !rs.direct[i]:
+			if &rs.inBufs[0] != &rs.views[0] {
+				copy(rs.views, ins)
+				rs.inBufs = rs.views
+			}
+			rs.views[i] = broadcastBuf(b, shape)
+			rs.walkers[i] = newWalker(rs.views[i].Shape, rs.views[i].Strides)
+		}
+	}
+	rs.chain, rs.chainIn = f.chainFor(rs.sc)
+	if rs.chain == nil {
+		f.plan(rs.sc, rs.calls, rs.tiled)
+	}
+	outBytes := 0
+	for i, o := range outs {
+		sz := o.DType.Size()
+		rs.outData[i] = o.Data[o.Offset*sz : (o.Offset+n)*sz]
+		outBytes += n * sz
+	}
+	rs.stream = outBytes >= streamBytes
+}
+
+// runRange runs tiles [tlo, thi) of the call rs.
+func (f *interp) runRange(rs *runState, tlo, thi int) error {
+	if rs.chain != nil {
+		runChain(tlo, thi, rs.n, rs.chain, rs.chainIn, rs.inBufs, rs.walkers, rs.outData[0], rs.stream)
+		return nil
+	}
+	return f.runTiles(tlo, thi, rs)
 }
 
 // callKind is how a step runs in one call, once the call's scalar inputs
@@ -297,19 +374,18 @@ type call struct {
 }
 
 // plan resolves each step for a call whose one-element inputs are those
-// with sc[i] set: which kernel runs and in what operand order, so the
-// tile loop makes no decisions. tiled reports the one-element inputs that
-// some step still reads as a whole tile.
-func (f *interp) plan(sc [][]byte) (calls []call, tiled []bool) {
+// with sc[i] set, into calls: which kernel runs and in what operand
+// order, so the tile loop makes no decisions. It sets tiled[i] for the
+// one-element inputs that some step still reads as a whole tile.
+func (f *interp) plan(sc [][]byte, calls []call, tiled []bool) {
 	nIn := len(f.p.InDTypes)
 	isScalar := func(r int) bool { return r < nIn && sc[r] != nil }
-	calls = make([]call, len(f.steps))
 	for k := range f.steps {
 		st, args := &f.steps[k], f.p.Instrs[k].Args
 		cl := &calls[k]
 		switch {
 		case st.skip:
-			cl.kind = callSkip
+			*cl = call{kind: callSkip}
 		case st.unary != nil:
 			*cl = call{kind: callUnary, a: args[0]}
 		case st.fused != nil:
@@ -331,10 +407,10 @@ func (f *interp) plan(sc [][]byte) (calls []call, tiled []bool) {
 				*cl = call{kind: callSV, a: b, b: a}
 			}
 		default:
-			cl.kind = callGeneric
+			*cl = call{kind: callGeneric}
 		}
 	}
-	tiled = make([]bool, nIn)
+	clear(tiled)
 	asTile := func(rs ...int) { // registers a step reads as tiles
 		for _, r := range rs {
 			if isScalar(r) {
@@ -356,12 +432,26 @@ func (f *interp) plan(sc [][]byte) (calls []call, tiled []bool) {
 			asTile(f.p.Instrs[k].Args...)
 		}
 	}
-	return calls, tiled
 }
 
-// runTiles runs the program over tiles [tlo, thi) of an n-element result,
-// each step as calls says.
-func (f *interp) runTiles(tlo, thi, n int, inBufs []Buf, walkers []*walker, direct []bool, sc [][]byte, tiled []bool, calls []call, outData [][]byte, stream bool) error {
+// tileScratch is what a goroutine running tiles needs besides the call's
+// runState: the scratch tiles and the tile loop's bookkeeping, reused
+// across calls.
+type tileScratch struct {
+	arena    []byte
+	regs     [][]byte
+	straight []bool
+	outSteps []int
+	pending  []streamOut
+	tile     [1]int
+	unit     [1]int
+	zero     [1]int
+}
+
+// runTiles runs the program over tiles [tlo, thi) of the call rs, each
+// step as rs.calls says.
+func (f *interp) runTiles(tlo, thi int, rs *runState) error {
+	n, inBufs, walkers, direct, sc, tiled, calls, outData, stream := rs.n, rs.inBufs, rs.walkers, rs.direct, rs.sc, rs.tiled, rs.calls, rs.outData, rs.stream
 	p := f.p
 	nIn := len(p.InDTypes)
 	tileLen := min(tileElems, n)
@@ -375,29 +465,31 @@ func (f *interp) runTiles(tlo, thi, n int, inBufs []Buf, walkers []*walker, dire
 		inBase += 2 * len(outData) * f.outTileBytes
 	}
 	need := inBase + nIn*inBytes
-	ap, _ := f.arenas.Get().(*[]byte)
-	if ap == nil || len(*ap) < need {
-		ap = new([]byte)
-		*ap = make([]byte, need)
+	ts, _ := f.arenas.Get().(*tileScratch)
+	if ts == nil {
+		ts = &tileScratch{regs: make([][]byte, nIn+len(p.Instrs)), straight: make([]bool, len(calls)), unit: [1]int{1}}
 	}
-	defer f.arenas.Put(ap)
+	if len(ts.arena) < need {
+		ts.arena = make([]byte, need)
+	}
+	defer f.putTileScratch(ts)
 	if stream {
 		// once for the chunk: ParallelFor's return hands the results on
 		defer storeFence()
 	}
-	arena := *ap
+	arena := ts.arena
 	inTile := func(i int) []byte { return arena[inBase+i*inBytes:][:inBytes] }
-	regs := make([][]byte, nIn+len(p.Instrs))
-	tile := []int{tileLen}
-	unit := []int{1}
+	regs := ts.regs
+	ts.tile[0] = tileLen
+	tile, unit := ts.tile[:], ts.unit[:]
 	for i := range nIn {
 		if tiled[i] {
 			// filled once per chunk, for the steps that have no kernel
 			// taking it as a scalar
 			dt := p.InDTypes[i]
 			b := inBufs[i]
-			src := Buf{Data: b.Data, DType: dt, Shape: tile, Strides: []int{0}, Offset: b.Offset}
-			if err := Copy(contiguous(inTile(i)[:tileLen*dt.Size()], dt, tile), src); err != nil {
+			src := Buf{Data: b.Data, DType: dt, Shape: tile, Strides: ts.zero[:], Offset: b.Offset}
+			if err := Copy(Buf{Data: inTile(i)[:tileLen*dt.Size()], DType: dt, Shape: tile, Strides: unit}, src); err != nil {
 				return err
 			}
 		}
@@ -413,8 +505,9 @@ func (f *interp) runTiles(tlo, thi, n int, inBufs []Buf, walkers []*walker, dire
 	// and non-temporal stores wait for the write-combining buffers
 	// (docs/performance.md, compile). Smaller results, which
 	// come from the caches, lose more to the calls than they gain.
-	steps, outSteps := 0, []int(nil)
-	straight := make([]bool, len(calls)) // steps computed into the output
+	steps, outSteps := 0, ts.outSteps[:0]
+	straight := ts.straight // steps computed into the output
+	clear(straight)
 	for k, cl := range calls {
 		if cl.kind != callSkip {
 			steps++
@@ -431,7 +524,8 @@ func (f *interp) runTiles(tlo, thi, n int, inBufs []Buf, walkers []*walker, dire
 	if stream {
 		piece = (tileElems + steps - 1) / steps
 	}
-	var pending []streamOut // the last tile's outputs
+	ts.outSteps = outSteps
+	pending := ts.pending[:0] // the last tile's outputs
 	for t := tlo; t < thi; t++ {
 		lo := t * tileElems
 		m := min(tileElems, n-lo)
@@ -532,7 +626,16 @@ func (f *interp) runTiles(tlo, thi, n int, inBufs []Buf, walkers []*walker, dire
 	for i := range pending {
 		pending[i].store(len(pending[i].src))
 	}
+	ts.pending = pending
 	return nil
+}
+
+// putTileScratch drops what ts holds of the call's memory and puts it
+// back in the pool.
+func (f *interp) putTileScratch(ts *tileScratch) {
+	clear(ts.regs)
+	clear(ts.pending[:cap(ts.pending)])
+	f.arenas.Put(ts)
 }
 
 // runChain runs the program as the chain ch (see chainOf), which reads
@@ -543,14 +646,14 @@ func (f *interp) runTiles(tlo, thi, n int, inBufs []Buf, walkers []*walker, dire
 // tile slowed it (docs/performance.md, Chains).
 func runChain(tlo, thi, n int, ch *chain, ins []int, inBufs []Buf, walkers []*walker, out []byte, stream bool) {
 	const sz = 4 // float32
-	run := ch.Run
 	if stream {
-		run = ch.RunNT
 		defer storeFence()
 	}
 	lo, hi := tlo*tileElems, min(thi*tileElems, n)
-	srcs := make([][]byte, len(ins))
-	copies := make([][]byte, len(ins)) // for the inputs not in order
+	// a chain has at most chainInputs inputs: these stay on the stack
+	var srcBufs, copyBufs [chainInputs][]byte
+	srcs := srcBufs[:len(ins)]
+	copies := copyBufs[:len(ins)] // for the inputs not in order
 	step := hi - lo
 	for k, i := range ins {
 		if walkers[i] != nil {
@@ -568,7 +671,11 @@ func runChain(tlo, thi, n int, ch *chain, ins []int, inBufs []Buf, walkers []*wa
 				gatherRange(walkers[i], srcs[k], b, lo, e)
 			}
 		}
-		run(out[lo*sz:e*sz], srcs)
+		if stream {
+			ch.RunNT(out[lo*sz:e*sz], srcs)
+		} else {
+			ch.Run(out[lo*sz:e*sz], srcs)
+		}
 	}
 }
 
