@@ -11,7 +11,10 @@
 //
 // Bad arguments panic with *Error at the call, naming the operation and
 // the shapes or values involved; Try turns such a panic into an error.
-// Failures that only show while computing are returned by Eval.
+// Failures that only show while computing are returned by Eval. A
+// failure of asynchronous device work is recorded on the memory it should
+// have written (Storage.Fail), so every Eval that reads that memory
+// returns it.
 //
 // FATHOM_DEVICE=cpu|gpu picks the default device. With it unset, the
 // default is the GPU where Metal is available and the CPU elsewhere. A

@@ -1,6 +1,7 @@
 package array
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"runtime/debug"
@@ -67,18 +68,28 @@ func (w *gpuWork) add(s Stream, n *node) {
 }
 
 // finish waits for the streams and publishes the nodes, or records the
-// failure on them so that every later Eval reports it too.
+// failure on them so that every later Eval reports it too. A failure of
+// the device's own (a command buffer that did not complete) is recorded
+// on the memory its work should have written, where every Eval that
+// waited for that work finds it, not only the one that synchronized
+// first.
 func (w *gpuWork) finish() error {
 	err := synchronize(w.streams)
+	var failed error
 	for _, n := range w.nodes {
 		if err != nil {
 			n.fail(err)
 			continue
 		}
+		if e := n.failedWork(); e != nil {
+			n.fail(e)
+			failed = cmp.Or(failed, e)
+			continue
+		}
 		n.publish()
 	}
 	w.streams, w.nodes = w.streams[:0], w.nodes[:0]
-	return err
+	return cmp.Or(err, failed)
 }
 
 // synchronize waits for the work queued on each stream.
@@ -199,7 +210,7 @@ func (sc *walkScratch) walk(xs []*Array, visit func(*node) (fresh, ok bool)) ([]
 			return nil, true, err
 		}
 		if n == nil {
-			if err := donatedError(x, storageOf(x)); err != nil {
+			if err := readError(x, storageOf(x)); err != nil {
 				return nil, true, err
 			}
 			continue
@@ -273,7 +284,7 @@ func (n *node) eval() error {
 			n.err = Errorf("array.Eval", "%s: input of shape %v has no value", n.prim.Name(), in.shape)
 			return n.err
 		}
-		if err := donatedError(in, d.storage); err != nil {
+		if err := readError(in, d.storage); err != nil {
 			n.err = err
 			return err
 		}

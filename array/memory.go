@@ -248,7 +248,10 @@ const (
 // the next collection, and the next step of a training loop reuses them
 // at once. Views and kernels that share a buffer make this a property of
 // the Storage: holders counts the transient arrays over it, and a
-// storage that any other array came to share is never freed early.
+// storage that any other array came to share is never freed early. A CPU
+// buffer goes back to the pool at once; a backend's (NewPooledStorage)
+// goes back through its recycle function, which waits for the device
+// work already queued that reads it.
 const (
 	escaped  = -1 // a caller may hold the storage: never freed early
 	recycled = -2 // freed early: no array may use it again
@@ -259,8 +262,8 @@ const (
 // DropTransient is called once they have all run. If out shares an
 // input's storage (a view), the storage gains a holder if it is already
 // transient; a storage of its own is transient from now on. Only pooled
-// CPU buffers are ever freed early; anything else is left to the
-// collector.
+// buffers (CPU or a backend's) are ever freed early; anything else is
+// left to the collector.
 func HoldTransient(out *Array, ins []*Array) {
 	st := storageOf(out)
 	if st == nil || st.pooled == nil {
@@ -285,7 +288,7 @@ func HoldTransient(out *Array, ins []*Array) {
 // DonateStorage makes a's storage transient, as HoldTransient does for a
 // value a primitive just made, for a caller that gives a up (compile's
 // CallDonating). It reports false, changing nothing, if a has no pooled
-// CPU buffer or the buffer is already tracked.
+// buffer or the buffer is already tracked.
 func DonateStorage(a *Array) bool {
 	st := storageOf(a)
 	return st != nil && st.pooled != nil && st.pooled.holders.CompareAndSwap(0, 1)
@@ -329,24 +332,85 @@ func DropTransient(a *Array) {
 			continue
 		}
 		if p.holders.CompareAndSwap(1, recycled) {
-			p.cleanup.Stop()
-			buf := p.buf
-			p.buf, st.bytes = nil, nil
-			freeCPU(buf)
+			st.giveBack()
 			return
 		}
 	}
 }
 
-// donatedError returns the error of reading a, an evaluated array whose
-// storage is st, if its buffer went back to the pool: a caller gave it to
-// CallDonating and used it again. (An intermediate's buffer goes back
-// only when nothing can read it.)
-func donatedError(a *Array, st *Storage) error {
-	if st != nil && st.pooled != nil && st.pooled.holders.Load() == recycled {
+// Recycle gives s's buffer back to its pool now, as compile does a value
+// no array can read any more, for a backend that made s for its own use
+// (a staged copy of host memory) and is done with it; a backend's
+// recycle function still waits for the device work queued that reads it.
+// It reports false, changing nothing, if s is not pooled or is already
+// tracked as transient or given back.
+func (s *Storage) Recycle() bool {
+	if s == nil || s.pooled == nil || !s.pooled.holders.CompareAndSwap(0, recycled) {
+		return false
+	}
+	s.giveBack()
+	return true
+}
+
+// giveBack returns the buffer of a storage marked recycled to its pool.
+func (s *Storage) giveBack() {
+	p := s.pooled
+	p.cleanup.Stop()
+	s.bytes = nil
+	if p.recycle != nil {
+		p.recycle(s.Handle)
+		return
+	}
+	buf := p.buf
+	p.buf = nil
+	freeCPU(buf)
+}
+
+// readError returns the error of reading a, an evaluated array whose
+// storage is st: its buffer went back to the pool (a caller gave it to
+// CallDonating and used it again; an intermediate's buffer goes back
+// only when nothing can read it), or the device work that should have
+// written it failed (Storage.Fail).
+func readError(a *Array, st *Storage) error {
+	if st == nil || st.pooled == nil {
+		return nil
+	}
+	if st.pooled.holders.Load() == recycled {
 		return Errorf("array.Eval", "array of shape %v and dtype %v was donated (compile's CallDonating) and has no value any more", a.shape, a.dtype)
 	}
+	if e := st.pooled.failed.Load(); e != nil {
+		return *e
+	}
 	return nil
+}
+
+// failedWork is what an Eval checks of a node on a device that runs
+// asynchronously, once it has waited for the node's work: the failure
+// recorded on the memory of its inputs or outputs (Storage.Fail), nil if
+// none. A failure found on an input is recorded on the outputs too: the
+// node computed them from memory that was never written (a kernel that
+// ran on the host after waiting for the GPU, say), and whoever reads
+// them must find the error as well.
+func (n *node) failedWork() error {
+	var err error
+	for _, in := range n.inputs {
+		if err = storageOf(in).Err(); err != nil {
+			break
+		}
+	}
+	if err == nil {
+		for _, o := range n.outputs {
+			if err = storageOf(o).Err(); err != nil {
+				break
+			}
+		}
+	}
+	if err != nil {
+		for _, o := range n.outputs {
+			storageOf(o).Fail(err)
+		}
+	}
+	return err
 }
 
 // storageOf is a.Storage(), nil for a nil array too.

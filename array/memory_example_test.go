@@ -49,3 +49,19 @@ func ExampleSetMemoryLimit() {
 	// true
 	// 262144
 }
+
+// ExampleStorage_Fail shows what a backend does when device work that
+// should have written memory failed (a GPU command buffer that timed
+// out): it records the failure on the storage, and every Eval that reads
+// the memory returns it, however many callers were waiting for the work.
+func ExampleStorage_Fail() {
+	st := array.AllocCPU(1 << 20)
+	x := array.FromStorage(array.DefaultStream(array.CPU), []int{256 << 10}, array.Float32, st, []int{1}, 0)
+	st.Fail(errors.New("GPU command buffer failed: timeout"))
+	fmt.Println(x.Eval())
+	_, err := array.ToSlice[float32](x)
+	fmt.Println(err)
+	// Output:
+	// GPU command buffer failed: timeout
+	// GPU command buffer failed: timeout
+}

@@ -20,20 +20,26 @@ type Storage struct {
 	device Device
 	Handle any
 
-	// pooled is set for a buffer from the CPU pool, nil for small buffers
-	// and for memory a backend made: kept apart so that the small-op path
+	// pooled is set for a buffer from the CPU pool or a backend's
+	// (NewPooledStorage), nil for small CPU buffers and memory a backend
+	// made with NewStorage: kept apart so that the small-op path
 	// allocates no more than it did before accounting.
 	pooled *pooledBuf
 }
 
-// pooledBuf is what a pooled CPU buffer needs besides its bytes: the
-// buffer itself, the cleanup that returns it when its Storage dies
-// (stopped when compile frees it early), and the count of transient
-// arrays that share it (memory.go).
+// pooledBuf is what a pooled buffer needs besides its bytes: the CPU
+// pool's buffer itself, the cleanup that returns it when its Storage dies
+// (stopped when compile frees it early), the count of transient arrays
+// that share it (memory.go), how a backend's buffer goes back early, and
+// the failure of the device work that should have written it.
 type pooledBuf struct {
-	buf     []uint64
+	buf     []uint64 // nil for a backend's buffer
 	cleanup runtime.Cleanup
 	holders atomic.Int32
+	// recycle gives a backend's buffer back when compile frees it early;
+	// nil for the CPU pool's, which goes back to the pool at once.
+	recycle func(handle any)
+	failed  atomic.Pointer[error]
 }
 
 // pooledStorage allocates a Storage and its pooledBuf together. Storage
@@ -48,6 +54,49 @@ type pooledStorage struct {
 // own release (for example with runtime.AddCleanup on the Storage).
 func NewStorage(b []byte, d Device, handle any) *Storage {
 	return &Storage{bytes: b, device: d, Handle: handle}
+}
+
+// NewPooledStorage wraps memory from a backend's own pool (the Metal
+// buffer cache), which compile may give back before the Storage dies and
+// whose device work may fail (Fail). collected is called with handle when
+// the Storage becomes unreachable, unless compile has called recycle with
+// it first: recycle is called at most once, when compile proves that no
+// array will read the memory again (memory.go, transient arrays). Work
+// already queued on the device may still read it then, so the backend
+// must wait for that work before it reuses the memory.
+func NewPooledStorage(b []byte, d Device, handle any, collected, recycle func(handle any)) *Storage {
+	ps := &pooledStorage{Storage: Storage{bytes: b, device: d, Handle: handle}}
+	s := &ps.Storage
+	s.pooled = &ps.p
+	s.pooled.recycle = recycle
+	s.pooled.cleanup = runtime.AddCleanup(s, collected, handle)
+	return s
+}
+
+// Fail records that device work which should have written s failed with
+// err (a GPU command buffer that did not complete, or a kernel that read
+// memory marked failed): every Eval that reads an array over s, from now
+// on, returns err, and so does the Eval that waited for the work. The
+// first failure recorded stays. It reports false, recording nothing, for
+// a storage from neither a pool (AllocCPU's above MaxUnpooled bytes, or
+// NewPooledStorage) nor a backend that can fail.
+func (s *Storage) Fail(err error) bool {
+	if s == nil || s.pooled == nil || err == nil {
+		return false
+	}
+	s.pooled.failed.CompareAndSwap(nil, &err)
+	return true
+}
+
+// Err returns the failure Fail recorded on s, nil if none.
+func (s *Storage) Err() error {
+	if s == nil || s.pooled == nil {
+		return nil
+	}
+	if e := s.pooled.failed.Load(); e != nil {
+		return *e
+	}
+	return nil
 }
 
 // Bytes returns the storage's memory.

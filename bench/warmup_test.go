@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"fmt"
 	"runtime"
 	"runtime/debug"
 	"testing"
@@ -12,24 +13,28 @@ import (
 )
 
 // BenchmarkWarmup is issue 22's warm-up stall: a compiled gradient-descent
-// step of internal/mlp's network (784-512-10, batch 256) from a cold
-// start (empty pools, a new trace), the parameters fed back each step as
-// a training loop does: with Call, and with CallDonating, which gives
-// the old parameters' buffers back at once. Each iteration times 50
-// steps, then 50 more once warm, and reports the mean of the first 50
-// (first50-ms, the trace included), of steps 2 to 50 (warm-ms), of steps
-// 51 to 100 (steady-ms), their ratios to the steady state, and the pool's
-// misses after the first step.
+// step of internal/mlp's network (784-512-10, and the issue's own
+// 784-256-10; batch 256) from a cold start (empty pools, a new trace), the
+// parameters fed back each step as a training loop does: with Call, and
+// with CallDonating, which gives the old parameters' buffers back at
+// once. Each iteration times 50 steps, then 50 more once warm, and
+// reports the mean of the first 50 (first50-ms, the trace included), the
+// second step alone (second-ms), the mean of steps 2 to 50 (warm-ms) and
+// of steps 51 to 100 (steady-ms), their ratios to the steady state, and
+// the pool's misses after the first step.
 //
 //	go test ./bench -run '^$' -bench Warmup -benchtime 3x
 func BenchmarkWarmup(b *testing.B) {
-	b.Run("Call", func(b *testing.B) { warmup(b, nil) })
-	b.Run("CallDonating", func(b *testing.B) { warmup(b, []int{0, 1, 2, 3}) })
+	for _, hidden := range []int{mlp.Hidden, 256} {
+		name := fmt.Sprintf("784-%d-10/", hidden)
+		b.Run(name+"Call", func(b *testing.B) { warmup(b, hidden, nil) })
+		b.Run(name+"CallDonating", func(b *testing.B) { warmup(b, hidden, []int{0, 1, 2, 3}) })
+	}
 }
 
-func warmup(b *testing.B, donate []int) {
+func warmup(b *testing.B, hidden int, donate []int) {
 	const first, steady = 50, 50
-	var firstSum, warmSum, steadySum time.Duration
+	var firstSum, secondSum, warmSum, steadySum time.Duration
 	var lateMisses int64
 	for b.Loop() {
 		b.StopTimer()
@@ -39,7 +44,7 @@ func warmup(b *testing.B, donate []int) {
 		array.ClearCache()
 		debug.FreeOSMemory()
 		step := compile.Compile(mlp.TrainStep)
-		args := mlp.Args()
+		args := mlp.ArgsHidden(hidden)
 		b.StartTimer()
 		for i := range first + steady {
 			t0 := time.Now()
@@ -59,6 +64,9 @@ func warmup(b *testing.B, donate []int) {
 				if i > 0 {
 					warmSum += d
 				}
+				if i == 1 {
+					secondSum += d
+				}
 			default:
 				steadySum += d
 			}
@@ -74,9 +82,11 @@ func warmup(b *testing.B, donate []int) {
 	ms := func(d time.Duration, steps int) float64 { return d.Seconds() * 1e3 / n / float64(steps) }
 	st := ms(steadySum, steady)
 	b.ReportMetric(ms(firstSum, first), "first50-ms")
+	b.ReportMetric(ms(secondSum, 1), "second-ms")
 	b.ReportMetric(ms(warmSum, first-1), "warm-ms")
 	b.ReportMetric(st, "steady-ms")
 	b.ReportMetric(ms(firstSum, first)/st, "first50/steady")
+	b.ReportMetric(ms(secondSum, 1)/st, "second/steady")
 	b.ReportMetric(ms(warmSum, first-1)/st, "warm/steady")
 	b.ReportMetric(float64(lateMisses)/n, "misses-after-step1")
 	b.ReportMetric(0, "ns/op")

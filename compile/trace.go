@@ -172,26 +172,34 @@ func (t *trace) countUses() {
 
 // replay builds the traced graph again on new inputs, recording it on
 // stream s. With a shapeless trace and inputs of new shapes, each step's
-// output shapes come from its primitive's shape rule. On the CPU, steps
-// that make or read large transient values run through recycling, so
-// that those values' buffers go back to the pool as soon as their last
-// consumer has run.
+// output shapes come from its primitive's shape rule. Steps that make or
+// read transient values from a pool run through recycling, so that those
+// values' buffers go back to the pool as soon as their last consumer has
+// run (on the GPU, as soon as the GPU has run it).
 func (t *trace) replay(in []*array.Array, s array.Stream) []*array.Array {
 	return t.replayDonating(in, s, nil)
 }
 
 // replayDonating is replay for a caller that gives up the inputs marked in
-// donated (CallDonating): on the CPU their buffers go back to the pool
-// once their last consumer has run, as a transient value's do.
+// donated (CallDonating): their buffers go back to the pool once their
+// last consumer has run, as a transient value's do.
 func (t *trace) replayDonating(in []*array.Array, s array.Stream, donated []bool) []*array.Array {
 	sameShapes := true
 	for i, x := range in {
-		if !slices.Equal(x.Shape(), t.inShapes[i]) {
+		if !slices.Equal(x.RawShape(), t.inShapes[i]) {
 			sameShapes = false
 			break
 		}
 	}
-	vals := make([][]*array.Array, len(t.steps))
+	// A small trace's values and a step's inputs stay on the stack (New
+	// copies its inputs); a replay allocates little more than its nodes.
+	var valBuf [16]*array.Array
+	var insBuf [8]*array.Array
+	vals := valBuf[:0]
+	if len(t.uses) > len(valBuf) {
+		vals = make([]*array.Array, 0, len(t.uses))
+	}
+	vals = vals[:len(t.uses)] // by slot
 	get := func(r ref) *array.Array {
 		switch r.kind {
 		case fromInput:
@@ -199,24 +207,29 @@ func (t *trace) replayDonating(in []*array.Array, s array.Stream, donated []bool
 		case fromConst:
 			return t.consts[r.idx]
 		}
-		return vals[r.idx][r.out]
+		return vals[t.slots[r.idx]+r.out]
 	}
-	cpu := s.Device.Type == array.DeviceCPU
 	var rc *recycler
-	if cpu && donated != nil {
-		rc = t.donate(in, donated)
+	if donated != nil {
+		rc = t.donate(in, donated, s.Device)
 	}
+	unpooled := unpooledOn(s.Device)
 	for i, st := range t.steps {
-		ins := make([]*array.Array, len(st.ins))
+		ins := insBuf[:0]
+		if len(st.ins) > len(insBuf) {
+			ins = make([]*array.Array, 0, len(st.ins))
+		}
+		ins = ins[:len(st.ins)]
 		for j, r := range st.ins {
 			ins[j] = get(r)
 		}
 		shapes := st.shapes
 		if !sameShapes {
-			shapes = replayShapes(st, ins)
+			// a copy: a shape rule may keep its inputs, and ins is reused
+			shapes = replayShapes(st, slices.Clone(ins))
 		}
 		prim := st.prim
-		if cpu && t.recycles(i, shapes, rc) {
+		if t.recycles(i, shapes, rc, unpooled) {
 			if rc == nil {
 				rc = t.newRecycler(len(in))
 			}
@@ -225,9 +238,10 @@ func (t *trace) replayDonating(in []*array.Array, s array.Stream, donated []bool
 			prim = w
 		}
 		if len(shapes) == 1 {
-			vals[i] = []*array.Array{array.New(s, shapes[0], st.dtypes[0], prim, ins...)}
+			vals[t.slots[i]] = array.New(s, shapes[0], st.dtypes[0], prim, ins...)
 		} else {
-			vals[i] = array.NewMulti(s, shapes, st.dtypes, prim, ins...)
+			// NewMulti keeps its inputs slice
+			copy(vals[t.slots[i]:], array.NewMulti(s, shapes, st.dtypes, prim, slices.Clone(ins)...))
 		}
 	}
 	outs := make([]*array.Array, len(t.outs))
@@ -237,11 +251,22 @@ func (t *trace) replayDonating(in []*array.Array, s array.Stream, donated []bool
 	return outs
 }
 
+// unpooledOn is the most bytes of a value that recycling leaves to the
+// collector on device d: the CPU pool leaves small buffers to the Go
+// allocator, while every GPU buffer comes from the Metal buffer cache.
+func unpooledOn(d array.Device) int {
+	if d.Type == array.DeviceCPU {
+		return array.MaxUnpooled
+	}
+	return 0
+}
+
 // recycles reports whether step i of a replay runs through recycling: it
-// makes a transient value large enough to come from the pool, or reads
-// one that a recycling step made (so that its last consumer is seen).
-// Replays of small arrays build no recycler and pay nothing.
-func (t *trace) recycles(i int, shapes [][]int, rc *recycler) bool {
+// makes a transient value of more than unpooled bytes, which come from a
+// pool, or reads one that a recycling step made (so that its last
+// consumer is seen). Replays of small arrays on the CPU build no recycler
+// and pay nothing.
+func (t *trace) recycles(i int, shapes [][]int, rc *recycler, unpooled int) bool {
 	st := &t.steps[i]
 	for j, sh := range shapes {
 		if t.uses[t.slots[i]+j] < 0 {
@@ -251,7 +276,7 @@ func (t *trace) recycles(i int, shapes [][]int, rc *recycler) bool {
 		for _, d := range sh {
 			n *= d
 		}
-		if n > array.MaxUnpooled {
+		if n > unpooled {
 			return true
 		}
 	}
@@ -269,13 +294,16 @@ func (t *trace) recycles(i int, shapes [][]int, rc *recycler) bool {
 
 // donate returns a recycler that frees the donated inputs after their
 // last consumer, or nil if none can be: only an evaluated input in a
-// pooled buffer of its own (shared with no other input or constant), not
-// itself an output, and read by some step.
-func (t *trace) donate(in []*array.Array, donated []bool) *recycler {
+// pooled buffer of its own (shared with no other input or constant) on
+// the replay's device d, not itself an output, and read by some step.
+// (The GPU reads a CPU input through a copy it keeps, by address, until
+// it next waits: a CPU buffer freed and reused before then would be read
+// as the old copy.)
+func (t *trace) donate(in []*array.Array, donated []bool, d array.Device) *recycler {
 	var rc *recycler
 	for i, x := range in {
 		st := x.Storage()
-		if !donated[i] || t.inUses[i] <= 0 || st == nil {
+		if !donated[i] || t.inUses[i] <= 0 || st == nil || st.Device() != d {
 			continue
 		}
 		shared := false

@@ -4,6 +4,7 @@ import (
 	"math/bits"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -18,6 +19,9 @@ type devBuf struct {
 	data  []byte         // contents, class bytes long
 	class int
 	cache *bufCache // the allocator it came from (plans allocate scratch beside it)
+	// lastUse is the sequence number of the newest command buffer that
+	// uses the buffer (cmdQueue), for recycle.
+	lastUse atomic.Uint64
 	// links in the cache's least-recently-freed list while cached
 	prev, next *devBuf
 }
@@ -54,7 +58,8 @@ func gpuSizeClass(n int) int {
 }
 
 // bufCache hands out device buffers as *array.Storage and takes them back
-// through runtime.AddCleanup when the Storage becomes unreachable. Freed
+// through runtime.AddCleanup when the Storage becomes unreachable, or
+// earlier when compile proves no array reads it any more (recycle). Freed
 // buffers wait in per-class free lists for reuse; the oldest are released
 // to Metal when the cache exceeds its byte limit, or when a new buffer
 // would exceed the memory or buffer-count limit.
@@ -81,6 +86,11 @@ type bufCache struct {
 	nlive  int
 	ncache int
 	peak   int64
+	// retired is the sequence number of the newest command buffer known
+	// to have completed (the queue's retire); recycled holds buffers that
+	// compile freed while a command buffer that uses them had not.
+	retired  uint64
+	recycled []*devBuf
 }
 
 func newBufCache(cfg config, maxLength int,
@@ -113,9 +123,7 @@ func (c *bufCache) alloc(n int) (*array.Storage, error) {
 		array.ReleaseMemory(array.GPU, int64(class))
 		return nil, err
 	}
-	st := array.NewStorage(b.data[:n:n], array.GPU, b)
-	runtime.AddCleanup(st, c.put, b)
-	return st, nil
+	return array.NewPooledStorage(b.data[:n:n], array.GPU, b, c.collected, c.recycle), nil
 }
 
 // take reuses a cached buffer of the class or makes a new one.
@@ -166,26 +174,75 @@ func (c *bufCache) addLive(class int) {
 	c.peak = max(c.peak, c.live)
 }
 
-// put takes back the buffer of a Storage that became unreachable.
-func (c *bufCache) put(b *devBuf) {
-	array.ReleaseMemory(array.GPU, int64(b.class))
+// collected takes back the buffer of a Storage that became unreachable:
+// no command buffer holds it any more (a batch keeps the Storage of every
+// buffer it uses until it completes).
+func (c *bufCache) collected(h any) {
 	c.mu.Lock()
-	c.live -= int64(b.class)
-	c.nlive--
+	evicted := c.putLocked(h.(*devBuf), nil)
+	c.mu.Unlock()
+	c.release(evicted)
+}
+
+// recycle takes back the buffer of a Storage that compile freed before
+// it died (array.NewPooledStorage): at once if every command buffer that
+// uses it has completed, else once the last of them has (retire). Work
+// on the GPU would be ordered after those command buffers' reads, but
+// the host writes into buffers it hands out (staged inputs, large
+// parameter blocks, kernels that run on the host) with nothing to order
+// those writes after the GPU's; so, as MLX does, a buffer comes back only
+// when the GPU is done with it.
+func (c *bufCache) recycle(h any) {
+	b := h.(*devBuf)
+	c.mu.Lock()
 	var evicted []*devBuf
-	if int64(b.class) > c.cacheLimit {
-		evicted = append(evicted, b)
+	if b.lastUse.Load() > c.retired {
+		c.recycled = append(c.recycled, b)
 	} else {
-		c.free[b.class] = append(c.free[b.class], b)
-		b.prev, b.next = c.lru.prev, &c.lru
-		c.lru.prev.next = b
-		c.lru.prev = b
-		c.cached += int64(b.class)
-		c.ncache++
-		evicted = c.trimLocked(evicted)
+		evicted = c.putLocked(b, nil)
 	}
 	c.mu.Unlock()
 	c.release(evicted)
+}
+
+// retire records that every command buffer up to sequence number seq
+// has completed, and takes back the recycled buffers that waited for
+// them.
+func (c *bufCache) retire(seq uint64) {
+	c.mu.Lock()
+	c.retired = seq
+	var evicted []*devBuf
+	keep := c.recycled[:0]
+	for _, b := range c.recycled {
+		if b.lastUse.Load() > seq {
+			keep = append(keep, b)
+			continue
+		}
+		evicted = c.putLocked(b, evicted)
+	}
+	clear(c.recycled[len(keep):])
+	c.recycled = keep
+	c.mu.Unlock()
+	c.release(evicted)
+}
+
+// putLocked takes back a buffer no array uses any more into the cache,
+// or appends it to evicted, with the buffers the cache's limit pushes
+// out, for release.
+func (c *bufCache) putLocked(b *devBuf, evicted []*devBuf) []*devBuf {
+	array.ReleaseMemory(array.GPU, int64(b.class))
+	c.live -= int64(b.class)
+	c.nlive--
+	if int64(b.class) > c.cacheLimit {
+		return append(evicted, b)
+	}
+	c.free[b.class] = append(c.free[b.class], b)
+	b.prev, b.next = c.lru.prev, &c.lru
+	c.lru.prev.next = b
+	c.lru.prev = b
+	c.cached += int64(b.class)
+	c.ncache++
+	return c.trimLocked(evicted)
 }
 
 // evictOldest removes the least recently freed buffer from the cache and

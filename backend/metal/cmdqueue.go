@@ -1,6 +1,7 @@
 package metal
 
 import (
+	"cmp"
 	"strconv"
 	"strings"
 	"sync"
@@ -77,6 +78,15 @@ const maxBufferArgs = 31
 // the last barrier (a barrier orders everything before it). Across command buffers Metal orders
 // access itself (the buffers are hazard-tracked). The host waits for the
 // GPU only in synchronize, or when memory runs out.
+//
+// A command buffer that fails has its error recorded on the memory it
+// writes (array.Storage.Fail), and so does any command buffer in flight
+// with it that reads memory marked failed, when it completes; a launch
+// that reads memory already marked is refused with the failure. So every
+// Eval that waited for the failed work, and every later read of what it
+// produced, finds the error, whichever of several concurrent Evals
+// happened to synchronize first, and work that does not depend on it
+// runs on.
 type cmdQueue struct {
 	drv   driver
 	cache *bufCache
@@ -85,13 +95,19 @@ type cmdQueue struct {
 	mu       sync.Mutex
 	cur      *batch
 	inflight []*batch // committed, in commit order
+	seq      uint64   // sequence number of the newest command buffer
+	// failSeq is the newest command buffer made before a failure was
+	// last recorded: up to it, one may read memory that failed without
+	// its launch having been refused.
+	failSeq uint64
 	// staged maps host memory (bytes that are not a device buffer) to its
 	// device copy until the next synchronize, so a launch that reads what
 	// an earlier one wrote into host memory reads the device copy.
 	staged map[stageKey]*stagedMem
-	// err is a failure found while polling, reported by the next run or
-	// synchronize.
-	err error
+	// err is the first failure since the last synchronize, and lost the
+	// first that could not be recorded on the memory it spoiled (host
+	// memory that is not a pooled Storage).
+	err, lost error
 	// scratch space for encodeLocked, reused across dispatches
 	scratch dispatch
 	bufs    []*devBuf
@@ -100,16 +116,23 @@ type cmdQueue struct {
 
 // batch is one command buffer and what it needs kept alive.
 type batch struct {
+	seq   uint64
 	cb    cmdBuf
 	ops   int
 	bytes int64
 	// refs holds every buffer the command buffer uses, so no Storage is
-	// collected (and its buffer reused) while the GPU may still use it.
-	refs map[*devBuf]Memory
+	// collected (and its buffer reused) while the GPU may still use it,
+	// and what its dispatches do with it, for failures.
+	refs map[*devBuf]batchRef
 	// buffers written and read since the last barrier
 	written, read map[*devBuf]struct{}
 	// kernels names the dispatches, in order, while a kernel trace runs
 	kernels []string
+}
+
+type batchRef struct {
+	mem         Memory
+	wrote, read bool
 }
 
 type stageKey struct {
@@ -131,21 +154,12 @@ func newCmdQueue(drv driver, cache *bufCache, cfg config) *cmdQueue {
 func (q *cmdQueue) run(ls []Launch, pipes []pipeline) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if err := q.takeErr(); err != nil {
-		return err
-	}
 	for i := range ls {
 		if err := q.encodeLocked(&ls[i], pipes[i]); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-func (q *cmdQueue) takeErr() error {
-	err := q.err
-	q.err = nil
-	return err
 }
 
 func (q *cmdQueue) encodeLocked(l *Launch, p pipeline) error {
@@ -157,16 +171,23 @@ func (q *cmdQueue) encodeLocked(l *Launch, p pipeline) error {
 		if err != nil {
 			return err
 		}
+		if !a.Write {
+			if err := cmp.Or(memErr(a.Mem), memErr(keep)); err != nil {
+				return err
+			}
+		}
 		bufs, keeps = append(bufs, b), append(keeps, keep)
 	}
 	d := &q.scratch
 	d.params = nil
+	var params *array.Storage
 	if len(l.Params) > maxSetBytes {
 		st, err := q.allocLocked(len(l.Params))
 		if err != nil {
 			return err
 		}
 		copy(st.Bytes(), l.Params)
+		params = st
 		bufs, keeps = append(bufs, deviceBuf(st)), append(keeps, st)
 	} else if len(l.Params) > 0 {
 		d.params = l.Params
@@ -179,23 +200,31 @@ func (q *cmdQueue) encodeLocked(l *Launch, p pipeline) error {
 		if err != nil {
 			return err
 		}
-		q.cur = &batch{cb: cb, refs: map[*devBuf]Memory{}, written: map[*devBuf]struct{}{}, read: map[*devBuf]struct{}{}}
+		q.seq++
+		q.cur = &batch{seq: q.seq, cb: cb, refs: map[*devBuf]batchRef{}, written: map[*devBuf]struct{}{}, read: map[*devBuf]struct{}{}}
 	}
 	b := q.cur
 	d.buffers, d.offsets, d.writes = d.buffers[:0], d.offsets[:0], d.writes[:0]
 	for i, x := range bufs {
-		if _, ok := b.refs[x]; !ok {
-			b.refs[x] = keeps[i]
-			b.bytes += int64(x.class)
-		}
-		d.buffers = append(d.buffers, x.id)
 		off, w := 0, false
 		if i < len(l.Buffers) {
 			off, w = l.Buffers[i].Offset, l.Buffers[i].Write
 		}
+		r, ok := b.refs[x]
+		if !ok {
+			b.bytes += int64(x.class)
+		}
+		if !ok || w && !r.wrote || !w && !r.read {
+			b.refs[x] = batchRef{mem: keeps[i], wrote: r.wrote || w, read: r.read || !w}
+		}
+		x.lastUse.Store(b.seq)
+		d.buffers = append(d.buffers, x.id)
 		d.offsets = append(d.offsets, uint64(off))
 		d.writes = append(d.writes, w)
 	}
+	// The parameter block is this launch's alone: back to the cache once
+	// the command buffer has run, not at a collection.
+	params.Recycle()
 	d.barrier = false
 	for i, a := range l.Buffers {
 		_, w := b.written[bufs[i]]
@@ -257,9 +286,7 @@ func (q *cmdQueue) allocLocked(n int) (*array.Storage, error) {
 	if err == nil {
 		return st, nil
 	}
-	if derr := q.drainLocked(); derr != nil && q.err == nil {
-		q.err = derr
-	}
+	q.drainLocked()
 	return q.cache.allocReclaiming(n)
 }
 
@@ -283,30 +310,65 @@ func (q *cmdQueue) pollLocked() {
 		if !done {
 			break
 		}
-		if err != nil && q.err == nil {
-			q.err = err
-		}
-		q.traceLocked(b)
-		q.drv.release(b.cb)
+		q.finishedLocked(b, err)
 		n++
 	}
 	q.retire(n)
 }
 
 // drainLocked commits the open command buffer and waits for every one in
-// flight. It returns the first failure.
-func (q *cmdQueue) drainLocked() error {
+// flight.
+func (q *cmdQueue) drainLocked() {
 	q.commitLocked()
-	var first error
 	for _, b := range q.inflight {
-		if err := q.drv.wait(b.cb); err != nil && first == nil {
-			first = err
-		}
-		q.traceLocked(b)
-		q.drv.release(b.cb)
+		q.finishedLocked(b, q.drv.wait(b.cb))
 	}
 	q.retire(len(q.inflight))
-	return first
+}
+
+// finishedLocked does what a command buffer needs once it has run (or
+// failed with err): its failure, or one it read from memory that
+// failed, is recorded on the memory it writes; it is traced and
+// released; and the buffers recycled while it used them go back to the
+// cache. Command buffers finish in commit order.
+func (q *cmdQueue) finishedLocked(b *batch, err error) {
+	if err == nil && b.seq <= q.failSeq {
+		for _, r := range b.refs {
+			if r.read {
+				if err = memErr(r.mem); err != nil {
+					break
+				}
+			}
+		}
+	}
+	if err != nil {
+		q.err = cmp.Or(q.err, err)
+		for _, r := range b.refs {
+			if r.wrote {
+				q.failLocked(r.mem, err)
+			}
+		}
+		q.failSeq = q.seq
+	}
+	q.traceLocked(b)
+	q.drv.release(b.cb)
+	q.cache.retire(b.seq)
+}
+
+// failLocked records err on m, memory that failed work should have
+// written, or keeps it to be reported by synchronize if m cannot hold it.
+func (q *cmdQueue) failLocked(m Memory, err error) {
+	if st, ok := m.(*array.Storage); !ok || !st.Fail(err) {
+		q.lost = cmp.Or(q.lost, err)
+	}
+}
+
+// memErr is the failure recorded on m (array.Storage.Fail), nil if none.
+func memErr(m Memory) error {
+	if st, ok := m.(*array.Storage); ok {
+		return st.Err()
+	}
+	return nil
 }
 
 // traceLocked records a finished command buffer's run on the GPU in the
@@ -366,21 +428,28 @@ func (q *cmdQueue) retire(n int) {
 	q.inflight = q.inflight[:m]
 }
 
-// synchronize waits until all encoded work has run, copies what the GPU
-// wrote into staged host memory back, and returns the first failure since
-// the last synchronize.
-func (q *cmdQueue) synchronize() error {
+// synchronize waits until all encoded work has run and copies what the
+// GPU wrote into staged host memory back. Failures are recorded on the
+// memory they spoiled (finishedLocked), where every reader finds them; it
+// returns the first since the last synchronize (for an executor's caller,
+// the conformance suite, which reads memory directly), and the first
+// that could not be recorded on memory, which no reader would find.
+func (q *cmdQueue) synchronize() (first, lost error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	err := q.drainLocked()
+	q.drainLocked()
+	// The device copies are the queue's alone and the GPU is done with
+	// them: back to the cache now, not at a collection.
 	for _, s := range q.staged {
-		if s.written {
+		if err := s.dev.Err(); err != nil && s.written {
+			q.failLocked(s.host, err)
+		} else if s.written {
 			copy(s.host.Bytes(), s.dev.Bytes())
 		}
+		s.dev.Recycle()
 	}
 	clear(q.staged)
-	if e := q.takeErr(); err == nil {
-		err = e
-	}
-	return err
+	first, lost = q.err, q.lost
+	q.err, q.lost = nil, nil
+	return first, lost
 }

@@ -43,9 +43,10 @@ func Available() error {
 // not wait for them: their results are in memory after Synchronize, which
 // array.Eval calls before it returns. Outputs must be device memory from
 // Alloc; inputs that are host memory (a CPU array's Storage) are copied to
-// the device first. Compile errors, bad launches and memory exhaustion are
-// returned; errors the GPU reports while running come from a later Run or
-// Synchronize.
+// the device first. Compile errors, bad launches, memory exhaustion and a
+// launch that reads memory whose work failed are returned; a failure the
+// GPU reports while running is recorded on the memory the failed work
+// writes (array.Storage.Fail), where every Eval that reads it finds it.
 //
 // Every GPU stream feeds one Metal command queue, so work on different
 // streams runs in the order it was encoded.
@@ -73,15 +74,20 @@ func Alloc(nbytes int) (*array.Storage, error) {
 	return h.alloc(nbytes)
 }
 
-// Synchronize waits until all GPU work encoded so far has run, and
-// returns the first error the GPU reported since the last Synchronize.
-// Since the streams share one queue, it waits for every stream.
+// Synchronize waits until all GPU work encoded so far has run. Since the
+// streams share one queue, it waits for every stream. A command buffer
+// that failed is not reported here, to whichever caller synchronized
+// first, but on the memory its work should have written
+// (array.Storage.Err), to every Eval that reads it; Synchronize returns
+// only a failure that could not be recorded so (host memory a launch
+// wrote that is not a pooled Storage).
 func Synchronize(s array.Stream) error {
 	h, err := getHost()
 	if err != nil {
 		return err
 	}
-	return h.synchronize()
+	_, lost := h.q.synchronize()
+	return lost
 }
 
 // newExecutor returns a plan.Executor that encodes launches on stream s, for
@@ -109,7 +115,8 @@ var _ plan.Executor = (*streamExecutor)(nil)
 // Run encodes one launch.
 func (e *streamExecutor) Run(l Launch) error { return e.h.run([]Launch{l}) }
 
-// Synchronize waits for every launch encoded so far.
+// Synchronize waits for every launch encoded so far and returns the
+// first failure since the last Synchronize.
 func (e *streamExecutor) Synchronize() error { return e.h.synchronize() }
 
 // stats reports the GPU allocator's state (zero where Metal is

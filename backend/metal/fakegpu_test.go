@@ -330,6 +330,13 @@ func (g *fakeGPU) checkHazards(cb *fakeCB) {
 	}
 }
 
+// setFailNext makes the next committed command buffer fail with msg.
+func (g *fakeGPU) setFailNext(msg string) {
+	g.mu.Lock()
+	g.failNext = msg
+	g.mu.Unlock()
+}
+
 func (g *fakeGPU) eventLog() []string {
 	g.mu.Lock()
 	defer g.mu.Unlock()

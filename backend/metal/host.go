@@ -20,9 +20,7 @@ func newHost(drv driver, cfg config, cache *bufCache, source func(string, string
 	h := &host{cache: cache, pipes: newPipeCache(drv, source), q: newCmdQueue(drv, cache, cfg)}
 	cache.onFull = func() {
 		h.q.mu.Lock()
-		if derr := h.q.drainLocked(); derr != nil && h.q.err == nil {
-			h.q.err = derr
-		}
+		h.q.drainLocked()
 		h.q.mu.Unlock()
 	}
 	return h
@@ -70,7 +68,12 @@ func (h *host) run(ls []Launch) error {
 	return h.q.run(ls, pipes)
 }
 
-func (h *host) synchronize() error { return h.q.synchronize() }
+// synchronize waits for the work queued so far and returns the first
+// failure since the last synchronize (as an executor reports it).
+func (h *host) synchronize() error {
+	first, _ := h.q.synchronize()
+	return first
+}
 
 // checkLaunch rejects a launch Metal would reject by crashing the process
 // (or silently misrun): sizes out of range, too many arguments, offsets

@@ -307,26 +307,47 @@ func TestQueueParams(t *testing.T) {
 	wantF32(t, "table", out, table...)
 }
 
+// TestQueueGPUErrors: a command buffer's failure is recorded on the
+// memory it writes, not handed to whichever run or synchronize comes
+// next: work that does not read that memory runs on, a launch that reads
+// it is refused with the failure, and an executor's synchronize reports
+// it once.
 func TestQueueGPUErrors(t *testing.T) {
 	cfg := testConfig()
 	cfg.commitOps = 1
 	h, g := newFakeHost(t, cfg)
 	g.autoComplete = true
-	x, y := devF32(t, h, 1), devZeros(t, h, 1)
+	x, y, z := devF32(t, h, 1), devZeros(t, h, 1), devZeros(t, h, 1)
 	g.failNext = "GPU command buffer failed: Caused GPU Timeout Error"
 	// committed at once and found failed by the poll after the commit
 	mustRun(t, h, kernelLaunch("add1", 1, rd(x), wr(y)))
-	err := h.run([]Launch{kernelLaunch("add1", 1, rd(x), wr(y))})
-	if err == nil || !strings.Contains(err.Error(), "Timeout") {
-		t.Errorf("run after a failed command buffer: %v", err)
+	if err := y.Err(); err == nil || !strings.Contains(err.Error(), "Timeout") {
+		t.Errorf("y, written by the failed command buffer, has failure %v", err)
 	}
+	if err := x.Err(); err != nil {
+		t.Errorf("x, only read by the failed command buffer, has failure %v", err)
+	}
+	// work that does not read y runs
+	mustRun(t, h, kernelLaunch("add1", 1, rd(x), wr(z)))
+	err := h.run([]Launch{kernelLaunch("add1", 1, rd(y), wr(z))})
+	if err == nil || !strings.Contains(err.Error(), "Timeout") {
+		t.Errorf("a launch that reads y: %v, want the failure", err)
+	}
+	if err := h.synchronize(); err == nil || !strings.Contains(err.Error(), "Timeout") {
+		t.Errorf("synchronize after a failed command buffer: %v", err)
+	}
+	wantF32(t, "z", z, 2)
 	mustSync(t, h) // reported once
 
 	g.autoComplete = false
 	g.failNext = "GPU command buffer failed: out of memory"
-	mustRun(t, h, kernelLaunch("add1", 1, rd(x), wr(y)))
+	w := devZeros(t, h, 1)
+	mustRun(t, h, kernelLaunch("add1", 1, rd(x), wr(w)))
 	if err := h.synchronize(); err == nil || !strings.Contains(err.Error(), "out of memory") {
 		t.Errorf("synchronize after a failed command buffer: %v", err)
+	}
+	if err := w.Err(); err == nil || !strings.Contains(err.Error(), "out of memory") {
+		t.Errorf("w, written by the failed command buffer, has failure %v", err)
 	}
 	mustSync(t, h)
 }
