@@ -3,10 +3,8 @@
 package distributed_test
 
 import (
-	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
@@ -14,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fathom-go/fathom/distributed"
+	"github.com/fathom-go/fathom/internal/mpitest"
 )
 
 // world is the group the tests run on: size 1 under plain go test, the
@@ -29,7 +28,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	world = g
-	if dir := os.Getenv("FATHOM_TEST_KILL_DIR"); dir != "" && underMPI() {
+	if dir := os.Getenv("FATHOM_TEST_KILL_DIR"); dir != "" && mpitest.UnderMPI() {
 		killChild(dir)
 	}
 	code := m.Run()
@@ -40,60 +39,12 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// underMPI reports whether this process was started by mpirun.
-func underMPI() bool { return os.Getenv("OMPI_COMM_WORLD_SIZE") != "" }
-
-// needMPI returns mpirun's path, or skips the test where Open MPI is not
-// installed: the one reason these tests may skip.
-func needMPI(t *testing.T) string {
-	t.Helper()
-	if underMPI() {
-		t.Skip("this process is a rank of a job; the job's launcher runs this test")
-	}
-	path, err := exec.LookPath("mpirun")
-	if err != nil {
-		t.Skip("mpirun not found (Open MPI is not installed: apt-get install openmpi-bin); only the size-1 tests ran")
-	}
-	return path
-}
-
-// mpiArgs are mpirun's options for a job of np processes on this machine
-// over loopback, which works in containers and as root.
-func mpiArgs(np int) []string {
-	args := []string{"-np", strconv.Itoa(np), "--oversubscribe", "--bind-to", "none",
-		"--mca", "btl", "self,tcp", "--mca", "btl_tcp_if_include", "lo", "--mca", "oob_tcp_if_include", "lo"}
-	if os.Geteuid() == 0 {
-		args = append(args, "--allow-run-as-root")
-	}
-	return args
-}
-
-// launch runs this test binary under mpirun with np processes and the
-// given test flags, killing the whole job if it outlasts timeout.
-func launch(t *testing.T, mpirun string, np int, timeout time.Duration, env []string, flags ...string) (out string, err error, took time.Duration) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	args := append(mpiArgs(np), os.Args[0])
-	cmd := exec.CommandContext(ctx, mpirun, append(args, flags...)...)
-	cmd.Env = append(os.Environ(), env...)
-	// mpirun and its ranks share a process group, so a hung job dies whole.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	start := time.Now()
-	b, err := cmd.CombinedOutput()
-	if ctx.Err() != nil {
-		err = fmt.Errorf("the job outlasted %v: %w", timeout, ctx.Err())
-	}
-	return string(b), err, time.Since(start)
-}
-
 // TestMPI runs the TestRanks tests in jobs of 2 and 3 processes.
 func TestMPI(t *testing.T) {
-	mpirun := needMPI(t)
+	mpirun := mpitest.Need(t)
 	for _, np := range []int{2, 3} {
 		t.Run(fmt.Sprintf("np=%d", np), func(t *testing.T) {
-			out, err, took := launch(t, mpirun, np, 3*time.Minute, nil, "-test.run=^Test(Ranks|Strict)", "-test.v")
+			out, err, took := mpitest.Launch(mpirun, np, 3*time.Minute, nil, "-test.run=^Test(Ranks|Strict)", "-test.v")
 			if err != nil || !strings.Contains(out, "--- PASS: TestRanks") {
 				t.Fatalf("mpirun -np %d: %v after %v\n%s", np, err, took, out)
 			}
@@ -106,13 +57,13 @@ func TestMPI(t *testing.T) {
 // on every rank of a job of two (a rank alone would compute something
 // else), and a job of one falls back to the group of size 1.
 func TestMPIWithoutLibrary(t *testing.T) {
-	mpirun := needMPI(t)
+	mpirun := mpitest.Need(t)
 	env := []string{"FATHOM_MPI_LIBRARY=/nonexistent/libmpi.so"}
-	out, err, _ := launch(t, mpirun, 2, time.Minute, env, "-test.run=^TestRanksSplit$")
+	out, err, _ := mpitest.Launch(mpirun, 2, time.Minute, env, "-test.run=^TestRanksSplit$")
 	if err == nil || !strings.Contains(out, "MPI cannot start: no MPI library could be loaded") {
 		t.Errorf("two ranks without the library: %v\n%s", err, out)
 	}
-	out, err, _ = launch(t, mpirun, 1, time.Minute, env, "-test.run=^TestRanksSplit$", "-test.v")
+	out, err, _ = mpitest.Launch(mpirun, 1, time.Minute, env, "-test.run=^TestRanksSplit$", "-test.v")
 	if err != nil || !strings.Contains(out, "--- PASS: TestRanksSplit") {
 		t.Errorf("one rank without the library: %v\n%s", err, out)
 	}
@@ -122,9 +73,9 @@ func TestMPIWithoutLibrary(t *testing.T) {
 // the others wait in a collective for it. mpirun must end the job, with a
 // non-zero status, within seconds, and no rank may outlive it.
 func TestKillEndsJob(t *testing.T) {
-	mpirun := needMPI(t)
+	mpirun := mpitest.Need(t)
 	dir := t.TempDir()
-	out, err, took := launch(t, mpirun, 3, time.Minute, []string{"FATHOM_TEST_KILL_DIR=" + dir})
+	out, err, took := mpitest.Launch(mpirun, 3, time.Minute, []string{"FATHOM_TEST_KILL_DIR=" + dir})
 	if err == nil {
 		t.Fatalf("the job exited with status 0 after a rank was killed\n%s", out)
 	}
@@ -172,7 +123,7 @@ func killChild(dir string) {
 // returns the world.
 func TestStrict(t *testing.T) {
 	g, err := distributed.Init(distributed.Strict())
-	if underMPI() {
+	if mpitest.UnderMPI() {
 		if err != nil || g != world {
 			t.Fatalf("under mpirun: %v, %v", g, err)
 		}

@@ -933,13 +933,7 @@ func convVirtual[T float32 | float64](p *convPlan, X, O []T, blocks []implicitBl
 	kern := kernelFor[T]()
 	mr, nr := kern.mr, kern.nr
 	d := p.d
-	// ps: the padded grid's pixel strides; span: the rows an image takes.
-	ps := make([]int, d)
-	span := 1
-	for i := range d {
-		ps[i] = p.xs[i+1] / p.cin
-		span += (p.outSp[i] - 1) * ps[i]
-	}
+	ps, span := p.gridSpan()
 	perImage := ceilDiv(span, mr)
 	panels := p.n * perImage
 	outs := p.rows / p.n
@@ -1010,6 +1004,19 @@ func convVirtual[T float32 | float64](p *convPlan, X, O []T, blocks []implicitBl
 			pool.put(s.c)
 			pool.put(s.tile)
 		})
+}
+
+// gridSpan returns the pixel strides of the plan's (padded, contiguous)
+// input grid, and the rows an image's outputs span on it, from its first
+// output pixel to its last.
+func (p *convPlan) gridSpan() (ps []int, span int) {
+	ps = make([]int, p.d)
+	span = 1
+	for i := range p.d {
+		ps[i] = p.xs[i+1] / p.cin
+		span += (p.outSp[i] - 1) * ps[i]
+	}
+	return ps, span
 }
 
 // padInput copies x into a pooled row-major buffer with p's padding

@@ -271,12 +271,7 @@ func wgradVirtual[S any, T float32 | float64](p *convPlan, gr gRows, X []T, G []
 	X = *buf
 	mr, nr := kern.mr, kern.nr
 	d := p.d
-	ps := make([]int, d)
-	span := 1
-	for i := range d {
-		ps[i] = pp.xs[i+1] / p.cin
-		span += (p.outSp[i] - 1) * ps[i]
-	}
+	ps, span := pp.gridSpan()
 	kc := min(wgradChunk, span)
 	perImage := ceilDiv(span, kc)
 	outs := p.rows / p.n

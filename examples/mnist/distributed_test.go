@@ -5,19 +5,16 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
-	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
 	"maps"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -25,6 +22,7 @@ import (
 
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/distributed"
+	"github.com/fathom-go/fathom/internal/mpitest"
 	"github.com/fathom-go/fathom/nn"
 )
 
@@ -41,15 +39,12 @@ const (
 	rankSaveEnv = "FATHOM_MNIST_RANK_SAVE"
 )
 
-// underMPI reports whether this process was started by mpirun.
-func underMPI() bool { return os.Getenv("OMPI_COMM_WORLD_SIZE") != "" }
-
 // TestDistributedSize1: -distributed outside mpirun is a job of one
 // process, whose step (the sharded step, with the identity for its
 // all-reduces) computes what CompileStep's does: the same parameters,
 // bit for bit.
 func TestDistributedSize1(t *testing.T) {
-	if underMPI() {
+	if mpitest.UnderMPI() {
 		t.Skip("a rank of a job; TestDistributedMatchesSingle runs the job")
 	}
 	single := trainForTest(t, distArgs...)
@@ -74,7 +69,7 @@ func TestDistributedSize1(t *testing.T) {
 // starts: it runs the program with the flags it is given.
 func TestDistributedRank(t *testing.T) {
 	args := os.Getenv(rankArgsEnv)
-	if !underMPI() || args == "" {
+	if !mpitest.UnderMPI() || args == "" {
 		t.Skip("run by TestDistributedMatchesSingle under mpirun")
 	}
 	cfg, err := parseArgs(append(strings.Fields(args), "-distributed", "-quiet", "-plot", "", "-save", os.Getenv(rankSaveEnv)), io.Discard)
@@ -120,13 +115,7 @@ func TestDistributedRank(t *testing.T) {
 // average, or giving every process the first shard, made the MLP's
 // parameters differ by 2e-2.
 func TestDistributedMatchesSingle(t *testing.T) {
-	if underMPI() {
-		t.Skip("a rank of a job; its launcher runs this test")
-	}
-	mpirun, err := exec.LookPath("mpirun")
-	if err != nil {
-		t.Skip("mpirun not found (Open MPI is not installed: apt-get install openmpi-bin); only the size-1 test ran")
-	}
+	mpirun := mpitest.Need(t)
 	const tol = 1e-6
 	data := writeShortData(t)
 	for _, c := range []struct {
@@ -147,7 +136,7 @@ func TestDistributedMatchesSingle(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/np=%d", c.model, np), func(t *testing.T) {
 				dir := t.TempDir()
 				env := []string{rankArgsEnv + "=" + strings.Join(append(slices.Clone(c.args), "-data", data), " "), rankSaveEnv + "=" + dir}
-				out, err, took := launchRanks(mpirun, np, env, "-test.run=^TestDistributedRank$", "-test.v")
+				out, err, took := mpitest.Launch(mpirun, np, time.Minute, env, "-test.run=^TestDistributedRank$", "-test.v")
 				if err != nil || strings.Count(out, "--- PASS: TestDistributedRank") != np {
 					t.Fatalf("mpirun -np %d: %v after %v\n%s", np, err, took, out)
 				}
@@ -203,16 +192,10 @@ func compareRuns(t *testing.T, single *trainer, dir string, args []string, tol f
 // TestDistributedBatchNotDivisible: a batch that does not split into
 // equal shards is refused, by every process, before any step.
 func TestDistributedBatchNotDivisible(t *testing.T) {
-	if underMPI() {
-		t.Skip("a rank of a job; its launcher runs this test")
-	}
-	mpirun, err := exec.LookPath("mpirun")
-	if err != nil {
-		t.Skip("mpirun not found (Open MPI is not installed: apt-get install openmpi-bin)")
-	}
+	mpirun := mpitest.Need(t)
 	args := append(slices.Clone(distArgs), "-batch", "63", "-data", writeShortData(t))
 	env := []string{rankArgsEnv + "=" + strings.Join(args, " "), rankSaveEnv + "=" + t.TempDir()}
-	out, err, _ := launchRanks(mpirun, 2, env, "-test.run=^TestDistributedRank$", "-test.v")
+	out, err, _ := mpitest.Launch(mpirun, 2, time.Minute, env, "-test.run=^TestDistributedRank$", "-test.v")
 	const want = "-batch 63 with -distributed: each of the 2 processes takes an equal share of every batch; pass a multiple of 2"
 	if err == nil || !strings.Contains(out, want) {
 		t.Fatalf("mpirun -np 2 with -batch 63: %v, want the processes to fail with %q\n%s", err, want, out)
@@ -297,31 +280,4 @@ func maxParamDiff(t *testing.T, a, b map[string]*array.Array) float64 {
 		}
 	}
 	return d
-}
-
-// launchRanks runs this test binary under mpirun with np processes on
-// this machine, over loopback, killing the whole job after a minute.
-func launchRanks(mpirun string, np int, env []string, flags ...string) (out string, err error, took time.Duration) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	args := []string{"-np", strconv.Itoa(np), "--oversubscribe", "--bind-to", "none",
-		"--mca", "btl", "self,tcp", "--mca", "btl_tcp_if_include", "lo", "--mca", "oob_tcp_if_include", "lo",
-		// a process waiting in an all-reduce yields its core rather than
-		// spin: with as many processes as cores, on a machine doing other
-		// work, spinning halves the speed
-		"--mca", "mpi_yield_when_idle", "1"}
-	if os.Geteuid() == 0 {
-		args = append(args, "--allow-run-as-root")
-	}
-	cmd := exec.CommandContext(ctx, mpirun, append(append(args, os.Args[0]), flags...)...)
-	cmd.Env = append(os.Environ(), env...)
-	// mpirun and its ranks share a process group, so a hung job dies whole
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	start := time.Now()
-	b, err := cmd.CombinedOutput()
-	if ctx.Err() != nil {
-		err = fmt.Errorf("the job outlasted a minute: %w", ctx.Err())
-	}
-	return string(b), err, time.Since(start)
 }
