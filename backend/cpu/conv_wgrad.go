@@ -254,7 +254,7 @@ func wgradDepthwise[S any, T float32 | float64](p *convPlan, gr gRows, X, G []S,
 // It reports false, having done nothing, where it does not apply.
 func wgradVirtual[S any, T float32 | float64](p *convPlan, gr gRows, X []T, G []S, gcs, workers int, parts *wgradParts[T], load func(dst []T, src []S, off, cs int)) bool {
 	kern := kernelFor[T]()
-	if p.groups != 1 || !p.runs || kern.packA.copy == nil {
+	if p.groups != 1 || !p.runs || p.scatters() || kern.packA.copy == nil {
 		return false
 	}
 	for _, s := range p.stride {

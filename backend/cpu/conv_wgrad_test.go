@@ -92,6 +92,7 @@ func TestConvWeightGradMatchesNaive(t *testing.T) {
 		{"1d long patches", []int{2, 13, 150}, []int{5, 5, 150}, convCase(1, 1, 2, 2, 1, 1), 1, false},
 		{"1d wide cotangent", []int{1, 40, 3}, []int{600, 2, 3}, convCase(1, 1, 0, 0, 1, 1), 1, false},
 		{"1d negative padding, input dilation, flip", []int{1, 8, 3}, []int{2, 3, 3}, convCase(1, 2, -1, 2, 2, 3), 1, true},
+		{"2d padded, input dilation on the first axis", []int{2, 5, 6, 3}, []int{4, 3, 3, 3}, convCase(2, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1), 1, false},
 		{"3d", []int{1, 4, 3, 5, 2}, []int{3, 2, 2, 3, 2}, convCase(3, 1, 1, 2, 0, 1, 0, 1, 0, 1, 1, 2, 1, 1, 1, 1), 1, false},
 		{"2d depthwise", []int{2, 6, 5, 4}, []int{4, 3, 3, 1}, convCase(2, 1, 2, 1, 1, 1, 0, 1, 1, 1, 1), 4, true},
 		{"2d depthwise many rows", []int{3, 11, 9, 3}, []int{3, 3, 3, 1}, convCase(2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1), 3, false},
