@@ -101,9 +101,30 @@ func (p *matMulPrim) VJP(in, _, cots []*array.Array, argnums []int) []*array.Arr
 			out[i] = Reshape(MatMul(matT(Reshape(am2, rows, k)), Reshape(g, rows, n)), b.Shape()...)
 			continue
 		}
+		if len(am) == 2 && isTransposed(b) {
+			// b is a transposed matrix (a linear layer's weight): its
+			// gradient is made in the weight's own layout, so the
+			// transpose's gradient hands the weight a contiguous array
+			// rather than a strided view every later use must gather.
+			out[i] = matT(MatMul(matT(g), am2))
+			continue
+		}
 		out[i] = Reshape(sumToShape(MatMul(matT(am2), g), bm), b.Shape()...)
 	}
 	return out
+}
+
+// isTransposed reports whether x is a matrix made by Transpose, pending
+// or evaluated into a column-major view.
+func isTransposed(x *array.Array) bool {
+	if x.Ndim() != 2 {
+		return false
+	}
+	if _, ok := x.Primitive().(*transposePrim); ok {
+		return true
+	}
+	st, sh := x.Strides(), x.Shape()
+	return len(st) == 2 && st[0] == 1 && st[1] == sh[0] && sh[0] > 1 && sh[1] > 1
 }
 
 // JVP is the product rule: ta·b + a·tb.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fathom-go/fathom/array"
 	"github.com/fathom-go/fathom/arraytest"
+	"github.com/fathom-go/fathom/graph"
 	"github.com/fathom-go/fathom/ops"
 )
 
@@ -96,6 +97,47 @@ func TestMatMulOfTransposeViews(t *testing.T) {
 			if d := cmp.Diff(mmArray(want, dt, m, n), ops.MatMul(c.x, c.y), arraytest.Approx(0, 0)); d != "" {
 				t.Fatalf("%v %s (-want +got):\n%s", dt, c.name, d)
 			}
+		}
+	}
+}
+
+// TestMatMulGradOfTransposedWeight takes the gradient of x·wᵀ (a linear
+// layer) with respect to the row-major w, and of x·b with respect to a
+// column-major view b: both are g's products with x in the layout of the
+// memory they belong to, so w's gradient is row-major, as the update
+// reading it wants, not a transposed view.
+func TestMatMulGradOfTransposedWeight(t *testing.T) {
+	const m, k, n = 33, 20, 17
+	x, w, g := mmValues(m*k, 1), mmValues(n*k, 2), mmValues(m*n, 3)
+	gw := mmNaive(mmTransposeOf(g, m, n), x, n, m, k) // gᵀ·x, n×k
+	for _, dt := range []array.DType{array.Float32, array.Float64} {
+		xa, wa, ga := mmArray(x, dt, m, k), mmArray(w, dt, n, k), mmArray(g, dt, m, n)
+		linear := func(in ...*array.Array) []*array.Array {
+			return []*array.Array{ops.MatMul(in[0], ops.Transpose(in[1]))}
+		}
+		_, vjps := graph.VJP(linear, []*array.Array{xa, wa}, []*array.Array{ga})
+		if err := array.Eval(vjps...); err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(mmArray(gw, dt, n, k), vjps[1], arraytest.Approx(0, 0)); d != "" {
+			t.Fatalf("%v: gradient of w (-want +got):\n%s", dt, d)
+		}
+		if !vjps[1].RowMajor() {
+			t.Errorf("%v: gradient of w has strides %v, want row-major", dt, vjps[1].Strides())
+		}
+		want := mmArray(mmNaive(g, w, m, n, k), dt, m, k) // g·w
+		if d := cmp.Diff(want, vjps[0], arraytest.Approx(0, 0)); d != "" {
+			t.Fatalf("%v: gradient of x (-want +got):\n%s", dt, d)
+		}
+
+		bt := ops.Transpose(wa) // evaluated: a column-major k×n view
+		if err := array.Eval(bt); err != nil {
+			t.Fatal(err)
+		}
+		plain := func(in ...*array.Array) []*array.Array { return []*array.Array{ops.MatMul(in[0], in[1])} }
+		_, vjps = graph.VJP(plain, []*array.Array{xa, bt}, []*array.Array{ga})
+		if d := cmp.Diff(mmArray(mmTransposeOf(gw, n, k), dt, k, n), vjps[1], arraytest.Approx(0, 0)); d != "" {
+			t.Fatalf("%v: gradient of the view (-want +got):\n%s", dt, d)
 		}
 	}
 }

@@ -74,7 +74,7 @@ func TestChain(t *testing.T) {
 	slices.Reverse(y)
 	xs := [][]float32{x, y}
 	var progs [][]chainTestStep
-	for _, op := range []opset.UnaryOp{opset.Neg, opset.Square, opset.Exp, opset.Expm1, opset.Log, opset.Log1p, opset.Tanh, opset.Sigmoid, opset.Erf} {
+	for _, op := range []opset.UnaryOp{opset.Neg, opset.Square, opset.Exp, opset.Expm1, opset.Log, opset.Log1p, opset.Tanh, opset.Sigmoid, opset.Erf, opset.Sqrt} {
 		progs = append(progs, []chainTestStep{{unary: op}})
 	}
 	for _, op := range []opset.BinaryOp{opset.Add, opset.Sub, opset.Mul, opset.Div, opset.Maximum, opset.Minimum} {
@@ -154,7 +154,7 @@ func TestChain(t *testing.T) {
 		}
 	}
 	c = newChain()
-	if c.Unary(opset.Sin) || c.Unary(opset.Sqrt) || c.Binary(opset.Remainder, chainX, 0, 0, false) || c.Binary(opset.Pow, chainScalar, 0, 2, false) ||
+	if c.Unary(opset.Sin) || c.Unary(opset.Rsqrt) || c.Binary(opset.Remainder, chainX, 0, 0, false) || c.Binary(opset.Pow, chainScalar, 0, 2, false) ||
 		c.Binary(opset.Add, chainXScalar, chainInputs, 2, false) || c.Load(-1) {
 		t.Error("the chain kernel takes an operation or input it does not have")
 	}

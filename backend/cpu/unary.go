@@ -287,8 +287,9 @@ func floatKernel[T ewFloat](op opset.UnaryOp) func(d, s []T) {
 			}
 		}
 	case opset.Sqrt:
-		// a direct loop: the compiler makes float32 sqrt one SQRTSS,
-		// where the call through mathFuncs costs more than the sqrt
+		// float64 (float32 has vecSqrt): a direct loop, which the
+		// compiler makes one SQRTSD an element, where the call through
+		// mathFuncs costs more than the sqrt
 		return func(d, s []T) {
 			s = s[:len(d)]
 			for i, v := range s {

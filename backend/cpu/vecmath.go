@@ -36,6 +36,7 @@ const (
 	vecErf                  // erf x: 1.19 ulp (1.20)
 	vecSin                  // sin x: 1.49 ulp (1.49)
 	vecCos                  // cos x: 1.49 ulp (1.49)
+	vecSqrt                 // √x: correctly rounded (0.5 ulp)
 	numVecOps
 )
 
@@ -103,6 +104,7 @@ type vecImpl struct {
 var vecScalar = [numVecOps]func(float32) float32{
 	vecExp: goExp, vecExpm1: goExpm1, vecLog: goLog, vecLog1p: goLog1p, vecTanh: goTanh,
 	vecSigmoid: goSigmoid, vecErf: goErf, vecSin: goSin, vecCos: goCos,
+	vecSqrt: goSqrt,
 }
 
 // vecBest is the fastest kernel set this CPU runs, nil without one.
@@ -118,6 +120,7 @@ var vecBest = func() *vecImpl {
 var vecUnary = map[opset.UnaryOp]vecOp{
 	opset.Exp: vecExp, opset.Expm1: vecExpm1, opset.Log: vecLog, opset.Log1p: vecLog1p, opset.Tanh: vecTanh,
 	opset.Sigmoid: vecSigmoid, opset.Erf: vecErf, opset.Sin: vecSin, opset.Cos: vecCos,
+	opset.Sqrt: vecSqrt,
 }
 
 // vecFuncs are the vector functions over slices with vecBest's kernels:

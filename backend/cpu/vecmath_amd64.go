@@ -24,6 +24,7 @@ func asmImpls() []vecImpl {
 			vecErf:     erfAVX512,
 			vecSin:     sinAVX512,
 			vecCos:     cosAVX512,
+			vecSqrt:    sqrtAVX512,
 		}, kernelsNT: [numVecOps]vecKernel{
 			vecExp:     expAVX512NT,
 			vecExpm1:   expm1AVX512NT,
@@ -31,6 +32,7 @@ func asmImpls() []vecImpl {
 			vecSigmoid: sigmoidAVX512NT,
 			vecSin:     sinAVX512NT,
 			vecCos:     cosAVX512NT,
+			vecSqrt:    sqrtAVX512NT,
 		}, binary: map[opset.BinaryOp]vecBinKernel{
 			opset.Add:     addAVX512,
 			opset.Sub:     subAVX512,
@@ -126,46 +128,47 @@ func asmImpls() []vecImpl {
 				{op: uint8(opset.Tanh)}:    10,
 				{op: uint8(opset.Sigmoid)}: 11,
 				{op: uint8(opset.Erf)}:     12,
-				{binary: true, op: uint8(opset.Add), operand: chainX, accSecond: false}:           13,
-				{binary: true, op: uint8(opset.Add), operand: chainScalar, accSecond: false}:      14,
-				{binary: true, op: uint8(opset.Add), operand: chainXScalar, accSecond: false}:     15,
-				{binary: true, op: uint8(opset.Add), operand: chainSlot, accSecond: false}:        16,
-				{binary: true, op: uint8(opset.Sub), operand: chainX, accSecond: false}:           17,
-				{binary: true, op: uint8(opset.Sub), operand: chainX, accSecond: true}:            18,
-				{binary: true, op: uint8(opset.Sub), operand: chainScalar, accSecond: false}:      19,
-				{binary: true, op: uint8(opset.Sub), operand: chainScalar, accSecond: true}:       20,
-				{binary: true, op: uint8(opset.Sub), operand: chainXScalar, accSecond: false}:     21,
-				{binary: true, op: uint8(opset.Sub), operand: chainXScalar, accSecond: true}:      22,
-				{binary: true, op: uint8(opset.Sub), operand: chainSlot, accSecond: false}:        23,
-				{binary: true, op: uint8(opset.Sub), operand: chainSlot, accSecond: true}:         24,
-				{binary: true, op: uint8(opset.Mul), operand: chainX, accSecond: false}:           25,
-				{binary: true, op: uint8(opset.Mul), operand: chainScalar, accSecond: false}:      26,
-				{binary: true, op: uint8(opset.Mul), operand: chainXScalar, accSecond: false}:     27,
-				{binary: true, op: uint8(opset.Mul), operand: chainSlot, accSecond: false}:        28,
-				{binary: true, op: uint8(opset.Div), operand: chainX, accSecond: false}:           29,
-				{binary: true, op: uint8(opset.Div), operand: chainX, accSecond: true}:            30,
-				{binary: true, op: uint8(opset.Div), operand: chainScalar, accSecond: false}:      31,
-				{binary: true, op: uint8(opset.Div), operand: chainScalar, accSecond: true}:       32,
-				{binary: true, op: uint8(opset.Div), operand: chainXScalar, accSecond: false}:     33,
-				{binary: true, op: uint8(opset.Div), operand: chainXScalar, accSecond: true}:      34,
-				{binary: true, op: uint8(opset.Div), operand: chainSlot, accSecond: false}:        35,
-				{binary: true, op: uint8(opset.Div), operand: chainSlot, accSecond: true}:         36,
-				{binary: true, op: uint8(opset.Maximum), operand: chainX, accSecond: false}:       37,
-				{binary: true, op: uint8(opset.Maximum), operand: chainX, accSecond: true}:        38,
-				{binary: true, op: uint8(opset.Maximum), operand: chainScalar, accSecond: false}:  39,
-				{binary: true, op: uint8(opset.Maximum), operand: chainScalar, accSecond: true}:   40,
-				{binary: true, op: uint8(opset.Maximum), operand: chainXScalar, accSecond: false}: 41,
-				{binary: true, op: uint8(opset.Maximum), operand: chainXScalar, accSecond: true}:  42,
-				{binary: true, op: uint8(opset.Maximum), operand: chainSlot, accSecond: false}:    43,
-				{binary: true, op: uint8(opset.Maximum), operand: chainSlot, accSecond: true}:     44,
-				{binary: true, op: uint8(opset.Minimum), operand: chainX, accSecond: false}:       45,
-				{binary: true, op: uint8(opset.Minimum), operand: chainX, accSecond: true}:        46,
-				{binary: true, op: uint8(opset.Minimum), operand: chainScalar, accSecond: false}:  47,
-				{binary: true, op: uint8(opset.Minimum), operand: chainScalar, accSecond: true}:   48,
-				{binary: true, op: uint8(opset.Minimum), operand: chainXScalar, accSecond: false}: 49,
-				{binary: true, op: uint8(opset.Minimum), operand: chainXScalar, accSecond: true}:  50,
-				{binary: true, op: uint8(opset.Minimum), operand: chainSlot, accSecond: false}:    51,
-				{binary: true, op: uint8(opset.Minimum), operand: chainSlot, accSecond: true}:     52,
+				{op: uint8(opset.Sqrt)}:    13,
+				{binary: true, op: uint8(opset.Add), operand: chainX, accSecond: false}:           14,
+				{binary: true, op: uint8(opset.Add), operand: chainScalar, accSecond: false}:      15,
+				{binary: true, op: uint8(opset.Add), operand: chainXScalar, accSecond: false}:     16,
+				{binary: true, op: uint8(opset.Add), operand: chainSlot, accSecond: false}:        17,
+				{binary: true, op: uint8(opset.Sub), operand: chainX, accSecond: false}:           18,
+				{binary: true, op: uint8(opset.Sub), operand: chainX, accSecond: true}:            19,
+				{binary: true, op: uint8(opset.Sub), operand: chainScalar, accSecond: false}:      20,
+				{binary: true, op: uint8(opset.Sub), operand: chainScalar, accSecond: true}:       21,
+				{binary: true, op: uint8(opset.Sub), operand: chainXScalar, accSecond: false}:     22,
+				{binary: true, op: uint8(opset.Sub), operand: chainXScalar, accSecond: true}:      23,
+				{binary: true, op: uint8(opset.Sub), operand: chainSlot, accSecond: false}:        24,
+				{binary: true, op: uint8(opset.Sub), operand: chainSlot, accSecond: true}:         25,
+				{binary: true, op: uint8(opset.Mul), operand: chainX, accSecond: false}:           26,
+				{binary: true, op: uint8(opset.Mul), operand: chainScalar, accSecond: false}:      27,
+				{binary: true, op: uint8(opset.Mul), operand: chainXScalar, accSecond: false}:     28,
+				{binary: true, op: uint8(opset.Mul), operand: chainSlot, accSecond: false}:        29,
+				{binary: true, op: uint8(opset.Div), operand: chainX, accSecond: false}:           30,
+				{binary: true, op: uint8(opset.Div), operand: chainX, accSecond: true}:            31,
+				{binary: true, op: uint8(opset.Div), operand: chainScalar, accSecond: false}:      32,
+				{binary: true, op: uint8(opset.Div), operand: chainScalar, accSecond: true}:       33,
+				{binary: true, op: uint8(opset.Div), operand: chainXScalar, accSecond: false}:     34,
+				{binary: true, op: uint8(opset.Div), operand: chainXScalar, accSecond: true}:      35,
+				{binary: true, op: uint8(opset.Div), operand: chainSlot, accSecond: false}:        36,
+				{binary: true, op: uint8(opset.Div), operand: chainSlot, accSecond: true}:         37,
+				{binary: true, op: uint8(opset.Maximum), operand: chainX, accSecond: false}:       38,
+				{binary: true, op: uint8(opset.Maximum), operand: chainX, accSecond: true}:        39,
+				{binary: true, op: uint8(opset.Maximum), operand: chainScalar, accSecond: false}:  40,
+				{binary: true, op: uint8(opset.Maximum), operand: chainScalar, accSecond: true}:   41,
+				{binary: true, op: uint8(opset.Maximum), operand: chainXScalar, accSecond: false}: 42,
+				{binary: true, op: uint8(opset.Maximum), operand: chainXScalar, accSecond: true}:  43,
+				{binary: true, op: uint8(opset.Maximum), operand: chainSlot, accSecond: false}:    44,
+				{binary: true, op: uint8(opset.Maximum), operand: chainSlot, accSecond: true}:     45,
+				{binary: true, op: uint8(opset.Minimum), operand: chainX, accSecond: false}:       46,
+				{binary: true, op: uint8(opset.Minimum), operand: chainX, accSecond: true}:        47,
+				{binary: true, op: uint8(opset.Minimum), operand: chainScalar, accSecond: false}:  48,
+				{binary: true, op: uint8(opset.Minimum), operand: chainScalar, accSecond: true}:   49,
+				{binary: true, op: uint8(opset.Minimum), operand: chainXScalar, accSecond: false}: 50,
+				{binary: true, op: uint8(opset.Minimum), operand: chainXScalar, accSecond: true}:  51,
+				{binary: true, op: uint8(opset.Minimum), operand: chainSlot, accSecond: false}:    52,
+				{binary: true, op: uint8(opset.Minimum), operand: chainSlot, accSecond: true}:     53,
 			},
 		})
 	}
@@ -180,6 +183,7 @@ func asmImpls() []vecImpl {
 			vecErf:     erfAVX2,
 			vecSin:     sinAVX2,
 			vecCos:     cosAVX2,
+			vecSqrt:    sqrtAVX2,
 		}, kernelsNT: [numVecOps]vecKernel{
 			vecExp:     expAVX2NT,
 			vecExpm1:   expm1AVX2NT,
@@ -187,6 +191,7 @@ func asmImpls() []vecImpl {
 			vecSigmoid: sigmoidAVX2NT,
 			vecSin:     sinAVX2NT,
 			vecCos:     cosAVX2NT,
+			vecSqrt:    sqrtAVX2NT,
 		}, binary: map[opset.BinaryOp]vecBinKernel{
 			opset.Add:     addAVX2,
 			opset.Sub:     subAVX2,
@@ -369,6 +374,18 @@ func cosAVX2(dst, src []float32) int
 //go:noescape
 func cosAVX2NT(dst, src []float32) int
 
+// sqrtAVX2 sets dst[i] to sqrt(src[i]) for the whole 8-lane vectors of dst
+// and returns the number of elements written.
+//
+//go:noescape
+func sqrtAVX2(dst, src []float32) int
+
+// sqrtAVX2NT is sqrtAVX2 with the whole vectors stored around the caches:
+// dst must be 32-byte aligned.
+//
+//go:noescape
+func sqrtAVX2NT(dst, src []float32) int
+
 // addAVX2 sets dst[i] to a[i] + b[i] for the whole 8-lane vectors of dst
 // and returns the number of elements written.
 //
@@ -532,6 +549,18 @@ func cosAVX512(dst, src []float32) int
 //
 //go:noescape
 func cosAVX512NT(dst, src []float32) int
+
+// sqrtAVX512 sets dst[i] to sqrt(src[i]) for the whole 16-lane vectors of dst
+// and returns the number of elements written.
+//
+//go:noescape
+func sqrtAVX512(dst, src []float32) int
+
+// sqrtAVX512NT is sqrtAVX512 with the whole vectors stored around the caches:
+// dst must be 64-byte aligned.
+//
+//go:noescape
+func sqrtAVX512NT(dst, src []float32) int
 
 // addAVX512 sets dst[i] to a[i] + b[i] for the whole 16-lane vectors of dst
 // and returns the number of elements written.

@@ -1749,6 +1749,82 @@ done:
 	VZEROUPPER
 	RET
 
+// func sqrtAVX2(dst []float32, src []float32) int
+// Requires: AVX
+TEXT ·sqrtAVX2(SB), NOSPLIT, $0-56
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ src_base+24(FP), DX
+	MOVQ CX, BX
+	ANDQ $-8, BX
+	XORQ SI, SI
+
+loop:
+	CMPQ    SI, BX
+	JAE     tail
+	VMOVUPS (DX)(SI*4), Y0
+	VSQRTPS Y0, Y0
+	VMOVUPS Y0, (AX)(SI*4)
+	ADDQ    $0x00000008, SI
+	JMP     loop
+
+tail:
+	CMPQ       SI, CX
+	JAE        done
+	MOVQ       CX, BX
+	SUBQ       SI, BX
+	LEAQ       vmconst<>+832(SB), DI
+	MOVQ       $0x00000008, R8
+	SUBQ       BX, R8
+	VMOVUPS    (DI)(R8*4), Y0
+	VMASKMOVPS (DX)(SI*4), Y0, Y1
+	VSQRTPS    Y1, Y1
+	VMASKMOVPS Y1, Y0, (AX)(SI*4)
+	MOVQ       CX, SI
+
+done:
+	MOVQ SI, ret+48(FP)
+	VZEROUPPER
+	RET
+
+// func sqrtAVX2NT(dst []float32, src []float32) int
+// Requires: AVX
+TEXT ·sqrtAVX2NT(SB), NOSPLIT, $0-56
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ src_base+24(FP), DX
+	MOVQ CX, BX
+	ANDQ $-8, BX
+	XORQ SI, SI
+
+loop:
+	CMPQ     SI, BX
+	JAE      tail
+	VMOVUPS  (DX)(SI*4), Y0
+	VSQRTPS  Y0, Y0
+	VMOVNTPS Y0, (AX)(SI*4)
+	ADDQ     $0x00000008, SI
+	JMP      loop
+
+tail:
+	CMPQ       SI, CX
+	JAE        done
+	MOVQ       CX, BX
+	SUBQ       SI, BX
+	LEAQ       vmconst<>+832(SB), DI
+	MOVQ       $0x00000008, R8
+	SUBQ       BX, R8
+	VMOVUPS    (DI)(R8*4), Y0
+	VMASKMOVPS (DX)(SI*4), Y0, Y1
+	VSQRTPS    Y1, Y1
+	VMASKMOVPS Y1, Y0, (AX)(SI*4)
+	MOVQ       CX, SI
+
+done:
+	MOVQ SI, ret+48(FP)
+	VZEROUPPER
+	RET
+
 // func addAVX2(dst []float32, a []float32, b []float32) int
 // Requires: AVX
 TEXT ·addAVX2(SB), NOSPLIT, $0-80
@@ -4679,6 +4755,78 @@ tail:
 	VPXORD      Z0, Z20, Z0
 	VMOVUPS     Z0, K1, (AX)(SI*4)
 	MOVQ        CX, SI
+
+done:
+	MOVQ SI, ret+48(FP)
+	VZEROUPPER
+	RET
+
+// func sqrtAVX512(dst []float32, src []float32) int
+// Requires: AVX, AVX512F
+TEXT ·sqrtAVX512(SB), NOSPLIT, $0-56
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ src_base+24(FP), DX
+	MOVQ CX, BX
+	ANDQ $-16, BX
+	XORQ SI, SI
+
+loop:
+	CMPQ    SI, BX
+	JAE     tail
+	VMOVUPS (DX)(SI*4), Z0
+	VSQRTPS Z0, Z0
+	VMOVUPS Z0, (AX)(SI*4)
+	ADDQ    $0x00000010, SI
+	JMP     loop
+
+tail:
+	CMPQ      SI, CX
+	JAE       done
+	MOVQ      CX, BX
+	SUBQ      SI, BX
+	LEAQ      vmconst<>+5248(SB), DI
+	KMOVW     (DI)(BX*4), K1
+	VMOVUPS.Z (DX)(SI*4), K1, Z0
+	VSQRTPS   Z0, Z0
+	VMOVUPS   Z0, K1, (AX)(SI*4)
+	MOVQ      CX, SI
+
+done:
+	MOVQ SI, ret+48(FP)
+	VZEROUPPER
+	RET
+
+// func sqrtAVX512NT(dst []float32, src []float32) int
+// Requires: AVX, AVX512F
+TEXT ·sqrtAVX512NT(SB), NOSPLIT, $0-56
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ src_base+24(FP), DX
+	MOVQ CX, BX
+	ANDQ $-16, BX
+	XORQ SI, SI
+
+loop:
+	CMPQ     SI, BX
+	JAE      tail
+	VMOVUPS  (DX)(SI*4), Z0
+	VSQRTPS  Z0, Z0
+	VMOVNTPS Z0, (AX)(SI*4)
+	ADDQ     $0x00000010, SI
+	JMP      loop
+
+tail:
+	CMPQ      SI, CX
+	JAE       done
+	MOVQ      CX, BX
+	SUBQ      SI, BX
+	LEAQ      vmconst<>+5248(SB), DI
+	KMOVW     (DI)(BX*4), K1
+	VMOVUPS.Z (DX)(SI*4), K1, Z0
+	VSQRTPS   Z0, Z0
+	VMOVUPS   Z0, K1, (AX)(SI*4)
+	MOVQ      CX, SI
 
 done:
 	MOVQ SI, ret+48(FP)
@@ -11992,10 +12140,10 @@ next:
 	SHRL $0x08, R12
 	ANDL $0x000000ff, R12
 	ANDL $0x000000ff, R11
-	CMPL R11, $0x0000001a
-	JAE  d26_52
+	CMPL R11, $0x0000001b
+	JAE  d27_53
 	CMPL R11, $0x0000000d
-	JAE  d13_25
+	JAE  d13_26
 	CMPL R11, $0x00000006
 	JAE  d6_12
 	CMPL R11, $0x00000003
@@ -12058,11 +12206,11 @@ d11_12:
 d12_12:
 	JMP op12
 
-d13_25:
-	CMPL R11, $0x00000013
-	JAE  d19_25
+d13_26:
+	CMPL R11, $0x00000014
+	JAE  d20_26
 	CMPL R11, $0x00000010
-	JAE  d16_18
+	JAE  d16_19
 	CMPL R11, $0x0000000e
 	JAE  d14_15
 	JMP  op13
@@ -12075,184 +12223,189 @@ d14_15:
 d15_15:
 	JMP op15
 
-d16_18:
+d16_19:
+	CMPL R11, $0x00000012
+	JAE  d18_19
 	CMPL R11, $0x00000011
-	JAE  d17_18
+	JAE  d17_17
 	JMP  op16
 
-d17_18:
-	CMPL R11, $0x00000012
-	JAE  d18_18
-	JMP  op17
+d17_17:
+	JMP op17
 
-d18_18:
-	JMP op18
+d18_19:
+	CMPL R11, $0x00000013
+	JAE  d19_19
+	JMP  op18
 
-d19_25:
-	CMPL R11, $0x00000016
-	JAE  d22_25
-	CMPL R11, $0x00000014
-	JAE  d20_21
-	JMP  op19
+d19_19:
+	JMP op19
 
-d20_21:
+d20_26:
+	CMPL R11, $0x00000017
+	JAE  d23_26
 	CMPL R11, $0x00000015
-	JAE  d21_21
+	JAE  d21_22
 	JMP  op20
 
-d21_21:
-	JMP op21
+d21_22:
+	CMPL R11, $0x00000016
+	JAE  d22_22
+	JMP  op21
 
-d22_25:
-	CMPL R11, $0x00000018
-	JAE  d24_25
-	CMPL R11, $0x00000017
-	JAE  d23_23
-	JMP  op22
+d22_22:
+	JMP op22
 
-d23_23:
-	JMP op23
-
-d24_25:
+d23_26:
 	CMPL R11, $0x00000019
-	JAE  d25_25
-	JMP  op24
+	JAE  d25_26
+	CMPL R11, $0x00000018
+	JAE  d24_24
+	JMP  op23
 
-d25_25:
-	JMP op25
+d24_24:
+	JMP op24
 
-d26_52:
-	CMPL R11, $0x00000027
-	JAE  d39_52
-	CMPL R11, $0x00000020
-	JAE  d32_38
-	CMPL R11, $0x0000001d
-	JAE  d29_31
-	CMPL R11, $0x0000001b
-	JAE  d27_28
-	JMP  op26
+d25_26:
+	CMPL R11, $0x0000001a
+	JAE  d26_26
+	JMP  op25
 
-d27_28:
+d26_26:
+	JMP op26
+
+d27_53:
+	CMPL R11, $0x00000028
+	JAE  d40_53
+	CMPL R11, $0x00000021
+	JAE  d33_39
+	CMPL R11, $0x0000001e
+	JAE  d30_32
 	CMPL R11, $0x0000001c
-	JAE  d28_28
+	JAE  d28_29
 	JMP  op27
 
-d28_28:
-	JMP op28
+d28_29:
+	CMPL R11, $0x0000001d
+	JAE  d29_29
+	JMP  op28
 
-d29_31:
-	CMPL R11, $0x0000001e
-	JAE  d30_31
-	JMP  op29
+d29_29:
+	JMP op29
 
-d30_31:
+d30_32:
 	CMPL R11, $0x0000001f
-	JAE  d31_31
+	JAE  d31_32
 	JMP  op30
 
-d31_31:
-	JMP op31
+d31_32:
+	CMPL R11, $0x00000020
+	JAE  d32_32
+	JMP  op31
 
-d32_38:
-	CMPL R11, $0x00000023
-	JAE  d35_38
-	CMPL R11, $0x00000021
-	JAE  d33_34
-	JMP  op32
+d32_32:
+	JMP op32
 
-d33_34:
+d33_39:
+	CMPL R11, $0x00000024
+	JAE  d36_39
 	CMPL R11, $0x00000022
-	JAE  d34_34
+	JAE  d34_35
 	JMP  op33
 
-d34_34:
-	JMP op34
+d34_35:
+	CMPL R11, $0x00000023
+	JAE  d35_35
+	JMP  op34
 
-d35_38:
-	CMPL R11, $0x00000025
-	JAE  d37_38
-	CMPL R11, $0x00000024
-	JAE  d36_36
-	JMP  op35
+d35_35:
+	JMP op35
 
-d36_36:
-	JMP op36
-
-d37_38:
+d36_39:
 	CMPL R11, $0x00000026
-	JAE  d38_38
-	JMP  op37
+	JAE  d38_39
+	CMPL R11, $0x00000025
+	JAE  d37_37
+	JMP  op36
 
-d38_38:
-	JMP op38
+d37_37:
+	JMP op37
 
-d39_52:
-	CMPL R11, $0x0000002e
-	JAE  d46_52
-	CMPL R11, $0x0000002a
-	JAE  d42_45
-	CMPL R11, $0x00000028
-	JAE  d40_41
-	JMP  op39
+d38_39:
+	CMPL R11, $0x00000027
+	JAE  d39_39
+	JMP  op38
 
-d40_41:
+d39_39:
+	JMP op39
+
+d40_53:
+	CMPL R11, $0x0000002f
+	JAE  d47_53
+	CMPL R11, $0x0000002b
+	JAE  d43_46
 	CMPL R11, $0x00000029
-	JAE  d41_41
+	JAE  d41_42
 	JMP  op40
 
-d41_41:
-	JMP op41
+d41_42:
+	CMPL R11, $0x0000002a
+	JAE  d42_42
+	JMP  op41
 
-d42_45:
-	CMPL R11, $0x0000002c
-	JAE  d44_45
-	CMPL R11, $0x0000002b
-	JAE  d43_43
-	JMP  op42
+d42_42:
+	JMP op42
 
-d43_43:
-	JMP op43
-
-d44_45:
+d43_46:
 	CMPL R11, $0x0000002d
-	JAE  d45_45
-	JMP  op44
+	JAE  d45_46
+	CMPL R11, $0x0000002c
+	JAE  d44_44
+	JMP  op43
 
-d45_45:
-	JMP op45
+d44_44:
+	JMP op44
 
-d46_52:
-	CMPL R11, $0x00000031
-	JAE  d49_52
-	CMPL R11, $0x0000002f
-	JAE  d47_48
-	JMP  op46
+d45_46:
+	CMPL R11, $0x0000002e
+	JAE  d46_46
+	JMP  op45
 
-d47_48:
+d46_46:
+	JMP op46
+
+d47_53:
+	CMPL R11, $0x00000032
+	JAE  d50_53
 	CMPL R11, $0x00000030
-	JAE  d48_48
+	JAE  d48_49
 	JMP  op47
 
-d48_48:
-	JMP op48
+d48_49:
+	CMPL R11, $0x00000031
+	JAE  d49_49
+	JMP  op48
 
-d49_52:
-	CMPL R11, $0x00000033
-	JAE  d51_52
-	CMPL R11, $0x00000032
-	JAE  d50_50
-	JMP  op49
+d49_49:
+	JMP op49
 
-d50_50:
-	JMP op50
-
-d51_52:
+d50_53:
 	CMPL R11, $0x00000034
-	JAE  d52_52
-	JMP  op51
+	JAE  d52_53
+	CMPL R11, $0x00000033
+	JAE  d51_51
+	JMP  op50
 
-d52_52:
-	JMP op52
+d51_51:
+	JMP op51
+
+d52_53:
+	CMPL R11, $0x00000035
+	JAE  d53_53
+	JMP  op52
+
+d53_53:
+	JMP op53
 
 op0:
 	VMOVUPS Z0, (AX)(R8*4)
@@ -14190,6 +14343,17 @@ op12:
 	JMP         next
 
 op13:
+	VSQRTPS Z0, Z0
+	VSQRTPS Z1, Z1
+	VSQRTPS Z2, Z2
+	VSQRTPS Z3, Z3
+	VSQRTPS Z4, Z4
+	VSQRTPS Z5, Z5
+	VSQRTPS Z6, Z6
+	VSQRTPS Z7, Z7
+	JMP     next
+
+op14:
 	MOVQ    (DX)(R12*8), R11
 	VMOVUPS (R11)(R8*4), Z8
 	VADDPS  Z8, Z0, Z0
@@ -14209,7 +14373,7 @@ op13:
 	VADDPS  Z8, Z7, Z7
 	JMP     next
 
-op14:
+op15:
 	VBROADCASTSS (SI)(R13*4), Z8
 	VADDPS       Z8, Z0, Z0
 	VADDPS       Z8, Z1, Z1
@@ -14221,7 +14385,7 @@ op14:
 	VADDPS       Z8, Z7, Z7
 	JMP          next
 
-op15:
+op16:
 	VBROADCASTSS (SI)(R13*4), Z8
 	MOVQ         (DX)(R12*8), R11
 	VMULPS       (R11)(R8*4), Z8, Z9
@@ -14242,7 +14406,7 @@ op15:
 	VADDPS       Z8, Z7, Z7
 	JMP          next
 
-op16:
+op17:
 	MOVQ    R12, R11
 	SHLQ    $0x09, R11
 	ADDQ    DI, R11
@@ -14264,7 +14428,7 @@ op16:
 	VADDPS  Z8, Z7, Z7
 	JMP     next
 
-op17:
+op18:
 	MOVQ    (DX)(R12*8), R11
 	VMOVUPS (R11)(R8*4), Z8
 	VSUBPS  Z8, Z0, Z0
@@ -14284,7 +14448,7 @@ op17:
 	VSUBPS  Z8, Z7, Z7
 	JMP     next
 
-op18:
+op19:
 	MOVQ    (DX)(R12*8), R11
 	VMOVUPS (R11)(R8*4), Z8
 	VSUBPS  Z0, Z8, Z0
@@ -14304,7 +14468,7 @@ op18:
 	VSUBPS  Z7, Z8, Z7
 	JMP     next
 
-op19:
+op20:
 	VBROADCASTSS (SI)(R13*4), Z8
 	VSUBPS       Z8, Z0, Z0
 	VSUBPS       Z8, Z1, Z1
@@ -14316,7 +14480,7 @@ op19:
 	VSUBPS       Z8, Z7, Z7
 	JMP          next
 
-op20:
+op21:
 	VBROADCASTSS (SI)(R13*4), Z8
 	VSUBPS       Z0, Z8, Z0
 	VSUBPS       Z1, Z8, Z1
@@ -14328,7 +14492,7 @@ op20:
 	VSUBPS       Z7, Z8, Z7
 	JMP          next
 
-op21:
+op22:
 	VBROADCASTSS (SI)(R13*4), Z8
 	MOVQ         (DX)(R12*8), R11
 	VMULPS       (R11)(R8*4), Z8, Z9
@@ -14349,7 +14513,7 @@ op21:
 	VSUBPS       Z8, Z7, Z7
 	JMP          next
 
-op22:
+op23:
 	VBROADCASTSS (SI)(R13*4), Z8
 	MOVQ         (DX)(R12*8), R11
 	VMULPS       (R11)(R8*4), Z8, Z9
@@ -14370,7 +14534,7 @@ op22:
 	VSUBPS       Z7, Z8, Z7
 	JMP          next
 
-op23:
+op24:
 	MOVQ    R12, R11
 	SHLQ    $0x09, R11
 	ADDQ    DI, R11
@@ -14392,7 +14556,7 @@ op23:
 	VSUBPS  Z8, Z7, Z7
 	JMP     next
 
-op24:
+op25:
 	MOVQ    R12, R11
 	SHLQ    $0x09, R11
 	ADDQ    DI, R11
@@ -14414,7 +14578,7 @@ op24:
 	VSUBPS  Z7, Z8, Z7
 	JMP     next
 
-op25:
+op26:
 	MOVQ    (DX)(R12*8), R11
 	VMOVUPS (R11)(R8*4), Z8
 	VMULPS  Z8, Z0, Z0
@@ -14434,7 +14598,7 @@ op25:
 	VMULPS  Z8, Z7, Z7
 	JMP     next
 
-op26:
+op27:
 	VBROADCASTSS (SI)(R13*4), Z8
 	VMULPS       Z8, Z0, Z0
 	VMULPS       Z8, Z1, Z1
@@ -14446,7 +14610,7 @@ op26:
 	VMULPS       Z8, Z7, Z7
 	JMP          next
 
-op27:
+op28:
 	VBROADCASTSS (SI)(R13*4), Z8
 	MOVQ         (DX)(R12*8), R11
 	VMULPS       (R11)(R8*4), Z8, Z9
@@ -14467,7 +14631,7 @@ op27:
 	VMULPS       Z8, Z7, Z7
 	JMP          next
 
-op28:
+op29:
 	MOVQ    R12, R11
 	SHLQ    $0x09, R11
 	ADDQ    DI, R11
@@ -14489,7 +14653,7 @@ op28:
 	VMULPS  Z8, Z7, Z7
 	JMP     next
 
-op29:
+op30:
 	MOVQ    (DX)(R12*8), R11
 	VMOVUPS (R11)(R8*4), Z8
 	VDIVPS  Z8, Z0, Z0
@@ -14509,7 +14673,7 @@ op29:
 	VDIVPS  Z8, Z7, Z7
 	JMP     next
 
-op30:
+op31:
 	MOVQ    (DX)(R12*8), R11
 	VMOVUPS (R11)(R8*4), Z8
 	VDIVPS  Z0, Z8, Z0
@@ -14529,7 +14693,7 @@ op30:
 	VDIVPS  Z7, Z8, Z7
 	JMP     next
 
-op31:
+op32:
 	VBROADCASTSS (SI)(R13*4), Z8
 	VDIVPS       Z8, Z0, Z0
 	VDIVPS       Z8, Z1, Z1
@@ -14541,7 +14705,7 @@ op31:
 	VDIVPS       Z8, Z7, Z7
 	JMP          next
 
-op32:
+op33:
 	VBROADCASTSS (SI)(R13*4), Z8
 	VDIVPS       Z0, Z8, Z0
 	VDIVPS       Z1, Z8, Z1
@@ -14553,7 +14717,7 @@ op32:
 	VDIVPS       Z7, Z8, Z7
 	JMP          next
 
-op33:
+op34:
 	VBROADCASTSS (SI)(R13*4), Z8
 	MOVQ         (DX)(R12*8), R11
 	VMULPS       (R11)(R8*4), Z8, Z9
@@ -14574,7 +14738,7 @@ op33:
 	VDIVPS       Z8, Z7, Z7
 	JMP          next
 
-op34:
+op35:
 	VBROADCASTSS (SI)(R13*4), Z8
 	MOVQ         (DX)(R12*8), R11
 	VMULPS       (R11)(R8*4), Z8, Z9
@@ -14595,7 +14759,7 @@ op34:
 	VDIVPS       Z7, Z8, Z7
 	JMP          next
 
-op35:
+op36:
 	MOVQ    R12, R11
 	SHLQ    $0x09, R11
 	ADDQ    DI, R11
@@ -14617,7 +14781,7 @@ op35:
 	VDIVPS  Z8, Z7, Z7
 	JMP     next
 
-op36:
+op37:
 	MOVQ    R12, R11
 	SHLQ    $0x09, R11
 	ADDQ    DI, R11
@@ -14639,7 +14803,7 @@ op36:
 	VDIVPS  Z7, Z8, Z7
 	JMP     next
 
-op37:
+op38:
 	MOVQ      (DX)(R12*8), R11
 	VMOVUPS   (R11)(R8*4), Z8
 	VMAXPS    Z0, Z8, Z0
@@ -14675,7 +14839,7 @@ op37:
 	VBLENDMPS Z8, Z7, K1, Z7
 	JMP       next
 
-op38:
+op39:
 	MOVQ      (DX)(R12*8), R11
 	VMOVUPS   (R11)(R8*4), Z8
 	VMAXPS    Z8, Z0, Z8
@@ -14719,7 +14883,7 @@ op38:
 	VMOVUPS   Z8, Z7
 	JMP       next
 
-op39:
+op40:
 	VBROADCASTSS (SI)(R13*4), Z8
 	VMAXPS       Z0, Z8, Z0
 	VCMPPS       $0x03, Z8, Z8, K1
@@ -14747,7 +14911,7 @@ op39:
 	VBLENDMPS    Z8, Z7, K1, Z7
 	JMP          next
 
-op40:
+op41:
 	VBROADCASTSS (SI)(R13*4), Z8
 	VMAXPS       Z8, Z0, Z9
 	VCMPPS       $0x03, Z0, Z0, K1
@@ -14783,7 +14947,7 @@ op40:
 	VMOVUPS      Z8, Z7
 	JMP          next
 
-op41:
+op42:
 	VBROADCASTSS (SI)(R13*4), Z8
 	MOVQ         (DX)(R12*8), R11
 	VMULPS       (R11)(R8*4), Z8, Z9
@@ -14820,7 +14984,7 @@ op41:
 	VBLENDMPS    Z8, Z7, K1, Z7
 	JMP          next
 
-op42:
+op43:
 	VBROADCASTSS (SI)(R13*4), Z8
 	MOVQ         (DX)(R12*8), R11
 	VMULPS       (R11)(R8*4), Z8, Z9
@@ -14865,7 +15029,7 @@ op42:
 	VMOVUPS      Z8, Z7
 	JMP          next
 
-op43:
+op44:
 	MOVQ      R12, R11
 	SHLQ      $0x09, R11
 	ADDQ      DI, R11
@@ -14903,7 +15067,7 @@ op43:
 	VBLENDMPS Z8, Z7, K1, Z7
 	JMP       next
 
-op44:
+op45:
 	MOVQ      R12, R11
 	SHLQ      $0x09, R11
 	ADDQ      DI, R11
@@ -14949,7 +15113,7 @@ op44:
 	VMOVUPS   Z8, Z7
 	JMP       next
 
-op45:
+op46:
 	MOVQ      (DX)(R12*8), R11
 	VMOVUPS   (R11)(R8*4), Z8
 	VMINPS    Z0, Z8, Z0
@@ -14985,7 +15149,7 @@ op45:
 	VBLENDMPS Z8, Z7, K1, Z7
 	JMP       next
 
-op46:
+op47:
 	MOVQ      (DX)(R12*8), R11
 	VMOVUPS   (R11)(R8*4), Z8
 	VMINPS    Z8, Z0, Z8
@@ -15029,7 +15193,7 @@ op46:
 	VMOVUPS   Z8, Z7
 	JMP       next
 
-op47:
+op48:
 	VBROADCASTSS (SI)(R13*4), Z8
 	VMINPS       Z0, Z8, Z0
 	VCMPPS       $0x03, Z8, Z8, K1
@@ -15057,7 +15221,7 @@ op47:
 	VBLENDMPS    Z8, Z7, K1, Z7
 	JMP          next
 
-op48:
+op49:
 	VBROADCASTSS (SI)(R13*4), Z8
 	VMINPS       Z8, Z0, Z9
 	VCMPPS       $0x03, Z0, Z0, K1
@@ -15093,7 +15257,7 @@ op48:
 	VMOVUPS      Z8, Z7
 	JMP          next
 
-op49:
+op50:
 	VBROADCASTSS (SI)(R13*4), Z8
 	MOVQ         (DX)(R12*8), R11
 	VMULPS       (R11)(R8*4), Z8, Z9
@@ -15130,7 +15294,7 @@ op49:
 	VBLENDMPS    Z8, Z7, K1, Z7
 	JMP          next
 
-op50:
+op51:
 	VBROADCASTSS (SI)(R13*4), Z8
 	MOVQ         (DX)(R12*8), R11
 	VMULPS       (R11)(R8*4), Z8, Z9
@@ -15175,7 +15339,7 @@ op50:
 	VMOVUPS      Z8, Z7
 	JMP          next
 
-op51:
+op52:
 	MOVQ      R12, R11
 	SHLQ      $0x09, R11
 	ADDQ      DI, R11
@@ -15213,7 +15377,7 @@ op51:
 	VBLENDMPS Z8, Z7, K1, Z7
 	JMP       next
 
-op52:
+op53:
 	MOVQ      R12, R11
 	SHLQ      $0x09, R11
 	ADDQ      DI, R11
@@ -15297,10 +15461,10 @@ next:
 	SHRL $0x08, R12
 	ANDL $0x000000ff, R12
 	ANDL $0x000000ff, R11
-	CMPL R11, $0x0000001a
-	JAE  d26_52
+	CMPL R11, $0x0000001b
+	JAE  d27_53
 	CMPL R11, $0x0000000d
-	JAE  d13_25
+	JAE  d13_26
 	CMPL R11, $0x00000006
 	JAE  d6_12
 	CMPL R11, $0x00000003
@@ -15363,11 +15527,11 @@ d11_12:
 d12_12:
 	JMP op12
 
-d13_25:
-	CMPL R11, $0x00000013
-	JAE  d19_25
+d13_26:
+	CMPL R11, $0x00000014
+	JAE  d20_26
 	CMPL R11, $0x00000010
-	JAE  d16_18
+	JAE  d16_19
 	CMPL R11, $0x0000000e
 	JAE  d14_15
 	JMP  op13
@@ -15380,184 +15544,189 @@ d14_15:
 d15_15:
 	JMP op15
 
-d16_18:
+d16_19:
+	CMPL R11, $0x00000012
+	JAE  d18_19
 	CMPL R11, $0x00000011
-	JAE  d17_18
+	JAE  d17_17
 	JMP  op16
 
-d17_18:
-	CMPL R11, $0x00000012
-	JAE  d18_18
-	JMP  op17
+d17_17:
+	JMP op17
 
-d18_18:
-	JMP op18
+d18_19:
+	CMPL R11, $0x00000013
+	JAE  d19_19
+	JMP  op18
 
-d19_25:
-	CMPL R11, $0x00000016
-	JAE  d22_25
-	CMPL R11, $0x00000014
-	JAE  d20_21
-	JMP  op19
+d19_19:
+	JMP op19
 
-d20_21:
+d20_26:
+	CMPL R11, $0x00000017
+	JAE  d23_26
 	CMPL R11, $0x00000015
-	JAE  d21_21
+	JAE  d21_22
 	JMP  op20
 
-d21_21:
-	JMP op21
+d21_22:
+	CMPL R11, $0x00000016
+	JAE  d22_22
+	JMP  op21
 
-d22_25:
-	CMPL R11, $0x00000018
-	JAE  d24_25
-	CMPL R11, $0x00000017
-	JAE  d23_23
-	JMP  op22
+d22_22:
+	JMP op22
 
-d23_23:
-	JMP op23
-
-d24_25:
+d23_26:
 	CMPL R11, $0x00000019
-	JAE  d25_25
-	JMP  op24
+	JAE  d25_26
+	CMPL R11, $0x00000018
+	JAE  d24_24
+	JMP  op23
 
-d25_25:
-	JMP op25
+d24_24:
+	JMP op24
 
-d26_52:
-	CMPL R11, $0x00000027
-	JAE  d39_52
-	CMPL R11, $0x00000020
-	JAE  d32_38
-	CMPL R11, $0x0000001d
-	JAE  d29_31
-	CMPL R11, $0x0000001b
-	JAE  d27_28
-	JMP  op26
+d25_26:
+	CMPL R11, $0x0000001a
+	JAE  d26_26
+	JMP  op25
 
-d27_28:
+d26_26:
+	JMP op26
+
+d27_53:
+	CMPL R11, $0x00000028
+	JAE  d40_53
+	CMPL R11, $0x00000021
+	JAE  d33_39
+	CMPL R11, $0x0000001e
+	JAE  d30_32
 	CMPL R11, $0x0000001c
-	JAE  d28_28
+	JAE  d28_29
 	JMP  op27
 
-d28_28:
-	JMP op28
+d28_29:
+	CMPL R11, $0x0000001d
+	JAE  d29_29
+	JMP  op28
 
-d29_31:
-	CMPL R11, $0x0000001e
-	JAE  d30_31
-	JMP  op29
+d29_29:
+	JMP op29
 
-d30_31:
+d30_32:
 	CMPL R11, $0x0000001f
-	JAE  d31_31
+	JAE  d31_32
 	JMP  op30
 
-d31_31:
-	JMP op31
+d31_32:
+	CMPL R11, $0x00000020
+	JAE  d32_32
+	JMP  op31
 
-d32_38:
-	CMPL R11, $0x00000023
-	JAE  d35_38
-	CMPL R11, $0x00000021
-	JAE  d33_34
-	JMP  op32
+d32_32:
+	JMP op32
 
-d33_34:
+d33_39:
+	CMPL R11, $0x00000024
+	JAE  d36_39
 	CMPL R11, $0x00000022
-	JAE  d34_34
+	JAE  d34_35
 	JMP  op33
 
-d34_34:
-	JMP op34
+d34_35:
+	CMPL R11, $0x00000023
+	JAE  d35_35
+	JMP  op34
 
-d35_38:
-	CMPL R11, $0x00000025
-	JAE  d37_38
-	CMPL R11, $0x00000024
-	JAE  d36_36
-	JMP  op35
+d35_35:
+	JMP op35
 
-d36_36:
-	JMP op36
-
-d37_38:
+d36_39:
 	CMPL R11, $0x00000026
-	JAE  d38_38
-	JMP  op37
+	JAE  d38_39
+	CMPL R11, $0x00000025
+	JAE  d37_37
+	JMP  op36
 
-d38_38:
-	JMP op38
+d37_37:
+	JMP op37
 
-d39_52:
-	CMPL R11, $0x0000002e
-	JAE  d46_52
-	CMPL R11, $0x0000002a
-	JAE  d42_45
-	CMPL R11, $0x00000028
-	JAE  d40_41
-	JMP  op39
+d38_39:
+	CMPL R11, $0x00000027
+	JAE  d39_39
+	JMP  op38
 
-d40_41:
+d39_39:
+	JMP op39
+
+d40_53:
+	CMPL R11, $0x0000002f
+	JAE  d47_53
+	CMPL R11, $0x0000002b
+	JAE  d43_46
 	CMPL R11, $0x00000029
-	JAE  d41_41
+	JAE  d41_42
 	JMP  op40
 
-d41_41:
-	JMP op41
+d41_42:
+	CMPL R11, $0x0000002a
+	JAE  d42_42
+	JMP  op41
 
-d42_45:
-	CMPL R11, $0x0000002c
-	JAE  d44_45
-	CMPL R11, $0x0000002b
-	JAE  d43_43
-	JMP  op42
+d42_42:
+	JMP op42
 
-d43_43:
-	JMP op43
-
-d44_45:
+d43_46:
 	CMPL R11, $0x0000002d
-	JAE  d45_45
-	JMP  op44
+	JAE  d45_46
+	CMPL R11, $0x0000002c
+	JAE  d44_44
+	JMP  op43
 
-d45_45:
-	JMP op45
+d44_44:
+	JMP op44
 
-d46_52:
-	CMPL R11, $0x00000031
-	JAE  d49_52
-	CMPL R11, $0x0000002f
-	JAE  d47_48
-	JMP  op46
+d45_46:
+	CMPL R11, $0x0000002e
+	JAE  d46_46
+	JMP  op45
 
-d47_48:
+d46_46:
+	JMP op46
+
+d47_53:
+	CMPL R11, $0x00000032
+	JAE  d50_53
 	CMPL R11, $0x00000030
-	JAE  d48_48
+	JAE  d48_49
 	JMP  op47
 
-d48_48:
-	JMP op48
+d48_49:
+	CMPL R11, $0x00000031
+	JAE  d49_49
+	JMP  op48
 
-d49_52:
-	CMPL R11, $0x00000033
-	JAE  d51_52
-	CMPL R11, $0x00000032
-	JAE  d50_50
-	JMP  op49
+d49_49:
+	JMP op49
 
-d50_50:
-	JMP op50
-
-d51_52:
+d50_53:
 	CMPL R11, $0x00000034
-	JAE  d52_52
-	JMP  op51
+	JAE  d52_53
+	CMPL R11, $0x00000033
+	JAE  d51_51
+	JMP  op50
 
-d52_52:
-	JMP op52
+d51_51:
+	JMP op51
+
+d52_53:
+	CMPL R11, $0x00000035
+	JAE  d53_53
+	JMP  op52
+
+d53_53:
+	JMP op53
 
 op0:
 	VMOVNTPS Z0, (AX)(R8*4)
@@ -17495,6 +17664,17 @@ op12:
 	JMP         next
 
 op13:
+	VSQRTPS Z0, Z0
+	VSQRTPS Z1, Z1
+	VSQRTPS Z2, Z2
+	VSQRTPS Z3, Z3
+	VSQRTPS Z4, Z4
+	VSQRTPS Z5, Z5
+	VSQRTPS Z6, Z6
+	VSQRTPS Z7, Z7
+	JMP     next
+
+op14:
 	MOVQ    (DX)(R12*8), R11
 	VMOVUPS (R11)(R8*4), Z8
 	VADDPS  Z8, Z0, Z0
@@ -17514,7 +17694,7 @@ op13:
 	VADDPS  Z8, Z7, Z7
 	JMP     next
 
-op14:
+op15:
 	VBROADCASTSS (SI)(R13*4), Z8
 	VADDPS       Z8, Z0, Z0
 	VADDPS       Z8, Z1, Z1
@@ -17526,7 +17706,7 @@ op14:
 	VADDPS       Z8, Z7, Z7
 	JMP          next
 
-op15:
+op16:
 	VBROADCASTSS (SI)(R13*4), Z8
 	MOVQ         (DX)(R12*8), R11
 	VMULPS       (R11)(R8*4), Z8, Z9
@@ -17547,7 +17727,7 @@ op15:
 	VADDPS       Z8, Z7, Z7
 	JMP          next
 
-op16:
+op17:
 	MOVQ    R12, R11
 	SHLQ    $0x09, R11
 	ADDQ    DI, R11
@@ -17569,7 +17749,7 @@ op16:
 	VADDPS  Z8, Z7, Z7
 	JMP     next
 
-op17:
+op18:
 	MOVQ    (DX)(R12*8), R11
 	VMOVUPS (R11)(R8*4), Z8
 	VSUBPS  Z8, Z0, Z0
@@ -17589,7 +17769,7 @@ op17:
 	VSUBPS  Z8, Z7, Z7
 	JMP     next
 
-op18:
+op19:
 	MOVQ    (DX)(R12*8), R11
 	VMOVUPS (R11)(R8*4), Z8
 	VSUBPS  Z0, Z8, Z0
@@ -17609,7 +17789,7 @@ op18:
 	VSUBPS  Z7, Z8, Z7
 	JMP     next
 
-op19:
+op20:
 	VBROADCASTSS (SI)(R13*4), Z8
 	VSUBPS       Z8, Z0, Z0
 	VSUBPS       Z8, Z1, Z1
@@ -17621,7 +17801,7 @@ op19:
 	VSUBPS       Z8, Z7, Z7
 	JMP          next
 
-op20:
+op21:
 	VBROADCASTSS (SI)(R13*4), Z8
 	VSUBPS       Z0, Z8, Z0
 	VSUBPS       Z1, Z8, Z1
@@ -17633,7 +17813,7 @@ op20:
 	VSUBPS       Z7, Z8, Z7
 	JMP          next
 
-op21:
+op22:
 	VBROADCASTSS (SI)(R13*4), Z8
 	MOVQ         (DX)(R12*8), R11
 	VMULPS       (R11)(R8*4), Z8, Z9
@@ -17654,7 +17834,7 @@ op21:
 	VSUBPS       Z8, Z7, Z7
 	JMP          next
 
-op22:
+op23:
 	VBROADCASTSS (SI)(R13*4), Z8
 	MOVQ         (DX)(R12*8), R11
 	VMULPS       (R11)(R8*4), Z8, Z9
@@ -17675,7 +17855,7 @@ op22:
 	VSUBPS       Z7, Z8, Z7
 	JMP          next
 
-op23:
+op24:
 	MOVQ    R12, R11
 	SHLQ    $0x09, R11
 	ADDQ    DI, R11
@@ -17697,7 +17877,7 @@ op23:
 	VSUBPS  Z8, Z7, Z7
 	JMP     next
 
-op24:
+op25:
 	MOVQ    R12, R11
 	SHLQ    $0x09, R11
 	ADDQ    DI, R11
@@ -17719,7 +17899,7 @@ op24:
 	VSUBPS  Z7, Z8, Z7
 	JMP     next
 
-op25:
+op26:
 	MOVQ    (DX)(R12*8), R11
 	VMOVUPS (R11)(R8*4), Z8
 	VMULPS  Z8, Z0, Z0
@@ -17739,7 +17919,7 @@ op25:
 	VMULPS  Z8, Z7, Z7
 	JMP     next
 
-op26:
+op27:
 	VBROADCASTSS (SI)(R13*4), Z8
 	VMULPS       Z8, Z0, Z0
 	VMULPS       Z8, Z1, Z1
@@ -17751,7 +17931,7 @@ op26:
 	VMULPS       Z8, Z7, Z7
 	JMP          next
 
-op27:
+op28:
 	VBROADCASTSS (SI)(R13*4), Z8
 	MOVQ         (DX)(R12*8), R11
 	VMULPS       (R11)(R8*4), Z8, Z9
@@ -17772,7 +17952,7 @@ op27:
 	VMULPS       Z8, Z7, Z7
 	JMP          next
 
-op28:
+op29:
 	MOVQ    R12, R11
 	SHLQ    $0x09, R11
 	ADDQ    DI, R11
@@ -17794,7 +17974,7 @@ op28:
 	VMULPS  Z8, Z7, Z7
 	JMP     next
 
-op29:
+op30:
 	MOVQ    (DX)(R12*8), R11
 	VMOVUPS (R11)(R8*4), Z8
 	VDIVPS  Z8, Z0, Z0
@@ -17814,7 +17994,7 @@ op29:
 	VDIVPS  Z8, Z7, Z7
 	JMP     next
 
-op30:
+op31:
 	MOVQ    (DX)(R12*8), R11
 	VMOVUPS (R11)(R8*4), Z8
 	VDIVPS  Z0, Z8, Z0
@@ -17834,7 +18014,7 @@ op30:
 	VDIVPS  Z7, Z8, Z7
 	JMP     next
 
-op31:
+op32:
 	VBROADCASTSS (SI)(R13*4), Z8
 	VDIVPS       Z8, Z0, Z0
 	VDIVPS       Z8, Z1, Z1
@@ -17846,7 +18026,7 @@ op31:
 	VDIVPS       Z8, Z7, Z7
 	JMP          next
 
-op32:
+op33:
 	VBROADCASTSS (SI)(R13*4), Z8
 	VDIVPS       Z0, Z8, Z0
 	VDIVPS       Z1, Z8, Z1
@@ -17858,7 +18038,7 @@ op32:
 	VDIVPS       Z7, Z8, Z7
 	JMP          next
 
-op33:
+op34:
 	VBROADCASTSS (SI)(R13*4), Z8
 	MOVQ         (DX)(R12*8), R11
 	VMULPS       (R11)(R8*4), Z8, Z9
@@ -17879,7 +18059,7 @@ op33:
 	VDIVPS       Z8, Z7, Z7
 	JMP          next
 
-op34:
+op35:
 	VBROADCASTSS (SI)(R13*4), Z8
 	MOVQ         (DX)(R12*8), R11
 	VMULPS       (R11)(R8*4), Z8, Z9
@@ -17900,7 +18080,7 @@ op34:
 	VDIVPS       Z7, Z8, Z7
 	JMP          next
 
-op35:
+op36:
 	MOVQ    R12, R11
 	SHLQ    $0x09, R11
 	ADDQ    DI, R11
@@ -17922,7 +18102,7 @@ op35:
 	VDIVPS  Z8, Z7, Z7
 	JMP     next
 
-op36:
+op37:
 	MOVQ    R12, R11
 	SHLQ    $0x09, R11
 	ADDQ    DI, R11
@@ -17944,7 +18124,7 @@ op36:
 	VDIVPS  Z7, Z8, Z7
 	JMP     next
 
-op37:
+op38:
 	MOVQ      (DX)(R12*8), R11
 	VMOVUPS   (R11)(R8*4), Z8
 	VMAXPS    Z0, Z8, Z0
@@ -17980,7 +18160,7 @@ op37:
 	VBLENDMPS Z8, Z7, K1, Z7
 	JMP       next
 
-op38:
+op39:
 	MOVQ      (DX)(R12*8), R11
 	VMOVUPS   (R11)(R8*4), Z8
 	VMAXPS    Z8, Z0, Z8
@@ -18024,7 +18204,7 @@ op38:
 	VMOVUPS   Z8, Z7
 	JMP       next
 
-op39:
+op40:
 	VBROADCASTSS (SI)(R13*4), Z8
 	VMAXPS       Z0, Z8, Z0
 	VCMPPS       $0x03, Z8, Z8, K1
@@ -18052,7 +18232,7 @@ op39:
 	VBLENDMPS    Z8, Z7, K1, Z7
 	JMP          next
 
-op40:
+op41:
 	VBROADCASTSS (SI)(R13*4), Z8
 	VMAXPS       Z8, Z0, Z9
 	VCMPPS       $0x03, Z0, Z0, K1
@@ -18088,7 +18268,7 @@ op40:
 	VMOVUPS      Z8, Z7
 	JMP          next
 
-op41:
+op42:
 	VBROADCASTSS (SI)(R13*4), Z8
 	MOVQ         (DX)(R12*8), R11
 	VMULPS       (R11)(R8*4), Z8, Z9
@@ -18125,7 +18305,7 @@ op41:
 	VBLENDMPS    Z8, Z7, K1, Z7
 	JMP          next
 
-op42:
+op43:
 	VBROADCASTSS (SI)(R13*4), Z8
 	MOVQ         (DX)(R12*8), R11
 	VMULPS       (R11)(R8*4), Z8, Z9
@@ -18170,7 +18350,7 @@ op42:
 	VMOVUPS      Z8, Z7
 	JMP          next
 
-op43:
+op44:
 	MOVQ      R12, R11
 	SHLQ      $0x09, R11
 	ADDQ      DI, R11
@@ -18208,7 +18388,7 @@ op43:
 	VBLENDMPS Z8, Z7, K1, Z7
 	JMP       next
 
-op44:
+op45:
 	MOVQ      R12, R11
 	SHLQ      $0x09, R11
 	ADDQ      DI, R11
@@ -18254,7 +18434,7 @@ op44:
 	VMOVUPS   Z8, Z7
 	JMP       next
 
-op45:
+op46:
 	MOVQ      (DX)(R12*8), R11
 	VMOVUPS   (R11)(R8*4), Z8
 	VMINPS    Z0, Z8, Z0
@@ -18290,7 +18470,7 @@ op45:
 	VBLENDMPS Z8, Z7, K1, Z7
 	JMP       next
 
-op46:
+op47:
 	MOVQ      (DX)(R12*8), R11
 	VMOVUPS   (R11)(R8*4), Z8
 	VMINPS    Z8, Z0, Z8
@@ -18334,7 +18514,7 @@ op46:
 	VMOVUPS   Z8, Z7
 	JMP       next
 
-op47:
+op48:
 	VBROADCASTSS (SI)(R13*4), Z8
 	VMINPS       Z0, Z8, Z0
 	VCMPPS       $0x03, Z8, Z8, K1
@@ -18362,7 +18542,7 @@ op47:
 	VBLENDMPS    Z8, Z7, K1, Z7
 	JMP          next
 
-op48:
+op49:
 	VBROADCASTSS (SI)(R13*4), Z8
 	VMINPS       Z8, Z0, Z9
 	VCMPPS       $0x03, Z0, Z0, K1
@@ -18398,7 +18578,7 @@ op48:
 	VMOVUPS      Z8, Z7
 	JMP          next
 
-op49:
+op50:
 	VBROADCASTSS (SI)(R13*4), Z8
 	MOVQ         (DX)(R12*8), R11
 	VMULPS       (R11)(R8*4), Z8, Z9
@@ -18435,7 +18615,7 @@ op49:
 	VBLENDMPS    Z8, Z7, K1, Z7
 	JMP          next
 
-op50:
+op51:
 	VBROADCASTSS (SI)(R13*4), Z8
 	MOVQ         (DX)(R12*8), R11
 	VMULPS       (R11)(R8*4), Z8, Z9
@@ -18480,7 +18660,7 @@ op50:
 	VMOVUPS      Z8, Z7
 	JMP          next
 
-op51:
+op52:
 	MOVQ      R12, R11
 	SHLQ      $0x09, R11
 	ADDQ      DI, R11
@@ -18518,7 +18698,7 @@ op51:
 	VBLENDMPS Z8, Z7, K1, Z7
 	JMP       next
 
-op52:
+op53:
 	MOVQ      R12, R11
 	SHLQ      $0x09, R11
 	ADDQ      DI, R11

@@ -277,6 +277,11 @@ func goSin(x float32) float32 {
 	return withSign(sinCosPoly(r, n), x)
 }
 
+// goSqrt is √x, rounded once: float64's square root of a float32 has
+// enough bits that rounding it to float32 gives the correctly rounded
+// float32 root, as the kernels' VSQRTPS.
+func goSqrt(x float32) float32 { return float32(math.Sqrt(float64(x))) }
+
 // goCos is cos x = sin(|x| + π/2).
 func goCos(x float32) float32 {
 	a := abs32(x)

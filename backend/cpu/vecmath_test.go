@@ -55,6 +55,7 @@ var vecRef = [numVecOps]struct {
 	vecErf:     {"erf", math.Erf, 1.25},
 	vecSin:     {"sin", math.Sin, 1.5},
 	vecCos:     {"cos", math.Cos, 1.5},
+	vecSqrt:    {"sqrt", math.Sqrt, 0.5},
 }
 
 // vecSpecial are inputs every function is checked on besides the sweep:
@@ -274,8 +275,8 @@ func TestVecMathStream(t *testing.T) {
 				}
 			}
 		}
-		if streams != 6 {
-			t.Errorf("%s streams %d functions, want 6 (exp, expm1, tanh, sigmoid, sin, cos)", impl.name, streams)
+		if streams != 7 {
+			t.Errorf("%s streams %d functions, want 7 (exp, expm1, tanh, sigmoid, sin, cos, sqrt)", impl.name, streams)
 		}
 	}
 }

@@ -1,7 +1,7 @@
 // Command vecmath generates the vectorised float32 kernels of package cpu
 // with avo: vecmath_amd64.s, with an AVX2+FMA kernel (8 lanes) and an
 // AVX-512 kernel (16 lanes) for each of exp, expm1, log, log1p, tanh,
-// sigmoid, erf, sin and cos, of Add, Sub, Mul, Div, Maximum and
+// sigmoid, erf, sin, cos and sqrt, of Add, Sub, Mul, Div, Maximum and
 // Minimum, of the Max and Min reductions, and of the loops of ArgMax and
 // ArgMin (float32 and float64) and of the softmax family (lineFns), of
 // the fused interpreter's tiles (tileFns), the AVX-512 chain kernel
@@ -669,6 +669,7 @@ var fns = []fn{
 	{"erf", "vecErf", (*isa).erfCore, nil, false},
 	{"sin", "vecSin", func(s *isa, x reg.Register) reg.Register { return s.sinCosCore(x, 0) }, sinCosBail, true},
 	{"cos", "vecCos", func(s *isa, x reg.Register) reg.Register { return s.sinCosCore(x, 1) }, sinCosBail, true},
+	{"sqrt", "vecSqrt", func(s *isa, x reg.Register) reg.Register { r := s.vec(); s.c.VSQRTPS(x, r); return r }, nil, true},
 }
 
 var isas = []isa{{name: "AVX2", width: 8}, {name: "AVX512", width: 16, wide: true}}
