@@ -13,6 +13,7 @@ import (
 	"github.com/fathom-go/fathom/backend/cpu"
 	"github.com/fathom-go/fathom/compile"
 	"github.com/fathom-go/fathom/graph"
+	"github.com/fathom-go/fathom/internal/refcase"
 	"github.com/fathom-go/fathom/ops"
 )
 
@@ -413,7 +414,7 @@ func dcComplex(t *testing.T, a *array.Array) []complex128 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return mapSlice(v, func(c complex64) complex128 { return complex128(c) })
+	return refcase.MapSlice(v, func(c complex64) complex128 { return complex128(c) })
 }
 
 func dcEig(t *testing.T, c refCase, layout string, a *array.Array, outs []*array.Array, tol arraytest.Tol) {

@@ -23,14 +23,6 @@ func loadCases(t testing.TB, file string) []refCase {
 	return refcase.Load(t, filepath.Join("testdata", file))
 }
 
-func mapSlice[S, D any](s []S, f func(S) D) []D {
-	out := make([]D, len(s))
-	for i, v := range s {
-		out[i] = f(v)
-	}
-	return out
-}
-
 // checkArray compares got with the reference: dtype, shape and values
 // within arraytest.DefaultTol of the dtype, NaNs matching NaNs.
 func checkArray(t testing.TB, name string, got *array.Array, want refArray) {
@@ -52,7 +44,7 @@ func widenBF16(t testing.TB, a *array.Array) *array.Array {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return array.FromSlice(mapSlice(s, array.BF16.Float32), a.Shape()...)
+	return array.FromSlice(refcase.MapSlice(s, array.BF16.Float32), a.Shape()...)
 }
 
 // refLayouts give the same values in different memory layouts, so the

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/internal/refcase"
 	"github.com/fathom-go/fathom/ops"
 )
 
@@ -135,31 +136,31 @@ func float64s(t *testing.T, a *array.Array) []float64 {
 		}
 		switch s := s.(type) {
 		case []bool:
-			return mapSlice(s, func(b bool) float64 { return map[bool]float64{false: 0, true: 1}[b] })
+			return refcase.MapSlice(s, func(b bool) float64 { return map[bool]float64{false: 0, true: 1}[b] })
 		case []array.F16:
-			return mapSlice(s, func(x array.F16) float64 { return float64(x.Float32()) })
+			return refcase.MapSlice(s, func(x array.F16) float64 { return float64(x.Float32()) })
 		case []array.BF16:
-			return mapSlice(s, func(x array.BF16) float64 { return float64(x.Float32()) })
+			return refcase.MapSlice(s, func(x array.BF16) float64 { return float64(x.Float32()) })
 		case []float32:
-			return mapSlice(s, func(x float32) float64 { return float64(x) })
+			return refcase.MapSlice(s, func(x float32) float64 { return float64(x) })
 		case []float64:
 			return s
 		case []int32:
-			return mapSlice(s, func(x int32) float64 { return float64(x) })
+			return refcase.MapSlice(s, func(x int32) float64 { return float64(x) })
 		case []int64:
-			return mapSlice(s, func(x int64) float64 { return float64(x) })
+			return refcase.MapSlice(s, func(x int64) float64 { return float64(x) })
 		case []uint8:
-			return mapSlice(s, func(x uint8) float64 { return float64(x) })
+			return refcase.MapSlice(s, func(x uint8) float64 { return float64(x) })
 		case []int8:
-			return mapSlice(s, func(x int8) float64 { return float64(x) })
+			return refcase.MapSlice(s, func(x int8) float64 { return float64(x) })
 		case []int16:
-			return mapSlice(s, func(x int16) float64 { return float64(x) })
+			return refcase.MapSlice(s, func(x int16) float64 { return float64(x) })
 		case []uint16:
-			return mapSlice(s, func(x uint16) float64 { return float64(x) })
+			return refcase.MapSlice(s, func(x uint16) float64 { return float64(x) })
 		case []uint32:
-			return mapSlice(s, func(x uint32) float64 { return float64(x) })
+			return refcase.MapSlice(s, func(x uint32) float64 { return float64(x) })
 		case []uint64:
-			return mapSlice(s, func(x uint64) float64 { return float64(x) })
+			return refcase.MapSlice(s, func(x uint64) float64 { return float64(x) })
 		}
 		t.Fatalf("no float64 view of %T", s)
 		return nil

@@ -150,33 +150,33 @@ func (r Array) Build(t testing.TB) *array.Array {
 	v := r.Values(t)
 	switch r.DTypeOf(t) {
 	case array.Bool:
-		return array.FromSlice(mapSlice(v, func(c complex128) bool { return real(c) != 0 }), shape...)
+		return array.FromSlice(MapSlice(v, func(c complex128) bool { return real(c) != 0 }), shape...)
 	case array.Uint8:
-		return array.FromSlice(mapSlice(v, func(c complex128) uint8 { return uint8(real(c)) }), shape...)
+		return array.FromSlice(MapSlice(v, func(c complex128) uint8 { return uint8(real(c)) }), shape...)
 	case array.Int32:
-		return array.FromSlice(mapSlice(v, func(c complex128) int32 { return int32(real(c)) }), shape...)
+		return array.FromSlice(MapSlice(v, func(c complex128) int32 { return int32(real(c)) }), shape...)
 	case array.Int64:
 		return array.FromSlice(r.Ints(t), shape...)
 	case array.Int8:
-		return array.FromSlice(mapSlice(r.Ints(t), func(v int64) int8 { return int8(v) }), shape...)
+		return array.FromSlice(MapSlice(r.Ints(t), func(v int64) int8 { return int8(v) }), shape...)
 	case array.Int16:
-		return array.FromSlice(mapSlice(r.Ints(t), func(v int64) int16 { return int16(v) }), shape...)
+		return array.FromSlice(MapSlice(r.Ints(t), func(v int64) int16 { return int16(v) }), shape...)
 	case array.Uint16:
-		return array.FromSlice(mapSlice(r.Ints(t), func(v int64) uint16 { return uint16(v) }), shape...)
+		return array.FromSlice(MapSlice(r.Ints(t), func(v int64) uint16 { return uint16(v) }), shape...)
 	case array.Uint32:
-		return array.FromSlice(mapSlice(r.Ints(t), func(v int64) uint32 { return uint32(v) }), shape...)
+		return array.FromSlice(MapSlice(r.Ints(t), func(v int64) uint32 { return uint32(v) }), shape...)
 	case array.Uint64:
 		return array.FromSlice(r.Uints(t), shape...)
 	case array.Float16:
-		return array.FromSlice(mapSlice(v, func(c complex128) array.F16 { return array.NewF16(float32(real(c))) }), shape...)
+		return array.FromSlice(MapSlice(v, func(c complex128) array.F16 { return array.NewF16(float32(real(c))) }), shape...)
 	case array.BFloat16:
-		return array.FromSlice(mapSlice(v, func(c complex128) array.BF16 { return array.NewBF16(float32(real(c))) }), shape...)
+		return array.FromSlice(MapSlice(v, func(c complex128) array.BF16 { return array.NewBF16(float32(real(c))) }), shape...)
 	case array.Float32:
-		return array.FromSlice(mapSlice(v, func(c complex128) float32 { return float32(real(c)) }), shape...)
+		return array.FromSlice(MapSlice(v, func(c complex128) float32 { return float32(real(c)) }), shape...)
 	case array.Float64:
-		return array.FromSlice(mapSlice(v, func(c complex128) float64 { return real(c) }), shape...)
+		return array.FromSlice(MapSlice(v, func(c complex128) float64 { return real(c) }), shape...)
 	case array.Complex64:
-		return array.FromSlice(mapSlice(v, func(c complex128) complex64 { return complex64(c) }), shape...)
+		return array.FromSlice(MapSlice(v, func(c complex128) complex64 { return complex64(c) }), shape...)
 	}
 	t.Fatalf("dtype %s has no reference encoding", r.DType)
 	return nil
@@ -207,8 +207,8 @@ func (c Case) FloatParam(t testing.TB, name string) float64 {
 	return Float(t, m)
 }
 
-// mapSlice applies f to each element of s.
-func mapSlice[S, D any](s []S, f func(S) D) []D {
+// MapSlice applies f to each element of s.
+func MapSlice[S, D any](s []S, f func(S) D) []D {
 	out := make([]D, len(s))
 	for i, v := range s {
 		out[i] = f(v)
