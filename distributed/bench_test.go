@@ -27,6 +27,7 @@ func BenchmarkAllSum(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.SetBytes(int64(bytes))
+			b.ReportAllocs()
 			b.ResetTimer()
 			for range b.N {
 				if err := distributed.AllSum(x, world).Eval(); err != nil {

@@ -397,12 +397,12 @@ func (p *recvPrim) Eval(s array.Stream, in, out []*array.Array) (err error) {
 	}
 	return withMPI(func(l *mpiLib) error {
 		want := header(kindSend, o)
-		got := make([]int64, len(want))
+		got := make([]int64, headerLen)
 		if err := l.recv(unsafe.Pointer(&got[0]), len(got), l.int64T, p.src, tagHeader, p.g.comm); err != nil {
 			return err
 		}
 		dt, size := o.DType(), o.Size()
-		bad := !slices.Equal(got, want)
+		bad := !slices.Equal(got, want[:])
 		if bad {
 			// Take the data message all the same, so the next message
 			// between the two is the one its receiver expects.
@@ -458,18 +458,21 @@ const (
 	headerLen = 5 + maxDims
 )
 
-// header describes x for a collective of kind k.
-func header(k kind, x *array.Array) []int64 {
-	h := []int64{int64(k), int64(x.DType()), int64(x.Ndim()), int64(x.Size())}
+// header describes x for a collective of kind k. It is an array, not a
+// slice, so that the small collectives, whose cost is mostly fixed, do
+// not allocate it.
+func header(k kind, x *array.Array) (h [headerLen]int64) {
+	h[0], h[1], h[2], h[3] = int64(k), int64(x.DType()), int64(x.Ndim()), int64(x.Size())
 	sum := uint64(14695981039346656037) // FNV-1a over the dimensions
-	for i, d := range x.Shape() {
+	for i := range x.Ndim() {
+		d := x.Dim(i)
 		if i < maxDims {
-			h = append(h, int64(d))
+			h[4+i] = int64(d)
 		}
 		sum = (sum ^ uint64(d)) * 1099511628211
 	}
-	h = append(h, make([]int64, headerLen-1-len(h))...)
-	return append(h, int64(sum>>1))
+	h[headerLen-1] = int64(sum >> 1)
+	return h
 }
 
 // describe says what header h describes: "AllSum on float32 [2 3]".
@@ -505,30 +508,33 @@ func fits(x *array.Array) bool { return x.NBytes() <= blockPayload }
 // It runs under state.mu, whose scratch blocks it uses.
 func exchange(l *mpiLib, g *Group, k kind, x *array.Array) ([][]byte, error) {
 	mine := header(k, x)
-	if len(state.block) == 0 {
-		state.block = make([]byte, blockSize)
-	}
 	if len(state.blocks) < g.size*blockSize {
 		state.blocks = make([]byte, g.size*blockSize)
+		state.parts = make([][]byte, g.size)
 	}
-	send, all := state.block, state.blocks[:g.size*blockSize]
+	all := state.blocks[:g.size*blockSize]
+	send := all[g.rank*blockSize : (g.rank+1)*blockSize]
 	copy(send, unsafe.Slice((*byte)(unsafe.Pointer(&mine[0])), 8*headerLen))
 	small := fits(x)
 	if small {
-		c := cpu.Buf{Data: send[8*headerLen:], DType: x.DType(), Shape: x.Shape(), Strides: strided.RowMajor(x.Shape())}
-		if err := cpu.Copy(c, bufOf(x)); err != nil {
+		data := send[8*headerLen:]
+		if x.RowMajor() {
+			sz := x.DType().Size()
+			copy(data, x.Storage().Bytes()[x.Offset()*sz:(x.Offset()+x.Size())*sz])
+		} else if err := cpu.Copy(cpu.Buf{Data: data, DType: x.DType(), Shape: x.Shape(), Strides: strided.RowMajor(x.Shape())}, bufOf(x)); err != nil {
 			return nil, err
 		}
 	}
-	if err := l.allgather(unsafe.Pointer(&send[0]), blockSize, unsafe.Pointer(&all[0]), l.byteT, g.comm); err != nil {
+	// In place: this process's block is already where it lands.
+	if err := l.allgather(nil, blockSize, unsafe.Pointer(&all[0]), l.byteT, g.comm); err != nil {
 		return nil, err
 	}
-	parts := make([][]byte, g.size)
+	parts := state.parts[:g.size]
 	var bad []string
 	for r := range parts {
 		b := all[r*blockSize : (r+1)*blockSize]
 		h := unsafe.Slice((*int64)(unsafe.Pointer(&b[0])), headerLen)
-		if !slices.Equal(h, mine) {
+		if !slices.Equal(h, mine[:]) {
 			bad = append(bad, fmt.Sprintf("rank %d runs %s", r, describe(h)))
 		}
 		if small {
@@ -536,7 +542,8 @@ func exchange(l *mpiLib, g *Group, k kind, x *array.Array) ([][]byte, error) {
 		}
 	}
 	if bad != nil {
-		return nil, array.Errorf("distributed."+kindNames[k], "the processes disagree: this one (rank %d of %d) runs %s, while %s", g.rank, g.size, describe(mine), strings.Join(bad, "; "))
+		m := mine // escapes to the heap only here
+		return nil, array.Errorf("distributed."+kindNames[k], "the processes disagree: this one (rank %d of %d) runs %s, while %s", g.rank, g.size, describe(m[:]), strings.Join(bad, "; "))
 	}
 	if !small {
 		return nil, nil

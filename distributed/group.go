@@ -135,9 +135,10 @@ var state struct {
 	mu        sync.Mutex
 	lib       *mpiLib
 	finalized bool
-	// block and blocks are the header exchange's send and receive
-	// buffers, reused under mu.
-	block, blocks []byte
+	// blocks is the header exchange's buffer and parts its views of the
+	// data in it, reused under mu.
+	blocks []byte
+	parts  [][]byte
 	// finish asks the thread that initialised MPI to finalise it, which
 	// MPI requires of that thread; the result comes back on finished.
 	finish   chan struct{}

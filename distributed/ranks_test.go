@@ -173,6 +173,30 @@ func TestRanksStrided(t *testing.T) {
 	}
 }
 
+// TestRanksOffsetView: a row-major view that starts inside its storage
+// (rows 1 onward) is read from its offset, whether it travels with the
+// header or on its own.
+func TestRanksOffsetView(t *testing.T) {
+	n, r := world.Size(), world.Rank()
+	for _, rows := range []int{3, 1500} {
+		base := ops.AddScalar(ops.Reshape(ops.Arange(0, float64(2*(rows+1)), 1, array.Float32), rows+1, 2), float64(r))
+		x := ops.SliceAxis(base, 0, ops.R(1, rows+1))
+		if err := x.Eval(); err != nil {
+			t.Fatal(err)
+		}
+		if x.Offset() == 0 || !x.RowMajor() {
+			t.Fatalf("rows 1: of %v is not a row-major view with an offset (offset %d)", base.Shape(), x.Offset())
+		}
+		sum := values(t, distributed.AllSum(x, world))
+		shift := float64(n*(n-1)) / 2
+		for i := range 2 * rows {
+			if want := complex(float64(n)*float64(i+2)+shift, 0); sum[i] != want {
+				t.Fatalf("rows %d element %d: got %v, want %v", rows, i, sum[i], want)
+			}
+		}
+	}
+}
+
 func TestRanksAllGatherEveryDType(t *testing.T) {
 	n := world.Size()
 	for _, dt := range allDTypes {
