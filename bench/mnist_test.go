@@ -4,8 +4,8 @@ import (
 	"testing"
 
 	"github.com/fathom-go/fathom/array"
+	"github.com/fathom-go/fathom/internal/mnistnet"
 	"github.com/fathom-go/fathom/nn"
-	"github.com/fathom-go/fathom/ops"
 	"github.com/fathom-go/fathom/optim"
 	"github.com/fathom-go/fathom/random"
 )
@@ -27,31 +27,6 @@ const (
 	mnistCNNFlops = 2*conv1Flops + 3*conv2Flops + 3*2*mnistBatch*3136*10
 )
 
-// newMNISTMLP is 784-512-512-10 with ReLU.
-func newMNISTMLP() *nn.Sequential {
-	ks := ops.Unstack(random.Split(random.Key(1), 3), 0)
-	relu := nn.Fn(nn.ReLU)
-	return nn.NewSequential(nn.NewLinear(ks[0], 784, 512, true), relu,
-		nn.NewLinear(ks[1], 512, 512, true), relu, nn.NewLinear(ks[2], 512, 10, true))
-}
-
-// newMNISTCNN is conv 3x3 1->32 (padding 1) + ReLU, max-pool 2x2, conv
-// 3x3 32->64 (padding 1) + ReLU, max-pool 2x2, flatten, linear 3136->10,
-// channels last.
-func newMNISTCNN() *nn.Sequential {
-	ks := ops.Unstack(random.Split(random.Key(1), 3), 0)
-	c1 := nn.NewConv2D(ks[0], 1, 32, [2]int{3, 3}, 1, true)
-	c2 := nn.NewConv2D(ks[1], 32, 64, [2]int{3, 3}, 1, true)
-	c1.Padding, c2.Padding = [2]int{1, 1}, [2]int{1, 1}
-	relu, pool := nn.Fn(nn.ReLU), nn.MaxPool2D{Kernel: [2]int{2, 2}}
-	flatten := nn.Fn(func(x *array.Array) *array.Array { return ops.Reshape(x, x.Shape()[0], -1) })
-	return nn.NewSequential(c1, relu, pool, c2, relu, pool, flatten, nn.NewLinear(ks[2], 3136, 10, true))
-}
-
-func crossEntropy(m *nn.Sequential, in ...*array.Array) *array.Array {
-	return nn.CrossEntropyLoss(m.Forward(in[0]), in[1], nil, 0, nn.Mean)
-}
-
 func BenchmarkMNISTStep(b *testing.B) {
 	y := random.RandInt(random.Key(3), 0, 10, []int{mnistBatch}, array.Int32)
 	for _, c := range []struct {
@@ -60,11 +35,11 @@ func BenchmarkMNISTStep(b *testing.B) {
 		x     []int
 		flops float64
 	}{
-		{"mlp", newMNISTMLP(), []int{mnistBatch, 784}, mnistMLPFlops},
-		{"cnn", newMNISTCNN(), []int{mnistBatch, 28, 28, 1}, mnistCNNFlops},
+		{"mlp", mnistnet.MLP(), []int{mnistBatch, 784}, mnistMLPFlops},
+		{"cnn", mnistnet.CNN(), []int{mnistBatch, 28, 28, 1}, mnistCNNFlops},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			step := optim.CompileStep(c.model, optim.NewAdam(1e-3), crossEntropy)
+			step := optim.CompileStep(c.model, optim.NewAdam(1e-3), mnistnet.CrossEntropy)
 			defer step.Release()
 			x := random.Uniform(random.Key(2), 0, 1, c.x, array.Float32)
 			if err := array.Eval(x, y); err != nil {
