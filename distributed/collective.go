@@ -397,18 +397,18 @@ func (p *recvPrim) Eval(s array.Stream, in, out []*array.Array) (err error) {
 	}
 	return withMPI(func(l *mpiLib) error {
 		want := header(kindSend, o)
-		got := make([]int64, headerLen)
+		var got [headerLen]int64
 		if err := l.recv(unsafe.Pointer(&got[0]), len(got), l.int64T, p.src, tagHeader, p.g.comm); err != nil {
 			return err
 		}
 		dt, size := o.DType(), o.Size()
-		bad := !slices.Equal(got, want[:])
+		bad := got != want
 		if bad {
 			// Take the data message all the same, so the next message
 			// between the two is the one its receiver expects.
 			sdt := array.DType(got[1])
 			if !sdt.Valid() || got[0] != int64(kindSend) {
-				return array.Errorf("distributed.Recv", "process %d sent something that is not an array (header %v)", p.src, got)
+				return array.Errorf("distributed.Recv", "process %d sent something that is not an array (header %v)", p.src, got[:])
 			}
 			dt, size = sdt, int(got[3])
 			ob.Data = make([]byte, size*dt.Size())
@@ -417,7 +417,7 @@ func (p *recvPrim) Eval(s array.Stream, in, out []*array.Array) (err error) {
 			return l.recv(unsafe.Pointer(&ob.Data[off*dt.Size()]), n, wireType(l, dt), p.src, tagData, p.g.comm)
 		})
 		if err == nil && bad {
-			err = array.Errorf("distributed.Recv", "expected %v %v from process %d, which sent %s", o.DType(), o.Shape(), p.src, describeArray(got))
+			err = array.Errorf("distributed.Recv", "expected %v %v from process %d, which sent %s", o.DType(), o.Shape(), p.src, describeArray(got[:]))
 		}
 		return err
 	})
@@ -517,11 +517,8 @@ func exchange(l *mpiLib, g *Group, k kind, x *array.Array) ([][]byte, error) {
 	copy(send, unsafe.Slice((*byte)(unsafe.Pointer(&mine[0])), 8*headerLen))
 	small := fits(x)
 	if small {
-		data := send[8*headerLen:]
-		if x.RowMajor() {
-			sz := x.DType().Size()
-			copy(data, x.Storage().Bytes()[x.Offset()*sz:(x.Offset()+x.Size())*sz])
-		} else if err := cpu.Copy(cpu.Buf{Data: data, DType: x.DType(), Shape: x.Shape(), Strides: strided.RowMajor(x.Shape())}, bufOf(x)); err != nil {
+		c := cpu.Buf{Data: send[8*headerLen:], DType: x.DType(), Shape: x.Shape(), Strides: strided.RowMajor(x.Shape())}
+		if err := cpu.Copy(c, bufOf(x)); err != nil {
 			return nil, err
 		}
 	}
