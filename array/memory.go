@@ -111,12 +111,23 @@ func SetCacheLimit(bytes int64) (previous int64) {
 	return prev
 }
 
-// ClearCache releases every cached buffer of every device's pool.
+// ClearCache releases every cached buffer of every device's pool, and
+// the scratch memory the CPU's kernels keep between calls.
 func ClearCache() {
 	ClearCPUPool()
+	if s, ok := backendFor(DeviceCPU).(ScratchBackend); ok {
+		s.ClearScratch()
+	}
 	if c := gpuCache(); c != nil {
 		c.ClearCache()
 	}
+}
+
+// ScratchBackend is a Backend whose kernels keep memory of their own
+// between calls (the CPU's packing buffers), which ClearCache releases
+// too. ActiveMemory does not count it.
+type ScratchBackend interface {
+	ClearScratch()
 }
 
 // MemoryStats is one device's memory: the bytes its arrays hold (Active)

@@ -20,8 +20,10 @@ import (
 // once. Each iteration times 50 steps, then 50 more once warm, and
 // reports the mean of the first 50 (first50-ms, the trace included), the
 // second step alone (second-ms), the mean of steps 2 to 50 (warm-ms) and
-// of steps 51 to 100 (steady-ms), their ratios to the steady state, and
-// the pool's misses after the first step.
+// of steps 51 to 100 (steady-ms), their ratios to the steady state, the
+// hundredth step alone (hundredth-ms) and the second's ratio to it (two
+// single steps, as noisy as each other), and the pool's misses after the
+// first step.
 //
 //	go test ./bench -run '^$' -bench Warmup -benchtime 3x
 func BenchmarkWarmup(b *testing.B) {
@@ -34,7 +36,7 @@ func BenchmarkWarmup(b *testing.B) {
 
 func warmup(b *testing.B, hidden int, donate []int) {
 	const first, steady = 50, 50
-	var firstSum, secondSum, warmSum, steadySum time.Duration
+	var firstSum, secondSum, warmSum, steadySum, lastSum time.Duration
 	var lateMisses int64
 	for b.Loop() {
 		b.StopTimer()
@@ -69,6 +71,9 @@ func warmup(b *testing.B, hidden int, donate []int) {
 				}
 			default:
 				steadySum += d
+				if i == first+steady-1 {
+					lastSum += d
+				}
 			}
 			if i == 0 {
 				lateMisses -= array.CPUPoolStats().Misses
@@ -87,6 +92,8 @@ func warmup(b *testing.B, hidden int, donate []int) {
 	b.ReportMetric(st, "steady-ms")
 	b.ReportMetric(ms(firstSum, first)/st, "first50/steady")
 	b.ReportMetric(ms(secondSum, 1)/st, "second/steady")
+	b.ReportMetric(ms(lastSum, 1), "hundredth-ms")
+	b.ReportMetric(float64(secondSum)/float64(lastSum), "second/hundredth")
 	b.ReportMetric(ms(warmSum, first-1)/st, "warm/steady")
 	b.ReportMetric(float64(lateMisses)/n, "misses-after-step1")
 	b.ReportMetric(0, "ns/op")

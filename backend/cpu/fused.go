@@ -41,9 +41,9 @@ type interp struct {
 
 	steps        []tileStep // one per instruction
 	nslots       int
-	slotBytes    int       // one scratch tile's bytes: tileElems of the widest dtype
-	outTileBytes int       // the same for an output tile, when results are streamed
-	arenas       sync.Pool // *tileScratch, reused across calls
+	slotBytes    int                    // one scratch tile's bytes: tileElems of the widest dtype
+	outTileBytes int                    // the same for an output tile, when results are streamed
+	arenas       sparePool[tileScratch] // reused across calls
 
 	chain atomic.Pointer[chainMemo] // the last call's chainOf
 }
@@ -471,9 +471,9 @@ func (f *interp) runTiles(tlo, thi int, rs *runState) error {
 		inBase += 2 * len(outData) * f.outTileBytes
 	}
 	need := inBase + nIn*inBytes
-	ts, _ := f.arenas.Get().(*tileScratch)
+	ts := f.arenas.get()
 	if ts == nil {
-		ts = &tileScratch{regs: make([][]byte, nIn+len(p.Instrs)), straight: make([]bool, len(calls)), unit: [1]int{1}}
+		ts = f.arenas.fresh(tileScratch{regs: make([][]byte, nIn+len(p.Instrs)), straight: make([]bool, len(calls)), unit: [1]int{1}})
 	}
 	if len(ts.arena) < need {
 		ts.arena = make([]byte, need)
@@ -648,7 +648,7 @@ func (f *interp) runTiles(tlo, thi int, rs *runState) error {
 func (f *interp) putTileScratch(ts *tileScratch) {
 	clear(ts.regs)
 	clear(ts.pending[:cap(ts.pending)])
-	f.arenas.Put(ts)
+	f.arenas.put(ts)
 }
 
 // runChain runs the program as the chain ch (see chainOf), which reads

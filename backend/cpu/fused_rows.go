@@ -87,7 +87,7 @@ type rowPlan struct {
 	// the plans with and without row buffers, and with row buffers but
 	// no chains, for rows too short for them (minChainRow)
 	kept, recompute, plain *rowPasses
-	scratch                sync.Pool // *rowScratch
+	scratch                sparePool[rowScratch]
 }
 
 // rowPasses is the order of work in each pass: the per-row instructions
@@ -707,10 +707,10 @@ type rowScratch struct {
 // scratchFor returns a worker's memory for plan ps with an arena of at
 // least need bytes.
 func (pl *rowPlan) scratchFor(ps *rowPasses, need int) *rowScratch {
-	sc, _ := pl.scratch.Get().(*rowScratch)
+	sc := pl.scratch.get()
 	if sc == nil {
 		n := pl.nIn + len(pl.p.Instrs)
-		sc = &rowScratch{tiles: make([][]byte, n), sums: make([]float64, len(pl.p.Instrs)), base: make([]int, pl.nIn)}
+		sc = pl.scratch.fresh(rowScratch{tiles: make([][]byte, n), sums: make([]float64, len(pl.p.Instrs)), base: make([]int, pl.nIn)})
 	}
 	if len(sc.arena) < need {
 		sc.arena = make([]byte, need)
@@ -732,7 +732,7 @@ func (pl *rowPlan) scratchFor(ps *rowPasses, need int) *rowScratch {
 func (pl *rowPlan) putScratch(sc *rowScratch) {
 	clear(sc.tiles)
 	clear(sc.srcs[:])
-	pl.scratch.Put(sc)
+	pl.scratch.put(sc)
 }
 
 // innerContiguous reports whether a view's row axes (shape, strides) are

@@ -739,8 +739,9 @@ func goKernel[T float32 | float64]() microKernel[T] {
 // that keeps at most poolBytes; a buffer returned past that is left to
 // the collector. Smaller ones stay in sync.Pools (see listFrom), which
 // also take no lock when many goroutines run small products at once.
+// Those keep a few spares through collections (sparePool).
 type bufPool[T any] struct {
-	small   [64 * 4]sync.Pool
+	small   [64 * 4]sparePool[[]T]
 	mu      sync.Mutex
 	classes [64 * 4][]*[]T
 	held    int // bytes in classes
@@ -792,33 +793,54 @@ func (p *bufPool[T]) get(n int) *[]T {
 	var z T
 	es := int(unsafe.Sizeof(z))
 	if size*es < listFrom {
-		if b, ok := p.small[class].Get().(*[]T); ok {
+		if b := p.small[class].get(); b != nil {
 			return b
 		}
-	} else {
-		p.mu.Lock()
-		if free := p.classes[class]; len(free) > 0 {
-			b := free[len(free)-1]
-			free[len(free)-1] = nil
-			p.classes[class] = free[:len(free)-1]
-			p.held -= size * es
-			p.mu.Unlock()
-			return b
-		}
-		p.mu.Unlock()
+		return p.small[class].fresh(aligned[T](size))
 	}
-	s := make([]T, size+cacheLine/es)
-	skip := int(-uintptr(unsafe.Pointer(&s[0])) % cacheLine / uintptr(es))
-	s = s[skip : skip+size : skip+size]
+	p.mu.Lock()
+	if free := p.classes[class]; len(free) > 0 {
+		b := free[len(free)-1]
+		free[len(free)-1] = nil
+		p.classes[class] = free[:len(free)-1]
+		p.held -= size * es
+		p.mu.Unlock()
+		return b
+	}
+	p.mu.Unlock()
+	s := aligned[T](size)
 	return &s
 }
 
+// aligned returns n elements starting on a cache line.
+func aligned[T any](n int) []T {
+	var z T
+	es := int(unsafe.Sizeof(z))
+	s := make([]T, n+cacheLine/es)
+	skip := int(-uintptr(unsafe.Pointer(&s[0])) % cacheLine / uintptr(es))
+	return s[skip : skip+n : skip+n]
+}
+
+// clear drops the buffers p keeps outside its sync.Pools, which the next
+// collections empty.
+func (p *bufPool[T]) clear() {
+	for i := range p.small {
+		p.small[i].clearSpares()
+	}
+	p.mu.Lock()
+	clear(p.classes[:])
+	p.held = 0
+	p.mu.Unlock()
+}
+
+// put gives back b, which get returned (and whose length is unchanged:
+// it says which class, and which kind of store, b came from).
 func (p *bufPool[T]) put(b *[]T) {
 	class, size := bufClass(len(*b))
 	var z T
 	bytes := size * int(unsafe.Sizeof(z))
 	if bytes < listFrom {
-		p.small[class].Put(b)
+		p.small[class].put(b)
 		return
 	}
 	p.mu.Lock()

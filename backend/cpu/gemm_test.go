@@ -556,3 +556,24 @@ func TestBufPool(t *testing.T) {
 		t.Fatalf("get(1000): %d elements at %p, want at least 1000, %d-byte aligned", len(*small), &(*small)[0], cacheLine)
 	}
 }
+
+// TestClearCacheDropsScratch checks that array.ClearCache also releases
+// the packing buffers, spares and free list alike.
+func TestClearCacheDropsScratch(t *testing.T) {
+	p := poolFor[float64]()
+	small, big := p.get(30000), p.get(8<<20/8)
+	p.put(small)
+	p.put(big)
+	if p.held == 0 {
+		t.Fatal("the free list kept no 8 MiB buffer")
+	}
+	array.ClearCache()
+	runtime.GC()
+	runtime.GC()
+	if p.held != 0 {
+		t.Fatalf("after ClearCache the free list holds %d bytes, want 0", p.held)
+	}
+	if b := p.get(30000); b == small {
+		t.Fatal("after ClearCache and two collections, a spare packing buffer came back")
+	}
+}
