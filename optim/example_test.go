@@ -58,6 +58,28 @@ func ExampleCompileStep() {
 	// updates: 300
 }
 
+// A donating step reuses the memory of the parameters it replaces; an
+// array taken from the model before a step is gone after it.
+func ExampleDonate() {
+	m := &line{W: ops.Zeros([]int{2048}, array.Float32), B: array.Scalar[float32](0)}
+	step := optim.CompileStep(m, optim.NewSGD(0.1), lineLoss, optim.Donate())
+	defer step.Release()
+
+	x := array.FromSlice([]float32{-1, 0, 1, 2})
+	y := array.FromSlice([]float32{-1, 1, 3, 5})
+	old := m.W
+	for range 3 {
+		if _, err := step.Call(ops.Reshape(x, 4, 1), ops.Reshape(y, 4, 1)); err != nil {
+			panic(err)
+		}
+	}
+	fmt.Println("new weights readable:", m.W.Eval() == nil)
+	fmt.Println("old weights readable:", old.Eval() == nil)
+	// Output:
+	// new weights readable: true
+	// old weights readable: false
+}
+
 func ExampleNewAdam() {
 	params := map[string]*array.Array{"w": array.FromSlice([]float32{1, -1})}
 	grads := map[string]*array.Array{"w": array.FromSlice([]float32{0.5, -2})}

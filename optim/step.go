@@ -124,13 +124,33 @@ func named(names []string, xs []*array.Array) map[string]*array.Array {
 // A CompiledStep is safe for concurrent use: calls on one model run one
 // after another. To train several models at once, make a step for each.
 type CompiledStep[M any] struct {
-	mu    sync.Mutex
-	model M
-	opt   Optimizer
-	loss  LossFunc[M]
-	f     *compile.Func
-	lay   *layout
+	mu     sync.Mutex
+	model  M
+	opt    Optimizer
+	loss   LossFunc[M]
+	donate bool
+	f      *compile.Func
+	lay    *layout
 }
+
+// StepOption changes how a step made by CompileStep runs.
+type StepOption func(*stepOptions)
+
+type stepOptions struct{ donate bool }
+
+// Donate makes each call of the step give it the model's parameters and
+// the optimiser's state (compile.Func.CallDonating, as JAX's
+// donate_argnums): their buffers go back to the pool as soon as the step
+// has read them, and the new parameters and state take that memory. From
+// the second step on, a step then takes no fresh memory and waits for no
+// collection to give the old arrays back, so it costs what the hundredth
+// does. The price: an array taken from the model or the optimiser before
+// a call cannot be read after it (its Eval returns an *array.Error), nor
+// after a call that failed. Use it when only the model and the optimiser
+// hold them, as in a training loop that reads the parameters through the
+// model after each step. Parameters that are not trained are never
+// donated.
+func Donate() StepOption { return func(o *stepOptions) { o.donate = true } }
 
 // layout is the order of a compiled step's inputs and outputs: the
 // model's parameters by name, which of them are trained, and the state's
@@ -158,9 +178,13 @@ func (a *layout) equal(b *layout) bool {
 //		loss, err := step.Call(x, y)
 //		...
 //	}
-func CompileStep[M any](model M, opt Optimizer, loss LossFunc[M]) *CompiledStep[M] {
+func CompileStep[M any](model M, opt Optimizer, loss LossFunc[M], opts ...StepOption) *CompiledStep[M] {
 	checkStepArgs("optim.CompileStep", model, opt, loss)
-	return &CompiledStep[M]{model: model, opt: opt, loss: loss}
+	var o stepOptions
+	for _, f := range opts {
+		f(&o)
+	}
+	return &CompiledStep[M]{model: model, opt: opt, loss: loss, donate: o.donate}
 }
 
 // Call runs one step on the batch in on compile's default worker and
@@ -199,6 +223,13 @@ func (s *CompiledStep[M]) CallOn(w *compile.Worker, in ...*array.Array) (*array.
 	args := make([]*array.Array, 0, len(lay.params)+len(lay.state)+len(in))
 	args = appendNamed(args, params, lay.params)
 	args = appendNamed(args, state, lay.state)
+	if s.donate {
+		// compile does not donate an input that is not yet evaluated, and
+		// a new optimiser's state is lazy zeros
+		if err := array.Eval(args...); err != nil {
+			return nil, err
+		}
+	}
 	args = append(args, in...)
 
 	outs := func() []*array.Array {
@@ -209,6 +240,9 @@ func (s *CompiledStep[M]) CallOn(w *compile.Worker, in ...*array.Array) (*array.
 				panic(err)
 			}
 		}()
+		if s.donate {
+			return w.CallDonating(s.f, s.donated(lay), args...)
+		}
 		return w.Call(s.f, args...)
 	}()
 	if err := array.Eval(outs...); err != nil {
@@ -222,6 +256,21 @@ func (s *CompiledStep[M]) CallOn(w *compile.Worker, in ...*array.Array) (*array.
 		return nil, err
 	}
 	return outs[0], nil
+}
+
+// donated returns the indices of the compiled function's inputs that a
+// donating call gives up: the trained parameters and the state.
+func (s *CompiledStep[M]) donated(lay *layout) []int {
+	var idx []int
+	for i, trained := range lay.trainable {
+		if trained {
+			idx = append(idx, i)
+		}
+	}
+	for i := range lay.state {
+		idx = append(idx, len(lay.params)+i)
+	}
+	return idx
 }
 
 // traced returns the function CompileStep compiles for layout lay.

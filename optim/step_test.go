@@ -2,7 +2,9 @@ package optim
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -489,5 +491,74 @@ func TestCompiledStepWithCompilationOff(t *testing.T) {
 	sameBits(t, "parameters", paramBits(t, ma), paramBits(t, mb))
 	if n := calls.Load(); n != 3 {
 		t.Errorf("the loss ran %d times, want 3 (once per uncompiled call)", n)
+	}
+}
+
+// TestCompiledStepDonating checks that a donating step trains exactly as
+// a plain one for every optimiser, that from its second call it takes no
+// fresh memory (its first call gives up the optimiser's new state, lazy
+// zeros until then) (with the collector off, so nothing else hands buffers
+// back), and that a parameter array taken before a call cannot be read
+// after it.
+func TestCompiledStepDonating(t *testing.T) {
+	const steps = 5
+	// wide, so that the weights and their state are pooled: arrays of at
+	// most array.MaxUnpooled bytes are not donated
+	wide := func() *mlp {
+		ks := random.Split(random.Key(7), 2)
+		k := func(i int) *array.Array { return ops.Reshape(ops.SliceAxis(ks, 0, ops.R(i, i+1)), 2) }
+		m := &mlp{Hidden: nn.NewLinear(k(0), 4, 1024, true), Out: nn.NewLinear(k(1), 1024, 2, true)}
+		if err := array.Eval(slices.Collect(maps.Values(nn.Parameters(m)))...); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	for name, mk := range stepOptimisers() {
+		t.Run(name, func(t *testing.T) {
+			w := compile.NewWorker()
+			defer w.Close()
+			mb, ob := wide(), mk()
+			plain := CompileStep(mb, ob, mse(nil))
+			defer plain.Release()
+			var want []float64
+			for i := range steps {
+				x, y := batch(i)
+				l, err := plain.CallOn(w, x, y)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want = append(want, l.Item())
+			}
+
+			ma, oa := wide(), mk()
+			donating := CompileStep(ma, oa, mse(nil), Donate())
+			defer donating.Release()
+			for i := range steps {
+				x, y := batch(i)
+				if err := array.Eval(x, y); err != nil {
+					t.Fatal(err)
+				}
+				held := ma.Hidden.Weight
+				before := array.CPUPoolStats()
+				l, err := donating.CallOn(w, x, y)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if misses := array.CPUPoolStats().Misses - before.Misses; i > 0 && misses != 0 {
+					t.Errorf("step %d took %d fresh buffers, want none", i+1, misses)
+				}
+				if err := held.Eval(); err == nil {
+					t.Errorf("step %d: the hidden weight taken before the call can still be read", i+1)
+				} else if _, ok := err.(*array.Error); !ok {
+					t.Errorf("step %d: reading a donated weight: %T %v, want an *array.Error", i+1, err, err)
+				}
+				if l.Item() != want[i] {
+					t.Fatalf("step %d: donating loss %v, plain %v", i+1, l.Item(), want[i])
+				}
+			}
+			sameBits(t, "parameters", paramBits(t, ma), paramBits(t, mb))
+			sameBits(t, "state", stateBits(t, oa), stateBits(t, ob))
+		})
 	}
 }

@@ -105,7 +105,9 @@ func newTrainer(cfg config, train, test dataset, out io.Writer) (*trainer, error
 			return nil, err
 		}
 	} else {
-		t.step = optim.CompileStep(t.model, t.opt, loss)
+		// the model and the optimiser are all that hold the parameters
+		// and the state, so each step can take their memory
+		t.step = optim.CompileStep(t.model, t.opt, loss, optim.Donate())
 	}
 	t.eval = newEvaluator(t.model)
 	return t, nil
