@@ -164,7 +164,7 @@ func checkRandomOut(op string, out Buf, keys []uint32) (int, error) {
 	if len(keys)%2 != 0 || len(keys) == 0 {
 		return 0, array.Errorf(op, "%d key words: want a positive even number", len(keys))
 	}
-	if !rowMajor(out) {
+	if !out.RowMajor() {
 		return 0, array.Errorf(op, "output is not row-major")
 	}
 	n, nk := out.Size(), len(keys)/2
@@ -172,19 +172,6 @@ func checkRandomOut(op string, out Buf, keys []uint32) (int, error) {
 		return 0, array.Errorf(op, "%d elements do not split over %d keys", n, nk)
 	}
 	return n / nk, nil
-}
-
-// rowMajor reports whether b's elements are contiguous in row-major
-// order.
-func rowMajor(b Buf) bool {
-	st := 1
-	for i := len(b.Shape) - 1; i >= 0; i-- {
-		if b.Shape[i] > 1 && b.Strides[i] != st {
-			return false
-		}
-		st *= b.Shape[i]
-	}
-	return true
 }
 
 // RandomBits fills out (contiguous; uint32, uint16 or uint8) with the
