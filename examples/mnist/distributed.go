@@ -108,7 +108,8 @@ func (s *shardedStep) traced(in ...*array.Array) []*array.Array {
 
 // Call takes a step on the global batch (images, labels), of which this
 // process computes its shard, and returns the loss of the global batch.
-// The model and the optimiser are changed only when the step succeeds.
+// It donates the parameters and the optimiser's state to the step, as
+// optim.Donate does: the new ones take their memory.
 func (s *shardedStep) Call(batch ...*array.Array) (*array.Array, error) {
 	n, r := s.group.Size(), s.group.Rank()
 	rows := batch[0].Shape()[0]
@@ -121,6 +122,14 @@ func (s *shardedStep) Call(batch ...*array.Array) (*array.Array, error) {
 	for _, name := range s.state {
 		args = append(args, state[name])
 	}
+	// compile donates only evaluated inputs, and new state is lazy zeros
+	if err := array.Eval(args...); err != nil {
+		return nil, err
+	}
+	donate := make([]int, len(args))
+	for i := range donate {
+		donate[i] = i
+	}
 	for _, x := range batch {
 		args = append(args, ops.SliceAxis(x, 0, ops.R(r*rows/n, (r+1)*rows/n)))
 	}
@@ -130,7 +139,7 @@ func (s *shardedStep) Call(batch ...*array.Array) (*array.Array, error) {
 				panic(err)
 			}
 		}()
-		return s.f.Call(args...)
+		return s.f.CallDonating(donate, args...)
 	}()
 	if err := array.Eval(outs...); err != nil {
 		return nil, err
