@@ -36,7 +36,7 @@ func BenchmarkWarmup(b *testing.B) {
 
 func warmup(b *testing.B, hidden int, donate []int) {
 	const first, steady = 50, 50
-	var firstSum, secondSum, warmSum, steadySum, lastSum time.Duration
+	var firstSum, secondSum, warmSum, steadySum, hundredthSum time.Duration
 	var lateMisses int64
 	for b.Loop() {
 		b.StopTimer()
@@ -72,7 +72,7 @@ func warmup(b *testing.B, hidden int, donate []int) {
 			default:
 				steadySum += d
 				if i == first+steady-1 {
-					lastSum += d
+					hundredthSum += d
 				}
 			}
 			if i == 0 {
@@ -92,8 +92,8 @@ func warmup(b *testing.B, hidden int, donate []int) {
 	b.ReportMetric(st, "steady-ms")
 	b.ReportMetric(ms(firstSum, first)/st, "first50/steady")
 	b.ReportMetric(ms(secondSum, 1)/st, "second/steady")
-	b.ReportMetric(ms(lastSum, 1), "hundredth-ms")
-	b.ReportMetric(float64(secondSum)/float64(lastSum), "second/hundredth")
+	b.ReportMetric(ms(hundredthSum, 1), "hundredth-ms")
+	b.ReportMetric(float64(secondSum)/float64(hundredthSum), "second/hundredth")
 	b.ReportMetric(ms(warmSum, first-1)/st, "warm/steady")
 	b.ReportMetric(float64(lateMisses)/n, "misses-after-step1")
 	b.ReportMetric(0, "ns/op")

@@ -124,13 +124,15 @@ func named(names []string, xs []*array.Array) map[string]*array.Array {
 // A CompiledStep is safe for concurrent use: calls on one model run one
 // after another. To train several models at once, make a step for each.
 type CompiledStep[M any] struct {
-	mu     sync.Mutex
-	model  M
-	opt    Optimizer
-	loss   LossFunc[M]
-	donate bool
-	f      *compile.Func
-	lay    *layout
+	mu    sync.Mutex
+	model M
+	opt   Optimizer
+	loss  LossFunc[M]
+	stepOptions
+	f   *compile.Func
+	lay *layout
+	// donated lists the inputs of f that a donating call gives up
+	donated []int
 }
 
 // StepOption changes how a step made by CompileStep runs.
@@ -146,7 +148,8 @@ type stepOptions struct{ donate bool }
 // collection to give the old arrays back, so it costs what the hundredth
 // does. The price: an array taken from the model or the optimiser before
 // a call cannot be read after it (its Eval returns an *array.Error), nor
-// after a call that failed. Use it when only the model and the optimiser
+// after a call that failed, and neither can an array that shares their
+// memory (a view they were made from). Use it when only the model and the optimiser
 // hold them, as in a training loop that reads the parameters through the
 // model after each step. Parameters that are not trained are never
 // donated.
@@ -180,11 +183,11 @@ func (a *layout) equal(b *layout) bool {
 //	}
 func CompileStep[M any](model M, opt Optimizer, loss LossFunc[M], opts ...StepOption) *CompiledStep[M] {
 	checkStepArgs("optim.CompileStep", model, opt, loss)
-	var o stepOptions
+	s := &CompiledStep[M]{model: model, opt: opt, loss: loss}
 	for _, f := range opts {
-		f(&o)
+		f(&s.stepOptions)
 	}
-	return &CompiledStep[M]{model: model, opt: opt, loss: loss, donate: o.donate}
+	return s
 }
 
 // Call runs one step on the batch in on compile's default worker and
@@ -218,7 +221,7 @@ func (s *CompiledStep[M]) CallOn(w *compile.Worker, in ...*array.Array) (*array.
 	}
 	if s.f == nil || !s.lay.equal(lay) {
 		s.f.Release()
-		s.f, s.lay = compile.Compile(s.traced(lay)), lay
+		s.f, s.lay, s.donated = compile.Compile(s.traced(lay)), lay, lay.donated()
 	}
 	args := make([]*array.Array, 0, len(lay.params)+len(lay.state)+len(in))
 	args = appendNamed(args, params, lay.params)
@@ -241,7 +244,7 @@ func (s *CompiledStep[M]) CallOn(w *compile.Worker, in ...*array.Array) (*array.
 			}
 		}()
 		if s.donate {
-			return w.CallDonating(s.f, s.donated(lay), args...)
+			return w.CallDonating(s.f, s.donated, args...)
 		}
 		return w.Call(s.f, args...)
 	}()
@@ -258,17 +261,17 @@ func (s *CompiledStep[M]) CallOn(w *compile.Worker, in ...*array.Array) (*array.
 	return outs[0], nil
 }
 
-// donated returns the indices of the compiled function's inputs that a
+// donated returns the indices of a compiled step's inputs that a
 // donating call gives up: the trained parameters and the state.
-func (s *CompiledStep[M]) donated(lay *layout) []int {
+func (a *layout) donated() []int {
 	var idx []int
-	for i, trained := range lay.trainable {
+	for i, trained := range a.trainable {
 		if trained {
 			idx = append(idx, i)
 		}
 	}
-	for i := range lay.state {
-		idx = append(idx, len(lay.params)+i)
+	for i := range a.state {
+		idx = append(idx, len(a.params)+i)
 	}
 	return idx
 }

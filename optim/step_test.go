@@ -496,10 +496,10 @@ func TestCompiledStepWithCompilationOff(t *testing.T) {
 
 // TestCompiledStepDonating checks that a donating step trains exactly as
 // a plain one for every optimiser, that from its second call it takes no
-// fresh memory (its first call gives up the optimiser's new state, lazy
-// zeros until then) (with the collector off, so nothing else hands buffers
-// back), and that a parameter array taken before a call cannot be read
-// after it.
+// fresh memory, and that a parameter array taken before a call cannot be
+// read after it. The collector is off, so that nothing else hands
+// buffers back; only the first call, with an empty pool, takes fresh
+// memory.
 func TestCompiledStepDonating(t *testing.T) {
 	const steps = 5
 	// wide, so that the weights and their state are pooled: arrays of at

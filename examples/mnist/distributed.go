@@ -55,6 +55,7 @@ type shardedStep struct {
 	params []string // the model's parameters, in the order of the inputs
 	state  []string // the optimiser's state, after the parameters
 	f      *compile.Func
+	donate []int // the inputs each call gives up: parameters and state
 }
 
 // newShardedStep makes t's step for the job this process is part of (a
@@ -79,6 +80,9 @@ func newShardedStep(t *trainer) (*shardedStep, error) {
 		state:  slices.Sorted(maps.Keys(t.opt.State())),
 	}
 	s.f = compile.Compile(s.traced)
+	for i := range len(s.params) + len(s.state) {
+		s.donate = append(s.donate, i)
+	}
 	return s, nil
 }
 
@@ -126,10 +130,6 @@ func (s *shardedStep) Call(batch ...*array.Array) (*array.Array, error) {
 	if err := array.Eval(args...); err != nil {
 		return nil, err
 	}
-	donate := make([]int, len(args))
-	for i := range donate {
-		donate[i] = i
-	}
 	for _, x := range batch {
 		args = append(args, ops.SliceAxis(x, 0, ops.R(r*rows/n, (r+1)*rows/n)))
 	}
@@ -139,7 +139,7 @@ func (s *shardedStep) Call(batch ...*array.Array) (*array.Array, error) {
 				panic(err)
 			}
 		}()
-		return s.f.CallDonating(donate, args...)
+		return s.f.CallDonating(s.donate, args...)
 	}()
 	if err := array.Eval(outs...); err != nil {
 		return nil, err
