@@ -517,7 +517,13 @@ func exchange(l *mpiLib, g *Group, k kind, x *array.Array) ([][]byte, error) {
 	copy(send, unsafe.Slice((*byte)(unsafe.Pointer(&mine[0])), 8*headerLen))
 	small := fits(x)
 	if small {
-		c := cpu.Buf{Data: send[8*headerLen:], DType: x.DType(), Shape: x.Shape(), Strides: strided.RowMajor(x.Shape())}
+		// A row-major x's strides describe the block's layout too, which
+		// spares the small collective an allocation.
+		st := x.Strides()
+		if !x.RowMajor() {
+			st = strided.RowMajor(x.RawShape())
+		}
+		c := cpu.Buf{Data: send[8*headerLen:], DType: x.DType(), Shape: x.RawShape(), Strides: st}
 		if err := cpu.Copy(c, bufOf(x)); err != nil {
 			return nil, err
 		}
@@ -665,8 +671,10 @@ func hostReady(s array.Stream) error {
 	return nil
 }
 
+// bufOf is a's memory as a cpu.Buf to copy from; it shares a's shape,
+// which the copy only reads.
 func bufOf(a *array.Array) cpu.Buf {
-	return cpu.Buf{Data: a.Storage().Bytes(), DType: a.DType(), Shape: a.Shape(), Strides: a.Strides(), Offset: a.Offset()}
+	return cpu.Buf{Data: a.Storage().Bytes(), DType: a.DType(), Shape: a.RawShape(), Strides: a.Strides(), Offset: a.Offset()}
 }
 
 // ptr is the address of element off of a row-major array, nil for an
